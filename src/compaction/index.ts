@@ -1,0 +1,31 @@
+export { CompactionRequest } from './CompactionRequest.js';
+export { CompactionResult } from './CompactionResult.js';
+export {
+  toCompactionTrigger,
+  type CompactionTrigger,
+  type CompactionTriggerFunction,
+  type CompactionTriggerLike,
+} from './CompactionTrigger.js';
+export {
+  toCompactionStrategy,
+  type CompactionStrategy,
+  type CompactionStrategyFunction,
+  type CompactionStrategyLike,
+} from './CompactionStrategy.js';
+export { formatEvent, formatMessage } from './formatEvent.js';
+export { snapToTurnStart } from './snapToTurnStart.js';
+export { TurnCountTrigger } from './triggers/TurnCountTrigger.js';
+export { TokenCountTrigger, type TokenCountTriggerOptions } from './triggers/TokenCountTrigger.js';
+export { CompositeCompactionTrigger } from './triggers/CompositeCompactionTrigger.js';
+export {
+  SlidingWindowCompactionStrategy,
+  type SlidingWindowCompactionStrategyOptions,
+} from './strategies/SlidingWindowCompactionStrategy.js';
+export {
+  TurnWindowCompactionStrategy,
+  type TurnWindowCompactionStrategyOptions,
+} from './strategies/TurnWindowCompactionStrategy.js';
+export {
+  TokenCountCompactionStrategy,
+  type TokenCountCompactionStrategyOptions,
+} from './strategies/TokenCountCompactionStrategy.js';

@@ -1,0 +1,54 @@
+import 'reflect-metadata';
+import { ContainerModule } from 'inversify';
+import type { Logger } from '../logging.js';
+import { createDefaultLogger } from '../logging.js';
+import type { SessionRepository } from '../repository/SessionRepository.js';
+import { DefaultSessionService, type DefaultSessionServiceOptions } from '../session/DefaultSessionService.js';
+import type { ChatClient } from '../summarization/ChatClient.js';
+import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import { createRepository, type RepositoryKind, type RepositorySettings } from './repositoryFactories.js';
+import { TYPES } from './types.js';
+
+export interface SessionCompactionModuleOptions extends RepositorySettings {
+  /** A backend name or your own instance; default 'memory'. */
+  repository?: RepositoryKind | SessionRepository;
+  defaultTimeToLiveMs?: number;
+  tokenCountEstimator?: TokenCountEstimator;
+  chatClient?: ChatClient;
+  /** Default: a winston logger at `logLevel` (default 'warn') writing to stderr. */
+  logger?: Logger;
+  logLevel?: string;
+}
+
+/**
+ * Binds the library's services in singleton scope. Every binding can be replaced afterwards with
+ * `container.rebindSync(TYPES.X)`; the service resolves its repository and logger through the container.
+ */
+export function createSessionCompactionModule(options: SessionCompactionModuleOptions = {}): ContainerModule {
+  return new ContainerModule(({ bind }) => {
+    bind<Logger>(TYPES.Logger)
+      .toDynamicValue(
+        () => options.logger ?? createDefaultLogger(options.logLevel !== undefined ? { level: options.logLevel } : {}),
+      )
+      .inSingletonScope();
+    bind<SessionRepository>(TYPES.SessionRepository)
+      .toDynamicValue((ctx) => {
+        const repo = options.repository ?? 'memory';
+        if (typeof repo !== 'string') return repo;
+        return createRepository(repo, { ...options, logger: ctx.get<Logger>(TYPES.Logger) });
+      })
+      .inSingletonScope();
+    bind<DefaultSessionServiceOptions>(TYPES.SessionServiceOptions)
+      .toDynamicValue((ctx) => ({
+        ...(options.defaultTimeToLiveMs !== undefined ? { defaultTimeToLiveMs: options.defaultTimeToLiveMs } : {}),
+        logger: ctx.get<Logger>(TYPES.Logger),
+      }))
+      .inSingletonScope();
+    bind(TYPES.SessionService).to(DefaultSessionService).inSingletonScope();
+    bind<TokenCountEstimator>(TYPES.TokenCountEstimator).toConstantValue(
+      options.tokenCountEstimator ?? defaultTokenCountEstimator(),
+    );
+    if (options.chatClient !== undefined) bind<ChatClient>(TYPES.ChatClient).toConstantValue(options.chatClient);
+  });
+}

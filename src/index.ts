@@ -1,0 +1,13 @@
+import 'reflect-metadata';
+
+export { InvalidArgumentError, IllegalStateError } from './errors.js';
+export { createDefaultLogger, type Logger } from './logging.js';
+
+export * from './session/index.js';
+export * from './filter/index.js';
+export * from './repository/index.js';
+export * from './compaction/index.js';
+export * from './tokens/index.js';
+export * from './summarization/index.js';
+export * from './di/index.js';
+export * from './integration/index.js';

@@ -1,0 +1,2 @@
+// Chat integration (SessionMemory, recall tools) lands here.
+export {};

@@ -1,0 +1,2 @@
+export { type SessionRepository } from './SessionRepository.js';
+export { InMemorySessionRepository } from './InMemorySessionRepository.js';

@@ -1,0 +1,98 @@
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
+import { InvalidArgumentError } from '../errors.js';
+import { Messages, type Message, type ToolCall } from './Message.js';
+import { SessionEvent } from './SessionEvent.js';
+
+export type OpenAIMessageParam = ChatCompletionMessageParam;
+
+/**
+ * Maps events or messages to OpenAI chat parameters. A tool message carrying several responses becomes
+ * one `tool` message per response, because OpenAI ties each tool message to exactly one call id.
+ */
+export function toOpenAIMessages(items: ReadonlyArray<SessionEvent | Message>): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  for (const item of items) {
+    const message = item instanceof SessionEvent ? item.message : item;
+    switch (message.type) {
+      case 'user':
+        out.push({ role: 'user', content: message.text });
+        break;
+      case 'system':
+        out.push({ role: 'system', content: message.text });
+        break;
+      case 'assistant': {
+        const param: ChatCompletionAssistantMessageParam = { role: 'assistant', content: message.text };
+        if (message.toolCalls !== undefined && message.toolCalls.length > 0) {
+          param.tool_calls = message.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: c.arguments },
+          }));
+        }
+        out.push(param);
+        break;
+      }
+      case 'tool':
+        for (const r of message.responses) out.push({ role: 'tool', tool_call_id: r.id, content: r.responseData });
+        break;
+    }
+  }
+  return out;
+}
+
+type ContentPart = { type: string; text?: string };
+
+function contentText(content: string | ReadonlyArray<ContentPart> | null | undefined): string | null {
+  if (content === null || content === undefined) return null;
+  if (typeof content === 'string') return content;
+  return content
+    .filter((p) => p.type === 'text' && typeof p.text === 'string')
+    .map((p) => p.text as string)
+    .join('');
+}
+
+export interface FromOpenAIOptions {
+  /** OpenAI tool messages carry only the call id; this recovers the tool's name (e.g. from history). */
+  resolveToolName?: (toolCallId: string) => string | undefined;
+}
+
+/** Maps one OpenAI chat parameter (request message or response message) back to a Message. */
+export function fromOpenAIMessage(
+  param:
+    | ChatCompletionMessageParam
+    | { role: 'assistant'; content: string | null; tool_calls?: ChatCompletionMessageToolCall[]; reasoning_content?: string },
+  options: FromOpenAIOptions = {},
+): Message {
+  if (param === null || param === undefined) throw new InvalidArgumentError('message must not be null');
+  switch (param.role) {
+    case 'user':
+      return Messages.user(contentText(param.content as string | ContentPart[]) ?? '');
+    case 'system':
+    case 'developer':
+      return Messages.system(contentText(param.content as string | ContentPart[]) ?? '');
+    case 'assistant': {
+      const toolCalls: ToolCall[] = (param.tool_calls ?? [])
+        .filter((c): c is Extract<ChatCompletionMessageToolCall, { type: 'function' }> => c.type === 'function')
+        .map((c) => Messages.toolCall(c.id, c.function.name, c.function.arguments));
+      const reasoning = (param as { reasoning_content?: unknown }).reasoning_content;
+      return Messages.assistant(contentText(param.content as string | ContentPart[] | null), {
+        toolCalls,
+        ...(typeof reasoning === 'string' && reasoning !== '' ? { reasoning } : {}),
+      });
+    }
+    case 'tool':
+      return Messages.tool([
+        Messages.toolResponse(
+          param.tool_call_id,
+          options.resolveToolName?.(param.tool_call_id) ?? '',
+          contentText(param.content as string | ContentPart[]) ?? '',
+        ),
+      ]);
+    default:
+      throw new InvalidArgumentError(`unsupported OpenAI message role: ${String((param as { role?: unknown }).role)}`);
+  }
+}

@@ -1,0 +1,33 @@
+import type { CompactionResult } from '../compaction/CompactionResult.js';
+import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
+import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
+import type { EventFilter } from '../filter/EventFilter.js';
+import type { CreateSessionRequest } from './CreateSessionRequest.js';
+import type { Message } from './Message.js';
+import type { Session } from './Session.js';
+import type { SessionEvent } from './SessionEvent.js';
+
+export interface AppendMessageOptions {
+  branch?: string | null;
+  metadata?: Record<string, unknown>;
+  id?: string;
+  timestamp?: Date;
+}
+
+export interface SessionService {
+  /** Default time to live: 60 days. */
+  create(request: CreateSessionRequest): Promise<Session>;
+  findById(id: string): Promise<Session | null>;
+  findByUserId(userId: string): Promise<Session[]>;
+  delete(id: string): Promise<void>;
+  /** Deletes sessions that expired before `before`; returns how many. Nothing schedules it: the caller does. */
+  deleteExpiredSessions(before: Date): Promise<number>;
+  appendEvent(event: SessionEvent): Promise<void>;
+  appendMessage(sessionId: string, message: Message, options?: AppendMessageOptions): Promise<SessionEvent>;
+  /** Default filter: EventFilter.all() — archived events included. Use EventFilter.active() for prompts. */
+  getEvents(sessionId: string, filter?: EventFilter): Promise<SessionEvent[]>;
+  /** Every message of the log, archived included. */
+  getMessages(sessionId: string): Promise<Message[]>;
+  /** The only compaction entry point; see DefaultSessionService for the protocol. */
+  compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
+}

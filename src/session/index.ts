@@ -1,0 +1,8 @@
+export * from './Message.js';
+export { SessionEvent, type SessionEventInit, type EventMetadata } from './SessionEvent.js';
+export { Session, DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './Session.js';
+export { type CreateSessionRequest } from './CreateSessionRequest.js';
+export { toOpenAIMessages, fromOpenAIMessage, type OpenAIMessageParam, type FromOpenAIOptions } from './OpenAIMessages.js';
+export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './turns.js';
+export { type SessionService, type AppendMessageOptions } from './SessionService.js';
+export { DefaultSessionService, type DefaultSessionServiceOptions } from './DefaultSessionService.js';

@@ -1,0 +1,1 @@
+export { type ChatClient, type ChatRequest } from './ChatClient.js';

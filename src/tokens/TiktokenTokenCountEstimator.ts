@@ -1,0 +1,61 @@
+import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
+import { createRequire } from 'node:module';
+import { InvalidArgumentError } from '../errors.js';
+import { BpeTokenCounter } from './BpeTokenCounter.js';
+import type { TokenCountEstimator } from './TokenCountEstimator.js';
+
+export type TiktokenEncodingName = 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r50k_base' | 'gpt2';
+
+const ENCODINGS: readonly TiktokenEncodingName[] = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base', 'gpt2'];
+
+export interface TiktokenTokenCountEstimatorOptions {
+  encoding?: TiktokenEncodingName;
+}
+
+const require = createRequire(import.meta.url);
+
+/** One counter per encoding per process: loading a rank table takes ~0.6 s and ~100 MB of strings. */
+const counters = new Map<TiktokenEncodingName, BpeTokenCounter>();
+
+function counterFor(encoding: TiktokenEncodingName): BpeTokenCounter {
+  let counter = counters.get(encoding);
+  if (counter === undefined) {
+    // Loaded synchronously on first use so that estimate() can stay synchronous (API.md §5).
+    const ranks = require(`js-tiktoken/ranks/${encoding}`) as TiktokenBPE | { default: TiktokenBPE };
+    const bpe = 'default' in ranks ? ranks.default : ranks;
+    counter = new BpeTokenCounter(new Tiktoken(bpe), bpe.pat_str);
+    counters.set(encoding, counter);
+  }
+  return counter;
+}
+
+/**
+ * Token estimates with OpenAI's BPE encodings (default `o200k_base`, used by GPT-4o and later).
+ * The rank table loads lazily on the first estimate and is shared by every estimator of that encoding.
+ * Cost is linear in the text length; see MAX_PIECE_CHARS for the bounded counting error on very long
+ * runs without whitespace.
+ */
+export class TiktokenTokenCountEstimator implements TokenCountEstimator {
+  readonly encoding: TiktokenEncodingName;
+
+  constructor(options: TiktokenTokenCountEstimatorOptions = {}) {
+    const encoding = options.encoding ?? 'o200k_base';
+    if (!ENCODINGS.includes(encoding)) {
+      throw new InvalidArgumentError(`encoding must be one of ${ENCODINGS.join(', ')}`);
+    }
+    this.encoding = encoding;
+  }
+
+  estimate(text: string): number {
+    if (typeof text !== 'string') throw new InvalidArgumentError('text must not be null');
+    return counterFor(this.encoding).count(text);
+  }
+}
+
+let shared: TiktokenTokenCountEstimator | undefined;
+
+/** The process-wide default estimator (o200k_base), used when no estimator is configured. */
+export function defaultTokenCountEstimator(): TiktokenTokenCountEstimator {
+  shared ??= new TiktokenTokenCountEstimator();
+  return shared;
+}

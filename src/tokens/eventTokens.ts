@@ -1,0 +1,49 @@
+import { formatEvent } from '../compaction/formatEvent.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import type { TokenCountEstimator } from './TokenCountEstimator.js';
+
+/** Events remembered per estimator; at ~100 bytes an entry this bounds the memo to a few MB. */
+export const EVENT_TOKEN_CACHE_SIZE = 100_000;
+
+interface Entry {
+  length: number;
+  hash: number;
+  tokens: number;
+}
+
+const caches = new WeakMap<TokenCountEstimator, Map<string, Entry>>();
+
+/** FNV-1a: cheap next to tokenising, and guards the memo against two different events reusing one id. */
+function fingerprint(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * estimate(formatEvent(event)), memoised per estimator and (session id, event id), so that compacting a
+ * long session again costs only its new events. Every trigger and strategy counts through here.
+ */
+export function estimateEventTokens(event: SessionEvent, estimator: TokenCountEstimator): number {
+  const text = formatEvent(event);
+  let cache = caches.get(estimator);
+  if (cache === undefined) {
+    cache = new Map();
+    caches.set(estimator, cache);
+  }
+  const key = event.sessionId + '\u0000' + event.id;
+  const hash = fingerprint(text);
+  const hit = cache.get(key);
+  if (hit !== undefined && hit.length === text.length && hit.hash === hash) return hit.tokens;
+  const tokens = estimator.estimate(text);
+  // Least recently inserted goes first; re-inserting a hit is not worth its cost on this hot path.
+  if (cache.size >= EVENT_TOKEN_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  cache.set(key, { length: text.length, hash, tokens });
+  return tokens;
+}
+
+export function estimateEventsTokens(events: readonly SessionEvent[], estimator: TokenCountEstimator): number {
+  let total = 0;
+  for (const e of events) total += estimateEventTokens(e, estimator);
+  return total;
+}

@@ -1,0 +1,9 @@
+export { type TokenCountEstimator, CharacterTokenCountEstimator } from './TokenCountEstimator.js';
+export {
+  TiktokenTokenCountEstimator,
+  defaultTokenCountEstimator,
+  type TiktokenEncodingName,
+  type TiktokenTokenCountEstimatorOptions,
+} from './TiktokenTokenCountEstimator.js';
+export { MAX_PIECE_CHARS } from './BpeTokenCounter.js';
+export { estimateEventTokens, estimateEventsTokens } from './eventTokens.js';

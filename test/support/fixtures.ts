@@ -1,0 +1,42 @@
+import { Messages, SessionEvent, type Message, type SessionEventInit } from '../../src/index.js';
+import type { TokenCountEstimator } from '../../src/index.js';
+
+export const SESSION_ID = 'test-session';
+
+let seq = 0;
+/** A fresh event id per call, so fixtures never collide in the token memo. */
+export function nextId(prefix = 'e'): string {
+  seq += 1;
+  return `${prefix}-${seq}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+export function event(message: Message, init: Partial<SessionEventInit> = {}): SessionEvent {
+  return SessionEvent.create({ sessionId: SESSION_ID, id: nextId(), message, ...init });
+}
+
+export const U = (text: string, branch: string | null = null) => event(Messages.user(text), { branch });
+export const A = (text: string | null, branch: string | null = null) => event(Messages.assistant(text), { branch });
+export const SYS = (text: string) => event(Messages.system(text));
+export const SU = (text = 'Summarize the conversation we had so far.') =>
+  event(Messages.user(text), { metadata: { synthetic: true, compactionSource: 'recursive-summarization' } });
+export const SA = (text: string) =>
+  event(Messages.assistant(text), { metadata: { synthetic: true, compactionSource: 'recursive-summarization' } });
+export const TC = (branch: string | null = null) =>
+  event(Messages.assistant(null, { toolCalls: [Messages.toolCall('call-1', 'get_weather', '{"location":"Paris"}')] }), {
+    branch,
+  });
+export const TR = (branch: string | null = null) =>
+  event(Messages.tool([Messages.toolResponse('call-1', 'get_weather', '{"temp":"22C"}')]), { branch });
+export const msgs = (n: number, prefix = 'msg-') => Array.from({ length: n }, (_, i) => U(`${prefix}${i + 1}`));
+
+/** tokens = length of the formatted event: the CHAR estimator of the behaviour reference. */
+export class CharEstimator implements TokenCountEstimator {
+  readonly seen: string[] = [];
+  estimate(text: string): number {
+    this.seen.push(text);
+    return text.length;
+  }
+}
+
+export const texts = (events: readonly SessionEvent[]) =>
+  events.map((e) => (e.message.type === 'tool' ? e.message.responses.map((r) => r.responseData).join() : e.text));
