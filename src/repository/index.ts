@@ -1,2 +1,3 @@
 export { type SessionRepository } from './SessionRepository.js';
 export { InMemorySessionRepository } from './InMemorySessionRepository.js';
+export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './eventCodec.js';
