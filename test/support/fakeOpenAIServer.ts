@@ -1,0 +1,226 @@
+/**
+ * A loopback OpenAI-compatible server for end-to-end tests through the real `openai` SDK.
+ *
+ * Speaks `POST /v1/chat/completions`, non-streaming JSON and `stream: true` SSE (chunks ending with
+ * `data: [DONE]`, plus a usage chunk when `stream_options.include_usage` is set). Each request takes the
+ * next enqueued reply, or else the default responder's reply. Every parsed request body is recorded.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  /** JSON text, as the API sends it. */
+  arguments: string;
+}
+
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface FakeReply {
+  content?: string | null;
+  toolCalls?: FakeToolCall[];
+  /** HTTP status; non-2xx replies send an OpenAI-style error body unless `rawBody` is set. */
+  status?: number;
+  headers?: Record<string, string>;
+  /** Wait this long before sending anything (for timeout tests). */
+  delayMs?: number;
+  /** Sent verbatim instead of a generated body (for malformed-JSON tests). */
+  rawBody?: string;
+  /** Defaults to a rough count (characters / 4) of the request messages and the reply. */
+  usage?: FakeUsage;
+  finishReason?: string;
+}
+
+/** The request body as the server parsed it (`messages`, `model`, `stream`, ... ). */
+export type FakeRequestBody = Record<string, unknown> & {
+  model?: string;
+  messages?: Array<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+};
+
+export type FakeResponder = (body: FakeRequestBody) => FakeReply | Promise<FakeReply>;
+
+export interface FakeOpenAIServer {
+  /** Base URL ending in `/v1`, for `new OpenAI({ baseURL })`. */
+  readonly url: string;
+  /** Every parsed request body, in arrival order (including retried ones). */
+  readonly requests: FakeRequestBody[];
+  /** Request headers, parallel to `requests`. */
+  readonly requestHeaders: IncomingMessage['headers'][];
+  /** Queue a reply for the next request that has no earlier queued reply. */
+  enqueue(...replies: FakeReply[]): void;
+  /** Default reply when the queue is empty (initially: content "fake summary"). */
+  respondWith(responder: FakeResponder): void;
+  close(): Promise<void>;
+}
+
+const roughTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? '').length / 4);
+
+export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
+  const queue: FakeReply[] = [];
+  const requests: FakeRequestBody[] = [];
+  const requestHeaders: IncomingMessage['headers'][] = [];
+  let responder: FakeResponder = () => ({ content: 'fake summary' });
+  let counter = 0;
+  const pending = new Set<NodeJS.Timeout>();
+
+  const sleep = (ms: number, res: ServerResponse) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        pending.delete(timer);
+        resolve();
+      }, ms);
+      pending.add(timer);
+      res.on('close', () => {
+        clearTimeout(timer);
+        pending.delete(timer);
+        resolve();
+      });
+    });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } }));
+      return;
+    }
+    let body: FakeRequestBody;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FakeRequestBody;
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'request body is not JSON', type: 'invalid_request_error' } }));
+      return;
+    }
+    requests.push(body);
+    requestHeaders.push(req.headers);
+    const reply = queue.shift() ?? (await responder(body));
+    if (reply.delayMs) await sleep(reply.delayMs, res);
+    if (res.destroyed || res.writableEnded) return;
+
+    const status = reply.status ?? 200;
+    const headers = { ...reply.headers };
+    if (reply.rawBody !== undefined) {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(reply.rawBody);
+      return;
+    }
+    if (status >= 300) {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify({ error: { message: `fake error ${status}`, type: 'server_error', code: null } }));
+      return;
+    }
+
+    counter += 1;
+    const id = `chatcmpl-fake-${counter}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = body.model ?? 'fake-model';
+    const content = reply.content === undefined ? 'fake summary' : reply.content;
+    const toolCalls = reply.toolCalls?.map((call, index) => ({
+      index,
+      id: call.id ?? `call_${counter}_${index}`,
+      type: 'function' as const,
+      function: { name: call.name, arguments: call.arguments },
+    }));
+    const usage = reply.usage ?? {
+      prompt_tokens: roughTokens(body.messages),
+      completion_tokens: roughTokens(content) + roughTokens(toolCalls ?? ''),
+    };
+    const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    const finishReason = reply.finishReason ?? (toolCalls?.length ? 'tool_calls' : 'stop');
+
+    if (body.stream) {
+      res.writeHead(status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+      const send = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\n\n`);
+      const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
+      send(chunk({ role: 'assistant', content: '' }, null));
+      if (content) {
+        // Several deltas, so clients must concatenate.
+        const parts = content.match(/[\s\S]{1,8}/g) ?? [];
+        for (const part of parts) send(chunk({ content: part }, null));
+      }
+      if (toolCalls) {
+        for (const call of toolCalls) {
+          send(chunk({ tool_calls: [{ ...call, function: { name: call.function.name, arguments: '' } }] }, null));
+          send(chunk({ tool_calls: [{ index: call.index, function: { arguments: call.function.arguments } }] }, null));
+        }
+      }
+      send(chunk({}, finishReason));
+      if (body.stream_options?.include_usage) {
+        send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: fullUsage });
+      }
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(
+      JSON.stringify({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content,
+              refusal: null,
+              ...(toolCalls ? { tool_calls: toolCalls.map(({ index: _index, ...rest }) => rest) } : {}),
+            },
+            finish_reason: finishReason,
+            logprobs: null,
+          },
+        ],
+        usage: fullUsage,
+      }),
+    );
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: String(error), type: 'fake_server_failure' } }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    requestHeaders,
+    enqueue: (...replies) => queue.push(...replies),
+    respondWith: (next) => {
+      responder = next;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const timer of pending) clearTimeout(timer);
+        pending.clear();
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
