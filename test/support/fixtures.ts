@@ -1,5 +1,6 @@
 import { Messages, SessionEvent, type Message, type SessionEventInit } from '../../src/index.js';
 import type { TokenCountEstimator } from '../../src/index.js';
+import { CompactionRequest, Session } from '../../src/index.js';
 
 export const SESSION_ID = 'test-session';
 
@@ -40,3 +41,7 @@ export class CharEstimator implements TokenCountEstimator {
 
 export const texts = (events: readonly SessionEvent[]) =>
   events.map((e) => (e.message.type === 'tool' ? e.message.responses.map((r) => r.responseData).join() : e.text));
+
+/** The session every fixture event belongs to, and a request over `events` for triggers and strategies. */
+export const fixtureSession = () => Session.create({ id: SESSION_ID, userId: 'test-user' });
+export const compactionRequest = (events: readonly SessionEvent[]) => CompactionRequest.of(fixtureSession(), events);
