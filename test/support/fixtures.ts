@@ -45,3 +45,29 @@ export const texts = (events: readonly SessionEvent[]) =>
 /** The session every fixture event belongs to, and a request over `events` for triggers and strategies. */
 export const fixtureSession = () => Session.create({ id: SESSION_ID, userId: 'test-user' });
 export const compactionRequest = (events: readonly SessionEvent[]) => CompactionRequest.of(fixtureSession(), events);
+
+type ErrorClass = new (...args: never[]) => Error;
+
+/** Asserts `fn` throws an instance of `type` whose message contains `message`; returns the error. */
+export function expectThrows(fn: () => unknown, type: ErrorClass, message = ''): Error {
+  try {
+    fn();
+  } catch (error) {
+    if (!(error instanceof type)) throw new Error(`expected ${type.name}, got ${String(error)}`, { cause: error });
+    if (!error.message.includes(message)) throw new Error(`expected message containing "${message}", got "${error.message}"`);
+    return error;
+  }
+  throw new Error(`expected ${type.name} containing "${message}", nothing was thrown`);
+}
+
+/** Asserts `promise` rejects with an instance of `type` whose message contains `message`; returns the error. */
+export async function expectRejects(promise: Promise<unknown>, type: ErrorClass, message = ''): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!(error instanceof type)) throw new Error(`expected ${type.name}, got ${String(error)}`, { cause: error });
+    if (!error.message.includes(message)) throw new Error(`expected message containing "${message}", got "${error.message}"`);
+    return error;
+  }
+  throw new Error(`expected a rejection with ${type.name} containing "${message}", it resolved`);
+}
