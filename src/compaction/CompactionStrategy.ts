@@ -1,10 +1,22 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { CompactionRequest } from './CompactionRequest.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
 import type { CompactionResult } from './CompactionResult.js';
+
+/** What a strategy would do, worked out without side effects (for summarisers: without the model call). */
+export interface StrategyPreview {
+  /** For a summarising strategy previewed without the model, the summary pair holds a placeholder text. */
+  result: CompactionResult;
+  /** The events a summariser would be asked to summarise (its prompt's conversation section). */
+  summarizedEvents?: readonly SessionEvent[];
+  modelCalled: boolean;
+}
 
 /** Decides how to compact: a pure proposal, committed (or not) by the service. */
 export interface CompactionStrategy {
   compact(request: CompactionRequest): Promise<CompactionResult>;
+  /** Optional dry run; strategies that call a model implement it to skip the call. */
+  preview?(request: CompactionRequest): Promise<StrategyPreview>;
 }
 
 export type CompactionStrategyFunction = (request: CompactionRequest) => Promise<CompactionResult>;

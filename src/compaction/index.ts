@@ -1,5 +1,6 @@
 export { CompactionRequest } from './CompactionRequest.js';
-export { CompactionResult } from './CompactionResult.js';
+export { CompactionResult, type StrategySkipReason } from './CompactionResult.js';
+export { verifyCoverage, coveredIds, METADATA_COVERED_EVENT_IDS, METADATA_MASKED_FROM, type CoverageReport } from './coverage.js';
 export {
   toCompactionTrigger,
   type CompactionTrigger,
@@ -11,6 +12,7 @@ export {
   type CompactionStrategy,
   type CompactionStrategyFunction,
   type CompactionStrategyLike,
+  type StrategyPreview,
 } from './CompactionStrategy.js';
 export { formatEvent, formatMessage } from './formatEvent.js';
 export { snapToTurnStart } from './snapToTurnStart.js';

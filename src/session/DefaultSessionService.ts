@@ -4,16 +4,22 @@ import { CompactionRequest } from '../compaction/CompactionRequest.js';
 import { CompactionResult } from '../compaction/CompactionResult.js';
 import { toCompactionStrategy, type CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
+import { verifyCoverage, type CoverageReport } from '../compaction/coverage.js';
 import { TYPES } from '../di/types.js';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
+import { estimateEventsTokens } from '../tokens/eventTokens.js';
+import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { validateCreateSessionRequest, type CreateSessionRequest } from './CreateSessionRequest.js';
+import { KeyedMutex } from './KeyedMutex.js';
 import type { Message } from './Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from './Session.js';
 import { SessionEvent } from './SessionEvent.js';
-import type { AppendMessageOptions, SessionService } from './SessionService.js';
+import type { AppendMessageOptions, CompactionPreview, PreviewOptions, SessionService } from './SessionService.js';
+import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
 
 export interface DefaultSessionServiceOptions {
   /** Time to live of new sessions unless the request says otherwise; default 60 days. */
@@ -21,13 +27,34 @@ export interface DefaultSessionServiceOptions {
   logger?: Logger;
   /** Clock, for tests and replays. */
   now?: () => Date;
+  /** Counts tokens for previews; default the shared js-tiktoken estimator. */
+  tokenCountEstimator?: TokenCountEstimator;
+  /**
+   * What to do when the CAS write loses. 'skip' (default, the Java behaviour): return a no-op result.
+   * 'rebase': if the loss was caused only by appends (the window read is still an unchanged prefix), commit
+   * the same result with the new events appended to the retained window — the summary is not thrown away.
+   */
+  conflictPolicy?: 'skip' | 'rebase';
+  /** Rebase attempts before giving up as a no-op; default 5. */
+  maxRebaseAttempts?: number;
+  /**
+   * Serialise compactions of one session within this process (default true), so that concurrent requests
+   * never start two summarisations. CAS remains the guard across processes.
+   */
+  lockCompactions?: boolean;
 }
 
 @injectable()
 export class DefaultSessionService implements SessionService {
   readonly defaultTimeToLiveMs: number;
+  /** Compaction lifecycle events: compactionStarted, compactionCompleted, compactionSkipped, compactionFailed. */
+  readonly events = new SessionServiceEvents();
   protected readonly logger: Logger;
   protected readonly now: () => Date;
+  private readonly estimator: TokenCountEstimator;
+  private readonly conflictPolicy: 'skip' | 'rebase';
+  private readonly maxRebaseAttempts: number;
+  private readonly lock: KeyedMutex | null;
 
   constructor(
     @inject(TYPES.SessionRepository) protected readonly repository: SessionRepository,
@@ -37,9 +64,16 @@ export class DefaultSessionService implements SessionService {
     const opts = options ?? {};
     const ttl = opts.defaultTimeToLiveMs ?? DEFAULT_TIME_TO_LIVE_MS;
     if (!Number.isFinite(ttl) || ttl <= 0) throw new InvalidArgumentError('defaultTimeToLiveMs must be greater than 0');
+    if (opts.conflictPolicy !== undefined && opts.conflictPolicy !== 'skip' && opts.conflictPolicy !== 'rebase') {
+      throw new InvalidArgumentError("conflictPolicy must be 'skip' or 'rebase'");
+    }
     this.defaultTimeToLiveMs = ttl;
     this.logger = opts.logger ?? defaultLogger();
     this.now = opts.now ?? (() => new Date());
+    this.estimator = opts.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.conflictPolicy = opts.conflictPolicy ?? 'skip';
+    this.maxRebaseAttempts = opts.maxRebaseAttempts ?? 5;
+    this.lock = opts.lockCompactions === false ? null : new KeyedMutex();
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -109,25 +143,129 @@ export class DefaultSessionService implements SessionService {
    * 4. trigger false → the window unchanged, no write;
    * 5. run the strategy; if it archived something, commit with compactEvents(…, version);
    * 6. CAS lost → the window as read with nothing archived — never an exception, never a retry that would
-   *    call a summariser again.
+   *    call a summariser again (with conflictPolicy 'rebase', the same result may be re-committed instead).
    */
   async compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult> {
     requireText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
+    const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s));
+    return this.lock === null ? run() : this.lock.run(sessionId, run);
+  }
+
+  /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
+  async previewCompaction(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options: PreviewOptions = {},
+  ): Promise<CompactionPreview> {
+    requireText(sessionId, 'sessionId');
+    const t = toCompactionTrigger(trigger);
+    const s = toCompactionStrategy(strategy);
+    const { request } = await this.readWindow(sessionId);
+    const tokensBefore = estimateEventsTokens(request.events, this.estimator);
+    const base = { tokensBefore, eventsBefore: request.events.length };
+    if (!(await t.shouldCompact(request))) {
+      return {
+        ...base,
+        triggered: false,
+        result: CompactionResult.noop(request.events),
+        tokensAfter: tokensBefore,
+        eventsAfter: request.events.length,
+        modelCalled: false,
+      };
+    }
+    const preview =
+      s.preview !== undefined && options.callModel !== true
+        ? await s.preview(request)
+        : { result: await s.compact(request), modelCalled: s.preview !== undefined };
+    return {
+      ...base,
+      triggered: true,
+      result: preview.result,
+      tokensAfter: estimateEventsTokens(preview.result.compactedEvents, this.estimator),
+      eventsAfter: preview.result.compactedEvents.length,
+      modelCalled: preview.modelCalled,
+      ...(preview.summarizedEvents !== undefined ? { summarizedEvents: preview.summarizedEvents } : {}),
+    };
+  }
+
+  /** Proves the coverage ledger over the whole log (see compaction/coverage.ts). */
+  async verifyCoverage(sessionId: string): Promise<CoverageReport> {
+    return verifyCoverage(await this.getEvents(sessionId, EventFilter.all()));
+  }
+
+  private async readWindow(sessionId: string): Promise<{ version: number; request: CompactionRequest }> {
     const session = await this.repository.findById(sessionId);
     if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
     const version = await this.repository.getEventVersion(sessionId);
     const events = await this.repository.findEvents(sessionId, EventFilter.active());
-    const request = CompactionRequest.of(session, events);
-    if (!(await t.shouldCompact(request))) return CompactionResult.noop(events);
-    const result = await s.compact(request);
-    if (result.archivedEvents.length === 0) return result;
-    const committed = await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version);
-    if (!committed) {
-      this.logger.debug('compaction lost its CAS race; skipped', { sessionId, expectedVersion: version });
+    return { version, request: CompactionRequest.of(session, events) };
+  }
+
+  private async compactUnlocked(
+    sessionId: string,
+    shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
+    compact: (r: CompactionRequest) => Promise<CompactionResult>,
+  ): Promise<CompactionResult> {
+    const { version, request } = await this.readWindow(sessionId);
+    const events = request.events;
+    if (!(await shouldCompact(request))) {
+      this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
       return CompactionResult.noop(events);
     }
-    return result;
+    this.emit('compactionStarted', { sessionId });
+    try {
+      const result = await compact(request);
+      if (result.archivedEvents.length === 0) {
+        this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });
+        return result;
+      }
+      if (await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version)) {
+        this.emit('compactionCompleted', { sessionId, result, rebased: false });
+        return result;
+      }
+      const rebased = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result) : null;
+      if (rebased !== null) {
+        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true });
+        return rebased;
+      }
+      this.logger.debug('compaction lost its CAS race; skipped', { sessionId, expectedVersion: version });
+      this.emit('compactionSkipped', { sessionId, reason: 'cas-conflict' });
+      return CompactionResult.noop(events);
+    } catch (error) {
+      this.emit('compactionFailed', { sessionId, error });
+      throw error;
+    }
+  }
+
+  /**
+   * Re-commits `result` on top of appends that happened meanwhile. Safe only when the window we read is
+   * still an unchanged prefix of the current one: then the new events simply follow the retained window.
+   */
+  private async rebase(
+    sessionId: string,
+    read: readonly SessionEvent[],
+    result: CompactionResult,
+  ): Promise<CompactionResult | null> {
+    for (let attempt = 0; attempt < this.maxRebaseAttempts; attempt++) {
+      const version = await this.repository.getEventVersion(sessionId);
+      const current = await this.repository.findEvents(sessionId, EventFilter.active());
+      if (current.length < read.length || read.some((e, i) => current[i]!.id !== e.id)) return null;
+      const appended = current.slice(read.length);
+      const retained = [...result.compactedEvents, ...appended];
+      if (await this.repository.compactEvents(sessionId, result.archivedEvents, retained, version)) {
+        this.logger.debug('compaction rebased over concurrent appends', { sessionId, appended: appended.length, attempt });
+        return new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved);
+      }
+    }
+    return null;
+  }
+
+  private emit<K extends SessionServiceEventName>(name: K, payload: SessionServiceEventMap[K]): void {
+    for (const error of this.events.emit(name, payload)) {
+      this.logger.warn('a compaction event listener threw', { event: name, error: String(error) });
+    }
   }
 }

@@ -14,6 +14,22 @@ export interface AppendMessageOptions {
   timestamp?: Date;
 }
 
+export interface PreviewOptions {
+  /** Let summarising strategies call their model (default false: report the range they would summarise). */
+  callModel?: boolean;
+}
+
+export interface CompactionPreview {
+  triggered: boolean;
+  result: CompactionResult;
+  eventsBefore: number;
+  eventsAfter: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  modelCalled: boolean;
+  summarizedEvents?: readonly SessionEvent[];
+}
+
 export interface SessionService {
   /** Default time to live: 60 days. */
   create(request: CreateSessionRequest): Promise<Session>;

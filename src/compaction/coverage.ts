@@ -1,0 +1,76 @@
+import type { SessionEvent } from '../session/SessionEvent.js';
+
+/** Metadata key on a summary event: the ids of the original events it stands for. */
+export const METADATA_COVERED_EVENT_IDS = 'coveredEventIds';
+/** Metadata key on a masked copy: the id of the original (archived) event it replaces. */
+export const METADATA_MASKED_FROM = 'maskedFrom';
+
+export interface CoverageReport {
+  /** Every original event is in the context exactly once: verbatim, summarised or masked. */
+  ok: boolean;
+  originals: number;
+  verbatim: string[];
+  summarized: string[];
+  masked: string[];
+  /** Archived and represented nowhere: dropped from the context (what mechanical strategies do). */
+  uncovered: string[];
+  /** Represented more than once (e.g. verbatim and in a summary, or in two summaries). */
+  duplicated: string[];
+}
+
+export function coveredIds(event: SessionEvent): readonly string[] {
+  const ids = event.metadata[METADATA_COVERED_EVENT_IDS];
+  return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [];
+}
+
+function isOriginal(event: SessionEvent): boolean {
+  return !event.isSynthetic() && event.metadata[METADATA_MASKED_FROM] === undefined;
+}
+
+/**
+ * Checks a session's whole log (archived included) against the coverage ledger: every non-synthetic event
+ * ever appended must be in the active window verbatim, or covered by exactly one live summary, or replaced
+ * by a masked copy whose original is archived.
+ */
+export function verifyCoverage(log: readonly SessionEvent[]): CoverageReport {
+  const representations = new Map<string, number>();
+  const summarized = new Set<string>();
+  const masked = new Set<string>();
+  const bump = (id: string) => representations.set(id, (representations.get(id) ?? 0) + 1);
+  for (const e of log) {
+    if (e.isArchived()) continue;
+    for (const id of coveredIds(e)) {
+      bump(id);
+      summarized.add(id);
+    }
+    const from = e.metadata[METADATA_MASKED_FROM];
+    if (typeof from === 'string') {
+      bump(from);
+      masked.add(from);
+    }
+  }
+  const report: CoverageReport = {
+    ok: true,
+    originals: 0,
+    verbatim: [],
+    summarized: [],
+    masked: [],
+    uncovered: [],
+    duplicated: [],
+  };
+  for (const e of log) {
+    if (!isOriginal(e)) continue;
+    report.originals++;
+    let count = representations.get(e.id) ?? 0;
+    if (!e.isArchived()) {
+      count++;
+      report.verbatim.push(e.id);
+    }
+    if (summarized.has(e.id)) report.summarized.push(e.id);
+    if (masked.has(e.id)) report.masked.push(e.id);
+    if (count === 0) report.uncovered.push(e.id);
+    if (count > 1) report.duplicated.push(e.id);
+  }
+  report.ok = report.uncovered.length === 0 && report.duplicated.length === 0;
+  return report;
+}
