@@ -7,3 +7,4 @@ export {
 } from './TiktokenTokenCountEstimator.js';
 export { MAX_PIECE_CHARS } from './BpeTokenCounter.js';
 export { estimateEventTokens, estimateEventsTokens } from './eventTokens.js';
+export { calibrationRatio, updateCalibration, METADATA_TOKEN_CALIBRATION, type TokenCalibration } from './calibration.js';

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
+import { calibrationRatio } from '../../tokens/calibration.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
@@ -27,7 +28,8 @@ export class TokenCountTrigger implements CompactionTrigger {
     return this.threshold;
   }
 
+  /** The estimate is scaled by the session's calibration ratio when the chat integration has learned one. */
   shouldCompact(request: CompactionRequest): boolean {
-    return estimateEventsTokens(request.events, this.tokenCountEstimator) >= this.threshold;
+    return estimateEventsTokens(request.events, this.tokenCountEstimator) * calibrationRatio(request.session) >= this.threshold;
   }
 }

@@ -1,0 +1,38 @@
+import type { SessionLike } from '../session/Session.js';
+
+/** Session metadata key holding the provider/estimate token ratio learned from real usage reports. */
+export const METADATA_TOKEN_CALIBRATION = 'tokenCalibration';
+
+export interface TokenCalibration {
+  /** provider-reported prompt tokens ÷ local estimate, smoothed. */
+  ratio: number;
+  samples: number;
+}
+
+/** Ratios outside this band are treated as measurement noise (e.g. a prompt dominated by tool schemas). */
+const MIN_RATIO = 0.5;
+const MAX_RATIO = 2;
+
+/** The calibration ratio stored on a session, or 1 when none (or an implausible one) is present. */
+export function calibrationRatio(session: SessionLike | null | undefined): number {
+  const c = session?.metadata?.[METADATA_TOKEN_CALIBRATION] as Partial<TokenCalibration> | undefined;
+  const r = c?.ratio;
+  return typeof r === 'number' && Number.isFinite(r) && r >= MIN_RATIO && r <= MAX_RATIO ? r : 1;
+}
+
+/**
+ * Folds one observation (provider prompt tokens vs our estimate of the same prompt) into a running mean,
+ * so one odd request cannot swing the triggers.
+ */
+export function updateCalibration(
+  previous: TokenCalibration | undefined,
+  providerTokens: number,
+  estimatedTokens: number,
+): TokenCalibration {
+  if (!(providerTokens > 0) || !(estimatedTokens > 0)) return previous ?? { ratio: 1, samples: 0 };
+  const observed = Math.min(MAX_RATIO, Math.max(MIN_RATIO, providerTokens / estimatedTokens));
+  const samples = (previous?.samples ?? 0) + 1;
+  const weight = 1 / Math.min(samples, 20);
+  const ratio = previous === undefined ? observed : previous.ratio + (observed - previous.ratio) * weight;
+  return { ratio, samples };
+}
