@@ -1,0 +1,30 @@
+// The README's quick start. In your project: import { ... } from 'session-compaction'.
+import 'reflect-metadata';
+import { Container } from 'inversify';
+import {
+  createSessionCompactionModule,
+  EventFilter,
+  Messages,
+  SlidingWindowCompactionStrategy,
+  TurnCountTrigger,
+  TYPES,
+  type SessionService,
+} from '../src/index.js';
+
+const container = new Container();
+container.loadSync(createSessionCompactionModule({ repository: 'memory' }));
+const sessions = container.get<SessionService>(TYPES.SessionService);
+
+const session = await sessions.create({ userId: 'alice' });
+for (let i = 1; i <= 8; i++) {
+  await sessions.appendMessage(session.id, Messages.user(`Question ${i}?`));
+  await sessions.appendMessage(session.id, Messages.assistant(`Answer ${i}.`));
+}
+
+// More than 5 turns? Keep the last 6 events, cut at a turn boundary; older events are archived, not deleted.
+const result = await sessions.compact(session.id, new TurnCountTrigger(5), new SlidingWindowCompactionStrategy({ maxEvents: 6 }));
+
+const active = await sessions.getEvents(session.id, EventFilter.active()); // what you send to the model
+const all = await sessions.getEvents(session.id); // the full history, archived events included
+console.log(`archived ${result.eventsRemoved}, active ${active.length}, total ${all.length}`);
+// → archived 10, active 6, total 16
