@@ -54,7 +54,8 @@ export function expectThrows(fn: () => unknown, type: ErrorClass, message = ''):
     fn();
   } catch (error) {
     if (!(error instanceof type)) throw new Error(`expected ${type.name}, got ${String(error)}`, { cause: error });
-    if (!error.message.includes(message)) throw new Error(`expected message containing "${message}", got "${error.message}"`);
+    if (!error.message.includes(message))
+      throw new Error(`expected message containing "${message}", got "${error.message}"`, { cause: error });
     return error;
   }
   throw new Error(`expected ${type.name} containing "${message}", nothing was thrown`);
@@ -66,7 +67,8 @@ export async function expectRejects(promise: Promise<unknown>, type: ErrorClass,
     await promise;
   } catch (error) {
     if (!(error instanceof type)) throw new Error(`expected ${type.name}, got ${String(error)}`, { cause: error });
-    if (!error.message.includes(message)) throw new Error(`expected message containing "${message}", got "${error.message}"`);
+    if (!error.message.includes(message))
+      throw new Error(`expected message containing "${message}", got "${error.message}"`, { cause: error });
     return error;
   }
   throw new Error(`expected a rejection with ${type.name} containing "${message}", it resolved`);

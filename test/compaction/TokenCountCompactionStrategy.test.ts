@@ -1,0 +1,118 @@
+import { expect } from 'chai';
+import {
+  InvalidArgumentError,
+  TiktokenTokenCountEstimator,
+  TokenCountCompactionStrategy,
+  formatEvent,
+  type CompactionRequest,
+} from '../../src/index.js';
+import {
+  A,
+  CharEstimator,
+  SA,
+  SU,
+  TC,
+  TR,
+  U,
+  compactionRequest,
+  expectRejects,
+  expectThrows,
+  texts,
+} from '../support/fixtures.js';
+
+const tokenCount = (maxTokens: number) =>
+  new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: new CharEstimator() });
+const run = (maxTokens: number, events: Parameters<typeof compactionRequest>[0]) =>
+  tokenCount(maxTokens).compact(compactionRequest(events));
+
+describe('TokenCountCompactionStrategy with the CHAR estimator (behaviour reference §11 H)', function () {
+  it('56: a window under budget is a no-op', async function () {
+    const r = await run(100, [U('hi'), A('hello')]);
+    expect(r.archivedEvents).to.deep.equal([]);
+    expect(r.compactedEvents).to.have.length(2);
+  });
+
+  it('57: keeps the newest suffix that fits (13 + 8 = 21 <= 25; +13 = 34 > 25)', async function () {
+    const r = await run(25, [U('u1'), A('a1'), U('u2'), A('a2')]);
+    expect(texts(r.compactedEvents)).to.deep.equal(['u2', 'a2']);
+    expect(r.archivedEvents).to.have.length(2);
+  });
+
+  it('58: the scan stops at the first event over budget — no skipping', async function () {
+    const r = await run(10, [U('u1'), A('a1_very_large_text_here'), U('u2')]);
+    expect(texts(r.compactedEvents)).to.deep.equal(['u2']);
+    expect(texts(r.archivedEvents)).to.deep.equal(['u1', 'a1_very_large_text_here']);
+  });
+
+  it('59: when the newest event alone exceeds the budget the whole window is archived', async function () {
+    const r = await run(4, [U('u1'), A('a1'), U('u2_longtxt'), A('a2')]);
+    expect(r.compactedEvents).to.deep.equal([]);
+    expect(r.archivedEvents).to.have.length(4);
+  });
+
+  it('60: a fitting suffix that starts mid-turn snaps to the end, archiving everything', async function () {
+    const r = await run(6, [U('aaaa'), A('bbbb'), U('cccc'), A('dddd'), U('eeee'), A('ffff')]);
+    expect(r.compactedEvents).to.deep.equal([]);
+    expect(texts(r.archivedEvents)).to.deep.equal(['aaaa', 'bbbb', 'cccc', 'dddd', 'eeee', 'ffff']);
+  });
+
+  it('61: synthetic cost can make the budget negative: only the synthetic pair stays', async function () {
+    const r = await run(1, [SU('shadow'), SA('summary'), U('hello'), A('world')]);
+    expect(r.compactedEvents[0]!.isSynthetic()).to.equal(true);
+    expect(r.compactedEvents[1]!.isSynthetic()).to.equal(true);
+    expect(r.compactedEvents[1]!.text).to.equal('summary');
+    expect(texts(r.compactedEvents)).to.deep.equal(['shadow', 'summary']);
+    expect(texts(r.archivedEvents)).to.deep.equal(['hello', 'world']);
+  });
+
+  it('62: maxTokens 0 throws "maxTokens must be greater than 0"; compact(null) rejects; empty is a no-op', async function () {
+    expectThrows(
+      () => new TokenCountCompactionStrategy({ maxTokens: 0 }),
+      InvalidArgumentError,
+      'maxTokens must be greater than 0',
+    );
+    await expectRejects(tokenCount(10).compact(null as unknown as CompactionRequest), InvalidArgumentError);
+    const r = await run(10, []);
+    expect(r.compactedEvents).to.deep.equal([]);
+    expect(r.archivedEvents).to.deep.equal([]);
+    expect(new TokenCountCompactionStrategy().getMaxTokens()).to.equal(4000);
+  });
+
+  it('63: a raw cut on a branch event snaps forward to the next root user', async function () {
+    const r = await run(40, [U('u1'), A('a1'), U('u2', 'sub'), A('a2', 'sub'), U('u3'), A('a3')]);
+    expect(texts(r.compactedEvents)).to.deep.equal(['u3', 'a3']);
+    expect(r.archivedEvents).to.have.length(4);
+  });
+
+  // The Java test counts with JTokkit's cl100k_base (42 tokens in all, so 40 forces a cut). Under the port's
+  // default o200k_base the same five events cost exactly 40 and fit, so the scenario pins cl100k_base.
+  it('64: tool events are not free (cl100k_base, the Java default encoding)', async function () {
+    const estimator = new TiktokenTokenCountEstimator({ encoding: 'cl100k_base' });
+    const r = await new TokenCountCompactionStrategy({ maxTokens: 40, tokenCountEstimator: estimator }).compact(
+      compactionRequest([U("What's the weather?"), TC(), TR(), U('Thanks'), A("You're welcome")]),
+    );
+    expect(r.archivedEvents.map((e) => e.messageType)).to.deep.equal(['user', 'assistant', 'tool']);
+    expect(r.tokensEstimatedSaved).to.equal(r.archivedEvents.reduce((n, e) => n + estimator.estimate(formatEvent(e)), 0));
+    expect(r.tokensEstimatedSaved).to.be.greaterThan(0);
+  });
+
+  it('64 (o200k_base default): a budget one token under the total archives the tool exchange too', async function () {
+    const events = [U("What's the weather?"), TC(), TR(), U('Thanks'), A("You're welcome")];
+    const estimator = new TiktokenTokenCountEstimator();
+    const total = events.reduce((n, e) => n + estimator.estimate(formatEvent(e)), 0);
+    const r = await new TokenCountCompactionStrategy({ maxTokens: total - 1 }).compact(compactionRequest(events));
+    expect(r.archivedEvents).to.have.length(3);
+    expect(r.tokensEstimatedSaved).to.be.greaterThan(0);
+  });
+
+  it('65: a leading preamble is archived even under budget (Java quirk)', async function () {
+    const r = await run(1000, [A('preamble'), U('u1'), A('a1')]);
+    expect(texts(r.archivedEvents)).to.deep.equal(['preamble']);
+    expect(texts(r.compactedEvents)).to.deep.equal(['u1', 'a1']);
+  });
+
+  it('tokensEstimatedSaved is the CHAR cost of the archived events', async function () {
+    const r = await run(25, [U('u1'), A('a1'), U('u2'), A('a2')]);
+    expect(r.tokensEstimatedSaved).to.equal('User: u1'.length + 'Assistant: a1'.length);
+  });
+});
