@@ -54,7 +54,8 @@ export function encodeEvent(event: SessionEvent, archived = event.archived): Sto
 }
 
 export function decodeEvent(row: StoredEvent): SessionEvent {
-  if (!isMessageType(row.messageType)) throw new InvalidArgumentError(`corrupt event ${row.id}: unknown message type ${String(row.messageType)}`);
+  if (!isMessageType(row.messageType))
+    throw new InvalidArgumentError(`corrupt event ${row.id}: unknown message type ${String(row.messageType)}`);
   const data = (row.data === null || row.data === undefined ? {} : JSON.parse(row.data)) as MessageData;
   let message: Message;
   switch (row.messageType) {
