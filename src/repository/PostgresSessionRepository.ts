@@ -1,0 +1,378 @@
+import pg from 'pg';
+import { InvalidArgumentError, requireText } from '../errors.js';
+import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
+import { defaultLogger, type Logger } from '../logging.js';
+import { Session, type SessionLike } from '../session/Session.js';
+import { SessionEvent } from '../session/SessionEvent.js';
+import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
+import { buildEventQuery } from './postgres/eventQuery.js';
+import { MIGRATIONS, postgresTables, type PostgresTables } from './postgres/schema.js';
+import type { SessionRepository } from './SessionRepository.js';
+
+export interface PostgresSessionRepositoryOptions {
+  /** Used to create (and later end) a pool when `pool` is not given. */
+  connectionString?: string;
+  /** A pool owned by the caller: `close()` leaves it open. */
+  pool?: pg.Pool;
+  /** Table-name prefix (`<prefix>_sessions`, `<prefix>_events`, `<prefix>_migrations`); default 'session_compaction'. */
+  prefix?: string;
+  /** Apply pending migrations on first use; default true. With false, call `migrate()` (or run them yourself). */
+  initializeSchema?: boolean;
+  logger?: Logger;
+}
+
+interface EventRow {
+  id: string;
+  session_id: string;
+  message_type: StoredEvent['messageType'];
+  text: string | null;
+  data: string | null;
+  synthetic: boolean;
+  archived: boolean;
+  branch: string | null;
+  metadata: string;
+  timestamp: Date;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  created_at: Date;
+  expires_at: Date | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The column arrays for a multi-row insert through `unnest`, so any batch is one statement with 10 parameters. */
+interface EventColumns {
+  ids: string[];
+  types: string[];
+  texts: (string | null)[];
+  lowered: (string | null)[];
+  data: (string | null)[];
+  synthetic: boolean[];
+  branches: (string | null)[];
+  metadata: string[];
+  timestamps: Date[];
+}
+
+function toColumns(events: readonly SessionEvent[]): EventColumns {
+  const c: EventColumns = {
+    ids: [],
+    types: [],
+    texts: [],
+    lowered: [],
+    data: [],
+    synthetic: [],
+    branches: [],
+    metadata: [],
+    timestamps: [],
+  };
+  for (const e of events) {
+    const s = encodeEvent(e);
+    c.ids.push(s.id);
+    c.types.push(s.messageType);
+    c.texts.push(s.text);
+    c.lowered.push(s.text === null ? null : s.text.toLowerCase());
+    c.data.push(s.data);
+    c.synthetic.push(s.synthetic);
+    c.branches.push(s.branch);
+    c.metadata.push(s.metadata);
+    c.timestamps.push(e.timestamp);
+  }
+  return c;
+}
+
+function rowToEvent(row: EventRow): SessionEvent {
+  return decodeEvent({
+    id: row.id,
+    sessionId: row.session_id,
+    timestamp: row.timestamp.getTime(),
+    messageType: row.message_type,
+    text: row.text,
+    data: row.data,
+    synthetic: row.synthetic,
+    archived: row.archived,
+    branch: row.branch,
+    metadata: row.metadata,
+  });
+}
+
+function rowToSession(row: SessionRow): Session {
+  return Session.create({
+    id: row.id,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    metadata: row.metadata ?? {},
+  });
+}
+
+/**
+ * PostgreSQL over `pg`. Appends and compactions of one session serialise on the session row's lock, so the
+ * identity `seq` of the events follows commit order (no append can slip below a concurrent compaction's new
+ * window). Compaction archives rows in place and rewrites only the active window: its cost does not grow with
+ * the archived history.
+ */
+export class PostgresSessionRepository implements SessionRepository {
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private readonly tables: PostgresTables;
+  private readonly initializeSchema: boolean;
+  private readonly logger: Logger;
+  private schemaReady: Promise<void> | undefined;
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(options: PostgresSessionRepositoryOptions = {}) {
+    const opts = options ?? {};
+    this.tables = postgresTables(opts.prefix ?? 'session_compaction');
+    if (opts.pool !== undefined && opts.pool !== null) {
+      this.pool = opts.pool;
+      this.ownsPool = false;
+    } else {
+      this.pool = new pg.Pool({ connectionString: requireText(opts.connectionString, 'connectionString') });
+      this.ownsPool = true;
+    }
+    this.initializeSchema = opts.initializeSchema ?? true;
+    this.logger = opts.logger ?? defaultLogger();
+    this.sql = statements(this.tables);
+  }
+
+  /**
+   * Applies pending migrations; returns the versions it applied. Concurrent callers (several app instances
+   * starting at once) serialise on a transaction-scoped advisory lock, so each migration runs once.
+   */
+  async migrate(): Promise<number[]> {
+    return this.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.tables.migrations}`]);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${this.tables.migrations} (
+          version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      );
+      const done = await client.query<{ version: number }>(`SELECT version FROM ${this.tables.migrations}`);
+      const applied = new Set(done.rows.map((r) => r.version));
+      const ran: number[] = [];
+      for (const m of MIGRATIONS) {
+        if (applied.has(m.version)) continue;
+        for (const statement of m.statements(this.tables)) await client.query(statement);
+        await client.query(`INSERT INTO ${this.tables.migrations} (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+        ran.push(m.version);
+      }
+      if (ran.length > 0) this.logger.info('applied schema migrations', { prefix: this.tables.prefix, versions: ran });
+      return ran;
+    });
+  }
+
+  async save(session: SessionLike): Promise<Session> {
+    const s = Session.from(session);
+    await this.ready();
+    await this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]);
+    return s;
+  }
+
+  async findById(id: string): Promise<Session | null> {
+    await this.ready();
+    const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1`, [id]);
+    return rows[0] === undefined ? null : rowToSession(rows[0]);
+  }
+
+  async findByUserId(userId: string): Promise<Session[]> {
+    await this.ready();
+    const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
+      userId,
+    ]);
+    return rows.map(rowToSession);
+  }
+
+  async findExpiredSessionIds(before: Date): Promise<string[]> {
+    if (!(before instanceof Date) || Number.isNaN(before.getTime()))
+      throw new InvalidArgumentError('before must be a valid Date');
+    await this.ready();
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM ${this.tables.sessions} WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at, id`,
+      [before],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.ready();
+    await this.pool.query(`DELETE FROM ${this.tables.sessions} WHERE id = $1`, [id]);
+  }
+
+  async appendEvent(event: SessionEvent): Promise<void> {
+    if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
+    await this.ready();
+    const c = toColumns([event]);
+    const { rows } = await this.pool.query<{ found: boolean; inserted: boolean }>(this.sql.append, [
+      event.sessionId,
+      event.id,
+      c.types[0],
+      c.texts[0],
+      c.lowered[0],
+      c.data[0],
+      c.synthetic[0],
+      event.archived,
+      c.branches[0],
+      c.metadata[0],
+      event.timestamp,
+    ]);
+    if (rows[0]?.found !== true) throw new InvalidArgumentError(`Session not found: ${event.sessionId}`);
+  }
+
+  async getEventVersion(id: string): Promise<number> {
+    await this.ready();
+    const { rows } = await this.pool.query<{ event_version: string }>(
+      `SELECT event_version FROM ${this.tables.sessions} WHERE id = $1`,
+      [id],
+    );
+    return rows[0] === undefined ? 0 : Number(rows[0].event_version);
+  }
+
+  async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
+    const f = filter ?? EventFilter.all();
+    await this.ready();
+    const q = buildEventQuery(this.tables.events, id, f);
+    const { rows } = await this.pool.query<EventRow>(q.sql, q.params);
+    let events = rows.map(rowToEvent);
+    if (q.reversed) events.reverse();
+    if (q.windowInJs) {
+      events = events.filter((e) => e.text !== null && f.matchesText(e.text));
+      return applyEventWindow(events, f);
+    }
+    return events;
+  }
+
+  async compactEvents(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    await this.ready();
+    const archivedIds = [...new Set(archived.map((e) => e.id))];
+    const kept = toColumns(retained);
+    const outcome = await this.transaction(async (client) => {
+      // Checks and claims the version in one statement; its row lock queues concurrent appends behind us.
+      const claim = await client.query(this.sql.claimVersion, [id, expectedVersion]);
+      if (claim.rowCount === 0) {
+        const exists = await client.query(`SELECT 1 FROM ${this.tables.sessions} WHERE id = $1`, [id]);
+        return exists.rowCount === 0 ? 'missing' : 'stale';
+      }
+      // In place: archived rows keep their seq, so history is never re-read or re-written.
+      const marked = await client.query(this.sql.archiveInPlace, [id, archivedIds]);
+      if ((marked.rowCount ?? 0) < archivedIds.length) {
+        // An archived event that is not in the log (the caller built it) is still kept, as in memory.
+        const c = toColumns(archived);
+        await client.query(this.sql.insertEvents, [
+          id,
+          c.ids,
+          c.types,
+          c.texts,
+          c.lowered,
+          c.data,
+          c.synthetic,
+          true,
+          c.branches,
+          c.metadata,
+          c.timestamps,
+        ]);
+      }
+      await client.query(this.sql.dropActiveWindow, [id, kept.ids]);
+      if (kept.ids.length > 0) {
+        await client.query(this.sql.insertEvents, [
+          id,
+          kept.ids,
+          kept.types,
+          kept.texts,
+          kept.lowered,
+          kept.data,
+          kept.synthetic,
+          false,
+          kept.branches,
+          kept.metadata,
+          kept.timestamps,
+        ]);
+      }
+      return 'committed';
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
+    if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
+    return outcome === 'committed';
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  private ready(): Promise<void> {
+    if (!this.initializeSchema) return Promise.resolve();
+    this.schemaReady ??= this.migrate().then(
+      () => undefined,
+      (error: unknown) => {
+        // A failed first use (server down) must not poison the instance: the next call retries.
+        this.schemaReady = undefined;
+        throw error;
+      },
+    );
+    return this.schemaReady;
+  }
+
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
+      throw error;
+    } finally {
+      // A connection whose rollback failed is in an unknown state: destroy it rather than reuse it.
+      client.release(broken);
+    }
+  }
+}
+
+function statements(t: PostgresTables) {
+  return {
+    upsertSession: `INSERT INTO ${t.sessions} (id, user_id, created_at, expires_at, metadata)
+      VALUES ($1, $2, $3, $4, $5::jsonb)
+      ON CONFLICT (id) DO UPDATE SET user_id = EXCLUDED.user_id, created_at = EXCLUDED.created_at,
+        expires_at = EXCLUDED.expires_at, metadata = EXCLUDED.metadata`,
+    selectSession: `SELECT id, user_id, created_at, expires_at, metadata FROM ${t.sessions}`,
+    // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
+    // only when a row was inserted. The lock makes seq order equal commit order within the session.
+    append: `WITH s AS (SELECT id FROM ${t.sessions} WHERE id = $1 FOR UPDATE),
+      ins AS (
+        INSERT INTO ${t.events}
+          (session_id, id, message_type, text, text_lc, data, synthetic, archived, branch, metadata, "timestamp")
+        SELECT s.id, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11 FROM s
+        ON CONFLICT (session_id, id) DO NOTHING
+        RETURNING seq),
+      upd AS (
+        UPDATE ${t.sessions} SET event_version = event_version + 1
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)
+        RETURNING event_version)
+      SELECT EXISTS (SELECT 1 FROM s) AS found, EXISTS (SELECT 1 FROM upd) AS inserted`,
+    claimVersion: `UPDATE ${t.sessions} SET event_version = event_version + 1 WHERE id = $1 AND event_version = $2`,
+    archiveInPlace: `UPDATE ${t.events} SET archived = TRUE
+      WHERE session_id = $1 AND id = ANY($2::text[]) AND archived = FALSE`,
+    // The old active window goes (superseded summaries with it); a retained id that sits in the archive is
+    // replaced by the retained copy, since an id is unique per session.
+    dropActiveWindow: `DELETE FROM ${t.events} WHERE session_id = $1 AND (archived = FALSE OR id = ANY($2::text[]))`,
+    insertEvents: `INSERT INTO ${t.events}
+        (session_id, id, message_type, text, text_lc, data, synthetic, archived, branch, metadata, "timestamp")
+      SELECT $1, u.id, u.message_type, u.text, u.text_lc, u.data, u.synthetic, $8, u.branch, u.metadata, u.ts
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::boolean[], $9::text[], $10::jsonb[],
+        $11::timestamptz[]) WITH ORDINALITY AS u(id, message_type, text, text_lc, data, synthetic, branch, metadata, ts, ord)
+      ORDER BY u.ord
+      ON CONFLICT (session_id, id) DO NOTHING`,
+  };
+}

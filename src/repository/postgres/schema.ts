@@ -1,0 +1,76 @@
+import { InvalidArgumentError } from '../../errors.js';
+
+/** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
+export interface PostgresTables {
+  prefix: string;
+  sessions: string;
+  events: string;
+  migrations: string;
+}
+
+const PREFIX = /^[a-z_][a-z0-9_]*$/i;
+/** PostgreSQL truncates identifiers at 63 bytes; the longest derived name adds 24 characters. */
+const MAX_PREFIX_LENGTH = 39;
+
+export function postgresTables(prefix: string): PostgresTables {
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix) || prefix.length > MAX_PREFIX_LENGTH) {
+    throw new InvalidArgumentError(
+      `prefix must match ${String(PREFIX)} and be at most ${MAX_PREFIX_LENGTH} characters (got '${String(prefix)}')`,
+    );
+  }
+  // Unquoted identifiers fold to lower case; folding here keeps names, logs and the advisory-lock key consistent.
+  const p = prefix.toLowerCase();
+  return { prefix: p, sessions: `${p}_sessions`, events: `${p}_events`, migrations: `${p}_migrations` };
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: (t: PostgresTables) => string[];
+}
+
+/**
+ * Append-only: a released migration is never edited, a change is a new version.
+ *
+ * - `seq` (identity) is the log order; retained events are re-inserted with new values on compaction.
+ * - `text_lc` is the text lower-cased by JavaScript's `toLowerCase()`: PostgreSQL's `lower()` depends on the
+ *   server's locale (under C.UTF-8 it maps 'İ' to 'i' and never produces a final sigma) and would make
+ *   keyword search disagree with the in-memory repository.
+ * - `(session_id, archived, seq)` serves the active window and compaction's delete; `(session_id, seq)` serves
+ *   whole-log reads and lastN without sorting; both keep compaction independent of the archive's size.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'sessions and events',
+    statements: (t) => [
+      `CREATE TABLE ${t.sessions} (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ,
+        metadata JSONB NOT NULL DEFAULT '{}'::jsonb,
+        event_version BIGINT NOT NULL DEFAULT 0
+      )`,
+      `CREATE INDEX ${t.prefix}_sessions_user_idx ON ${t.sessions} (user_id)`,
+      `CREATE INDEX ${t.prefix}_sessions_expires_idx ON ${t.sessions} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE ${t.events} (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        message_type TEXT NOT NULL CHECK (message_type IN ('user', 'assistant', 'system', 'tool')),
+        text TEXT,
+        text_lc TEXT,
+        data JSONB,
+        synthetic BOOLEAN NOT NULL DEFAULT FALSE,
+        archived BOOLEAN NOT NULL DEFAULT FALSE,
+        branch TEXT,
+        metadata JSONB NOT NULL DEFAULT '{}'::jsonb,
+        "timestamp" TIMESTAMPTZ NOT NULL,
+        CONSTRAINT ${t.prefix}_events_session_event_uq UNIQUE (session_id, id)
+      )`,
+      `CREATE INDEX ${t.prefix}_events_window_idx ON ${t.events} (session_id, archived, seq)`,
+      `CREATE INDEX ${t.prefix}_events_log_idx ON ${t.events} (session_id, seq)`,
+    ],
+  },
+];
