@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { InMemorySessionRepository } from '../repository/InMemorySessionRepository.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
+import { SqliteSessionRepository } from '../repository/SqliteSessionRepository.js';
 
 export type RepositoryKind = 'memory' | 'sqlite' | 'postgres' | 'redis';
 
@@ -17,6 +18,7 @@ type Factory = (settings: RepositorySettings) => SessionRepository;
 
 const factories: Partial<Record<RepositoryKind, Factory>> = {
   memory: () => new InMemorySessionRepository(),
+  sqlite: (s) => new SqliteSessionRepository({ path: s.sqlite?.path ?? './sessions.db', logger: s.logger }),
 };
 
 /** Durable backends register themselves here, so the DI module needs no knowledge of their drivers. */

@@ -1,0 +1,364 @@
+import Database from 'better-sqlite3';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
+import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
+import { defaultLogger, type Logger } from '../logging.js';
+import { Session, type SessionLike } from '../session/Session.js';
+import { SessionEvent } from '../session/SessionEvent.js';
+import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
+import type { SessionRepository } from './SessionRepository.js';
+import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
+import { SQLITE_MIGRATIONS, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
+
+export interface SqliteSessionRepositoryOptions {
+  /** A database file (created when missing) or `':memory:'`. */
+  path: string;
+  /** Apply pending migrations on first use; default true. With false, call `migrate()` yourself. */
+  initializeSchema?: boolean;
+  /** Table-name prefix (`<prefix>sessions`, `<prefix>session_events`, `<prefix>schema_migrations`); default ''. */
+  prefix?: string;
+  /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY; default 5000. */
+  busyTimeoutMs?: number;
+  /**
+   * `'FULL'` (default) syncs the WAL on every commit, so an acknowledged write survives power loss;
+   * `'NORMAL'` survives process crashes only, and is several times faster on slow disks.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  logger?: Logger;
+}
+
+interface SessionRow {
+  id: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number | null;
+  metadata: string;
+}
+
+type EventRow = Omit<StoredEvent, 'synthetic' | 'archived'> & { synthetic: number; archived: number };
+
+interface EventParams {
+  sessionId: string;
+  id: string;
+  timestamp: number;
+  messageType: string;
+  text: string | null;
+  data: string | null;
+  synthetic: number;
+  archived: number;
+  branch: string | null;
+  metadata: string;
+}
+
+/** Statements whose SQL never changes, prepared once the schema exists. */
+interface Statements {
+  save: Database.Statement;
+  findById: Database.Statement;
+  findByUserId: Database.Statement;
+  findExpired: Database.Statement;
+  delete: Database.Statement;
+  version: Database.Statement;
+  insertEvent: Database.Statement;
+  bumpVersion: Database.Statement;
+  casVersion: Database.Statement;
+  archiveEvent: Database.Statement;
+  deleteActive: Database.Statement;
+  append: Database.Transaction<(sessionId: string, params: EventParams) => void>;
+  compact: Database.Transaction<
+    (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number) => boolean
+  >;
+}
+
+const STATEMENT_CACHE_LIMIT = 128;
+
+/**
+ * The embedded durable repository: one SQLite file (WAL), shareable by several processes on one machine.
+ *
+ * Every write is one IMMEDIATE transaction, so writers are serialised by SQLite's write lock across
+ * processes, and `compactEvents` claims the version with a conditional UPDATE before touching any event.
+ * A compaction touches only the active window (archived rows are marked in place and keep their `seq`),
+ * so its cost does not grow with archived history. better-sqlite3 is synchronous: a call blocks the
+ * event loop for its duration, including up to `busyTimeoutMs` while another process holds the write lock.
+ */
+export class SqliteSessionRepository implements SessionRepository {
+  readonly path: string;
+  readonly prefix: string;
+  readonly tables: SqliteTables;
+  private readonly db: Database.Database;
+  private readonly initializeSchema: boolean;
+  private readonly logger: Logger;
+  private statements: Statements | undefined;
+  private readonly queryCache = new Map<string, Database.Statement>();
+  private closed = false;
+
+  constructor(options: SqliteSessionRepositoryOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
+    this.path = requireText(options.path, 'path');
+    this.prefix = options.prefix ?? '';
+    this.tables = sqliteTables(this.prefix);
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw new InvalidArgumentError('busyTimeoutMs must be an integer >= 0');
+    }
+    const synchronous = options.synchronous ?? 'FULL';
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL')
+      throw new InvalidArgumentError("synchronous must be 'FULL' or 'NORMAL'");
+    this.initializeSchema = options.initializeSchema ?? true;
+    this.logger = options.logger ?? defaultLogger();
+
+    this.db = new Database(this.path, { timeout: busyTimeoutMs });
+    try {
+      // WAL lets readers run while a writer commits, in this and in other processes (':memory:' stays 'memory').
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma(`synchronous = ${synchronous}`);
+      this.db.pragma('foreign_keys = ON');
+      this.db.function(JS_LOWER_FUNCTION, { deterministic: true }, (value: unknown) =>
+        typeof value === 'string' ? value.toLowerCase() : null,
+      );
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Applies pending migrations in one IMMEDIATE transaction (so two processes starting together migrate
+   * once) and returns the versions it applied.
+   */
+  async migrate(): Promise<number[]> {
+    this.requireOpen();
+    return this.migrateNow();
+  }
+
+  async save(session: SessionLike): Promise<Session> {
+    const s = Session.from(session);
+    this.ready().save.run({
+      id: s.id,
+      userId: s.userId,
+      createdAt: s.createdAt.getTime(),
+      expiresAt: s.expiresAt === null ? null : s.expiresAt.getTime(),
+      metadata: JSON.stringify(s.metadata),
+    });
+    return s;
+  }
+
+  async findById(id: string): Promise<Session | null> {
+    const row = this.ready().findById.get(id) as SessionRow | undefined;
+    return row === undefined ? null : toSession(row);
+  }
+
+  async findByUserId(userId: string): Promise<Session[]> {
+    return (this.ready().findByUserId.all(userId) as SessionRow[]).map(toSession);
+  }
+
+  async findExpiredSessionIds(before: Date): Promise<string[]> {
+    if (!(before instanceof Date) || Number.isNaN(before.getTime()))
+      throw new InvalidArgumentError('before must be a valid Date');
+    return this.ready().findExpired.pluck().all(before.getTime()) as string[];
+  }
+
+  async delete(id: string): Promise<void> {
+    this.ready().delete.run(id);
+  }
+
+  async appendEvent(event: SessionEvent): Promise<void> {
+    if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
+    const st = this.ready();
+    st.append.immediate(event.sessionId, toParams(event.sessionId, encodeEvent(event)));
+  }
+
+  async getEventVersion(id: string): Promise<number> {
+    const row = this.ready().version.get(id) as { version: number } | undefined;
+    return row?.version ?? 0;
+  }
+
+  async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
+    this.ready();
+    const f = filter ?? EventFilter.all();
+    const query = buildEventQuery(this.tables.events, id, f);
+    if (query === null) return [];
+    const rows = this.statement(query.sql).all(...query.params) as EventRow[];
+    if (query.reverse) rows.reverse();
+    const events = rows.map(fromRow);
+    if (query.pattern === undefined) return events;
+    const pattern = query.pattern;
+    return applyEventWindow(
+      events.filter((e) => e.text !== null && pattern.test(e.text)),
+      f,
+    );
+  }
+
+  async compactEvents(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    if (!Array.isArray(archived) || !Array.isArray(retained)) {
+      throw new InvalidArgumentError('archived and retained must be arrays');
+    }
+    const st = this.ready();
+    const archivedParams = archived.map((e) => toParams(id, encodeEvent(e, true)));
+    const retainedParams = retained.map((e) => toParams(id, encodeEvent(e, false)));
+    return st.compact.immediate(id, archivedParams, retainedParams, expectedVersion);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.queryCache.clear();
+    this.statements = undefined;
+    this.db.close();
+  }
+
+  private requireOpen(): void {
+    if (this.closed) throw new IllegalStateError('SqliteSessionRepository is closed');
+  }
+
+  /** Migrates (unless disabled) and prepares the fixed statements on first use. */
+  private ready(): Statements {
+    this.requireOpen();
+    if (this.statements === undefined) {
+      if (this.initializeSchema) this.migrateNow();
+      try {
+        this.statements = this.prepare();
+      } catch (error) {
+        throw new IllegalStateError(
+          `SQLite schema for prefix '${this.prefix}' is missing or outdated in ${this.path}: ` +
+            'call migrate() or construct with initializeSchema: true',
+          { cause: error },
+        );
+      }
+    }
+    return this.statements;
+  }
+
+  private migrateNow(): number[] {
+    const t = this.tables;
+    return this.db
+      .transaction((): number[] => {
+        this.db.exec(
+          `CREATE TABLE IF NOT EXISTS ${t.migrations} (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
+        );
+        const done = new Set(this.db.prepare(`SELECT version FROM ${t.migrations}`).pluck().all() as number[]);
+        const known = new Set(SQLITE_MIGRATIONS.map((m) => m.version));
+        const unknown = [...done].filter((v) => !known.has(v));
+        if (unknown.length > 0) {
+          this.logger.warn('SQLite schema has migrations this library version does not know; a newer version wrote it', {
+            path: this.path,
+            versions: unknown,
+          });
+        }
+        const applied: number[] = [];
+        const record = this.db.prepare(`INSERT INTO ${t.migrations} (version, name, applied_at) VALUES (?, ?, ?)`);
+        for (const m of SQLITE_MIGRATIONS) {
+          if (done.has(m.version)) continue;
+          this.db.exec(m.sql(t));
+          record.run(m.version, m.name, Date.now());
+          applied.push(m.version);
+        }
+        if (applied.length > 0) this.logger.info('SQLite schema migrated', { path: this.path, applied });
+        return applied;
+      })
+      .immediate();
+  }
+
+  private prepare(): Statements {
+    const { sessions: s, events: e } = this.tables;
+    const p = (sql: string) => this.db.prepare(sql);
+    const sessionColumns = 'id, user_id AS userId, created_at AS createdAt, expires_at AS expiresAt, metadata';
+    const st = {
+      save: p(
+        `INSERT INTO ${s} (id, user_id, created_at, expires_at, metadata) VALUES (@id, @userId, @createdAt, @expiresAt, @metadata)
+         ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, created_at = excluded.created_at,
+           expires_at = excluded.expires_at, metadata = excluded.metadata`,
+      ),
+      findById: p(`SELECT ${sessionColumns} FROM ${s} WHERE id = ?`),
+      findByUserId: p(`SELECT ${sessionColumns} FROM ${s} WHERE user_id = ? ORDER BY created_at, id`),
+      findExpired: p(`SELECT id FROM ${s} WHERE expires_at IS NOT NULL AND expires_at < ?`),
+      delete: p(`DELETE FROM ${s} WHERE id = ?`),
+      version: p(`SELECT event_version AS version FROM ${s} WHERE id = ?`),
+      insertEvent: p(
+        `INSERT INTO ${e} (session_id, id, timestamp, message_type, text, data, synthetic, archived, branch, metadata)
+         VALUES (@sessionId, @id, @timestamp, @messageType, @text, @data, @synthetic, @archived, @branch, @metadata)
+         ON CONFLICT (session_id, id) DO NOTHING`,
+      ),
+      bumpVersion: p(`UPDATE ${s} SET event_version = event_version + 1 WHERE id = ?`),
+      casVersion: p(`UPDATE ${s} SET event_version = event_version + 1 WHERE id = ? AND event_version = ?`),
+      // An archived event the log does not hold yet (never appended) is added, already archived.
+      archiveEvent: p(
+        `INSERT INTO ${e} (session_id, id, timestamp, message_type, text, data, synthetic, archived, branch, metadata)
+         VALUES (@sessionId, @id, @timestamp, @messageType, @text, @data, @synthetic, @archived, @branch, @metadata)
+         ON CONFLICT (session_id, id) DO UPDATE SET archived = 1`,
+      ),
+      deleteActive: p(`DELETE FROM ${e} WHERE session_id = ? AND archived = 0`),
+    };
+    const append = this.db.transaction((sessionId: string, params: EventParams): void => {
+      // The session check, the insert and the bump share one write lock: no compaction can slip between.
+      if (st.version.get(sessionId) === undefined) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+      if (st.insertEvent.run(params).changes > 0) st.bumpVersion.run(sessionId);
+    });
+    const compact = this.db.transaction(
+      (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number): boolean => {
+        if (st.version.get(sessionId) === undefined) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+        // Checks and claims the version in one statement; a loser touches no event.
+        if (st.casVersion.run(sessionId, expectedVersion).changes === 0) return false;
+        // Marked in place: archived rows keep their seq, so history keeps its order and is never rewritten.
+        for (const p of archived) st.archiveEvent.run(p);
+        // Only the active window: the (session_id, archived, seq) index keeps this independent of history size.
+        st.deleteActive.run(sessionId);
+        // New seq values: the retained window (summary first) sorts after the whole archive.
+        for (const p of retained) {
+          if (st.insertEvent.run(p).changes === 0) {
+            // Throwing rolls the whole compaction back, version included.
+            throw new InvalidArgumentError(
+              `retained event ${p.id} is already archived (or retained twice) in session ${sessionId}`,
+            );
+          }
+        }
+        return true;
+      },
+    );
+    return { ...st, append, compact };
+  }
+
+  private statement(sql: string): Database.Statement {
+    let st = this.queryCache.get(sql);
+    if (st === undefined) {
+      // Filters with many keywords each have their own shape; a bound keeps the cache from growing forever.
+      if (this.queryCache.size >= STATEMENT_CACHE_LIMIT) this.queryCache.clear();
+      st = this.db.prepare(sql);
+      this.queryCache.set(sql, st);
+    }
+    return st;
+  }
+}
+
+function toSession(row: SessionRow): Session {
+  return Session.create({
+    id: row.id,
+    userId: row.userId,
+    createdAt: new Date(row.createdAt),
+    expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  });
+}
+
+function toParams(sessionId: string, stored: StoredEvent): EventParams {
+  return {
+    sessionId,
+    id: stored.id,
+    timestamp: stored.timestamp,
+    messageType: stored.messageType,
+    text: stored.text,
+    data: stored.data,
+    synthetic: stored.synthetic ? 1 : 0,
+    archived: stored.archived ? 1 : 0,
+    branch: stored.branch,
+    metadata: stored.metadata,
+  };
+}
+
+function fromRow(row: EventRow): SessionEvent {
+  return decodeEvent({ ...row, synthetic: row.synthetic === 1, archived: row.archived === 1 });
+}
