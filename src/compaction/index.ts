@@ -31,3 +31,19 @@ export {
   TokenCountCompactionStrategy,
   type TokenCountCompactionStrategyOptions,
 } from './strategies/TokenCountCompactionStrategy.js';
+export {
+  RecursiveSummarizationCompactionStrategy,
+  RECURSIVE_SUMMARIZATION_SOURCE,
+  type RecursiveSummarizationCompactionStrategyOptions,
+} from './strategies/RecursiveSummarizationCompactionStrategy.js';
+export {
+  AdditiveSummarizationCompactionStrategy,
+  ADDITIVE_SUMMARIZATION_SOURCE,
+  type AdditiveSummarizationCompactionStrategyOptions,
+} from './strategies/AdditiveSummarizationCompactionStrategy.js';
+export {
+  SUMMARY_FAILURE_MODES,
+  SUMMARY_METADATA,
+  type SummaryFailureMode,
+  type SummarizationFailureListener,
+} from './strategies/summaryEvents.js';

@@ -1,0 +1,189 @@
+import { InvalidArgumentError, requirePositiveInt, requireText } from '../../errors.js';
+import { defaultLogger, type Logger } from '../../logging.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import type { ChatClient } from '../../summarization/ChatClient.js';
+import { mechanicalSummary } from '../../summarization/mechanicalSummary.js';
+import {
+  buildSummaryPrompt,
+  DEFAULT_SUMMARY_SHADOW_PROMPT,
+  DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  summarySystemPrompt,
+} from '../../summarization/prompts.js';
+import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
+import { CompactionResult } from '../CompactionResult.js';
+import type { CompactionStrategy } from '../CompactionStrategy.js';
+import { formatEvent } from '../formatEvent.js';
+import { snapToTurnStart } from '../snapToTurnStart.js';
+import {
+  priorSummaryTexts,
+  renderedTokens,
+  reportFailure,
+  requestSummary,
+  requireChatClient,
+  requireFailureMode,
+  SUMMARY_METADATA,
+  summaryPair,
+  type SummarizationFailureListener,
+  type SummaryFailureMode,
+} from './summaryEvents.js';
+import { partitionSynthetic, rootCountCut } from './windowCut.js';
+
+export interface RecursiveSummarizationCompactionStrategyOptions {
+  chatClient: ChatClient;
+  /** Root real events kept verbatim (the sliding window); default 10. */
+  maxEventsToKeep?: number;
+  /** Kept events shown to the summariser for continuity; default 2, must be < maxEventsToKeep. */
+  overlapSize?: number;
+  /** The summariser's task; the transcript rules are appended to it. Default DEFAULT_SUMMARY_SYSTEM_PROMPT. */
+  systemPrompt?: string;
+  /** Text of the synthetic user event opening the summary; default DEFAULT_SUMMARY_SHADOW_PROMPT. */
+  shadowPrompt?: string;
+  /** Renders events for the prompt and for counting; default formatEvent. */
+  eventFormatter?: (event: SessionEvent) => string;
+  onSummarizationFailure?: SummarizationFailureListener;
+  tokenCountEstimator?: TokenCountEstimator;
+  /** Default 'skip'. */
+  failureMode?: SummaryFailureMode;
+  /** Output cap passed to the summariser as `maxTokens`. */
+  maxSummaryTokens?: number;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+export const RECURSIVE_SUMMARIZATION_SOURCE = 'recursive-summarization';
+
+/**
+ * Rolling summary (the Java design): cuts like the sliding window, summarises the archived events together
+ * with every prior summary, and replaces the prior summaries with one new synthetic pair. A failed summary
+ * never loses events: the window stays as it was (or gets a mechanical stub, per `failureMode`).
+ */
+export class RecursiveSummarizationCompactionStrategy implements CompactionStrategy {
+  static readonly DEFAULT_MAX_EVENTS_TO_KEEP = 10;
+  static readonly DEFAULT_OVERLAP_SIZE = 2;
+  static readonly DEFAULT_SUMMARY_SHADOW_PROMPT = DEFAULT_SUMMARY_SHADOW_PROMPT;
+  static readonly DEFAULT_SYSTEM_PROMPT = DEFAULT_SUMMARY_SYSTEM_PROMPT;
+
+  readonly chatClient: ChatClient;
+  readonly maxEventsToKeep: number;
+  readonly overlapSize: number;
+  readonly systemPrompt: string;
+  readonly shadowPrompt: string;
+  readonly failureMode: SummaryFailureMode;
+  readonly maxSummaryTokens: number | undefined;
+  readonly tokenCountEstimator: TokenCountEstimator;
+  private readonly eventFormatter: (event: SessionEvent) => string;
+  private readonly customFormatter: boolean;
+  private readonly onSummarizationFailure: SummarizationFailureListener | undefined;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
+
+  constructor(options: RecursiveSummarizationCompactionStrategyOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('chatClient must not be null');
+    this.chatClient = requireChatClient(options.chatClient);
+    this.maxEventsToKeep = requirePositiveInt(
+      options.maxEventsToKeep ?? RecursiveSummarizationCompactionStrategy.DEFAULT_MAX_EVENTS_TO_KEEP,
+      'maxEventsToKeep',
+    );
+    const overlap = options.overlapSize ?? RecursiveSummarizationCompactionStrategy.DEFAULT_OVERLAP_SIZE;
+    if (typeof overlap !== 'number' || !Number.isInteger(overlap) || overlap < 0) {
+      throw new InvalidArgumentError('overlapSize must be >= 0');
+    }
+    if (overlap >= this.maxEventsToKeep) {
+      throw new InvalidArgumentError(`overlapSize (${overlap}) must be less than maxEventsToKeep (${this.maxEventsToKeep})`);
+    }
+    this.overlapSize = overlap;
+    this.systemPrompt = requireText(options.systemPrompt ?? DEFAULT_SUMMARY_SYSTEM_PROMPT, 'systemPrompt');
+    this.shadowPrompt = requireText(options.shadowPrompt ?? DEFAULT_SUMMARY_SHADOW_PROMPT, 'shadowPrompt');
+    this.failureMode = requireFailureMode(options.failureMode);
+    this.maxSummaryTokens =
+      options.maxSummaryTokens === undefined ? undefined : requirePositiveInt(options.maxSummaryTokens, 'maxSummaryTokens');
+    this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.customFormatter = options.eventFormatter !== undefined;
+    this.eventFormatter = options.eventFormatter ?? formatEvent;
+    this.onSummarizationFailure = options.onSummarizationFailure;
+    this.logger = options.logger ?? defaultLogger();
+    this.now = options.now ?? (() => new Date());
+  }
+
+  getMaxEventsToKeep(): number {
+    return this.maxEventsToKeep;
+  }
+
+  getOverlapSize(): number {
+    return this.overlapSize;
+  }
+
+  /** Same rendering as the Java `formatEvent`. */
+  static formatEvent(event: SessionEvent): string {
+    return formatEvent(event);
+  }
+
+  async compact(request: CompactionRequest): Promise<CompactionResult> {
+    const { events } = requireRequest(request);
+    const { synthetic, real } = partitionSynthetic(events);
+    const rawCut = rootCountCut(real, this.maxEventsToKeep);
+    // Nothing would be archived: no model call.
+    if (rawCut < 0) return CompactionResult.noop(events);
+    const cut = snapToTurnStart(real, rawCut);
+    const toArchive = real.slice(0, cut);
+    if (toArchive.length === 0) return CompactionResult.noop(events);
+    const activeWindow = real.slice(cut);
+    const overlap = activeWindow.slice(0, Math.min(this.overlapSize, activeWindow.length));
+    const priorSummaries = priorSummaryTexts(synthetic);
+
+    const user = buildSummaryPrompt({
+      priorSummaries,
+      transcript: toArchive.map(this.eventFormatter),
+      upcoming: overlap.map(this.eventFormatter),
+    });
+    const outcome = await requestSummary(this.chatClient, {
+      system: summarySystemPrompt(this.systemPrompt),
+      user,
+      ...(this.maxSummaryTokens !== undefined ? { maxTokens: this.maxSummaryTokens } : {}),
+    });
+
+    let summary: string;
+    let method: 'model' | 'stub';
+    if (outcome.ok) {
+      summary = outcome.text;
+      method = 'model';
+    } else {
+      const strategy = 'RecursiveSummarizationCompactionStrategy';
+      reportFailure(
+        { request, error: outcome.error, mode: this.failureMode, strategy },
+        this.logger,
+        this.onSummarizationFailure,
+      );
+      if (this.failureMode !== 'stub') return CompactionResult.noop(events);
+      // The stub replaces the prior summaries too, so it carries them verbatim.
+      summary = mechanicalSummary(toArchive, priorSummaries);
+      method = 'stub';
+    }
+
+    const now = this.now();
+    const firstCovered = synthetic.find((e) => typeof e.metadata[SUMMARY_METADATA.firstEventId] === 'string');
+    const pair = summaryPair(
+      request.session.id,
+      this.shadowPrompt,
+      summary,
+      {
+        compactionSource: RECURSIVE_SUMMARIZATION_SOURCE,
+        [SUMMARY_METADATA.method]: method,
+        [SUMMARY_METADATA.firstEventId]: firstCovered?.metadata[SUMMARY_METADATA.firstEventId] ?? toArchive[0]!.id,
+        [SUMMARY_METADATA.lastEventId]: toArchive[toArchive.length - 1]!.id,
+        ...(method === 'model' && this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
+        [SUMMARY_METADATA.createdAt]: now.toISOString(),
+      },
+      now,
+    );
+    // No token count in the metadata: the estimator only ever sees rendered events (scenario 81).
+    // Prior synthetic events are superseded (in neither list): the repository drops them, as in Java.
+    return new CompactionResult(
+      [...pair, ...activeWindow],
+      toArchive,
+      renderedTokens(toArchive, this.tokenCountEstimator, this.customFormatter ? this.eventFormatter : undefined),
+    );
+  }
+}
