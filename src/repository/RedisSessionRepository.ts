@@ -1,0 +1,256 @@
+import { Redis } from 'ioredis';
+import { InvalidArgumentError, requireText } from '../errors.js';
+import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
+import { defaultLogger, type Logger } from '../logging.js';
+import { Session, type SessionLike } from '../session/Session.js';
+import { SessionEvent } from '../session/SessionEvent.js';
+import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
+import { RedisScript } from './redis/RedisScript.js';
+import { APPEND_SCRIPT, COMPACT_SCRIPT, DELETE_SCRIPT, READ_SCRIPT, SAVE_SCRIPT } from './redis/scripts.js';
+import type { SessionRepository } from './SessionRepository.js';
+
+export interface RedisSessionRepositoryOptions {
+  /** Used to create (and later quit) a client when `client` is not given. */
+  url?: string;
+  /** A client owned by the caller: `close()` leaves it connected. */
+  client?: Redis;
+  /** Key prefix; default 'sc'. */
+  prefix?: string;
+  /** Accepted for symmetry with the SQL backends; Redis needs no schema. */
+  initializeSchema?: boolean;
+  /**
+   * Give every key of a session the session's `expiresAt` as its Redis expiry, so Redis itself reclaims
+   * expired sessions (a session saved already expired vanishes at once). Default false.
+   */
+  keyTtlFromSession?: boolean;
+  logger?: Logger;
+}
+
+const PREFIX = /^[a-z0-9_.:-]+$/i;
+const MAX_RETRIES = 10;
+
+const scripts = {
+  append: new RedisScript(APPEND_SCRIPT),
+  compact: new RedisScript(COMPACT_SCRIPT),
+  read: new RedisScript(READ_SCRIPT),
+  save: new RedisScript(SAVE_SCRIPT),
+  delete: new RedisScript(DELETE_SCRIPT),
+};
+
+/** The stored value: one flag character ('1' archived) then the codec's JSON, so Lua can archive in place. */
+function encodeValue(event: SessionEvent, archived: boolean): string {
+  const stored: Partial<StoredEvent> = encodeEvent(event, archived);
+  delete stored.archived;
+  return (archived ? '1' : '0') + JSON.stringify(stored);
+}
+
+function decodeValue(value: string): SessionEvent {
+  const stored = JSON.parse(value.slice(1)) as StoredEvent;
+  return decodeEvent({ ...stored, archived: value.startsWith('1') });
+}
+
+/**
+ * Redis over ioredis. Per session: a hash of metadata and version, a hash of events, a list of archived ids
+ * and a list of active ids (the log is the archive followed by the window). Appends and compactions are
+ * single Lua scripts, hence atomic; a compaction reads and rewrites only the active window. Plain Redis 6.2+
+ * (standalone or Sentinel): the per-user and expiry indexes span sessions, so Redis Cluster is not supported.
+ */
+export class RedisSessionRepository implements SessionRepository {
+  private readonly client: Redis;
+  private readonly ownsClient: boolean;
+  private readonly prefix: string;
+  private readonly ttlFlag: '0' | '1';
+  private readonly logger: Logger;
+
+  constructor(options: RedisSessionRepositoryOptions = {}) {
+    const opts = options ?? {};
+    const prefix = opts.prefix ?? 'sc';
+    if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
+      throw new InvalidArgumentError(`prefix must match ${String(PREFIX)} (got '${String(prefix)}')`);
+    }
+    this.prefix = prefix;
+    if (opts.client !== undefined && opts.client !== null) {
+      this.client = opts.client;
+      this.ownsClient = false;
+    } else {
+      this.client = new Redis(requireText(opts.url, 'url'));
+      this.ownsClient = true;
+    }
+    this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';
+    this.logger = opts.logger ?? defaultLogger();
+  }
+
+  async save(session: SessionLike): Promise<Session> {
+    const s = Session.from(session);
+    const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
+    await this.withOwner(s.id, (owner) =>
+      scripts.save.run(
+        this.client,
+        [k1, this.userKey(s.userId), this.expiryKey(), this.userKey(owner), k2, k3, k4, k5],
+        [
+          owner,
+          s.id,
+          s.userId,
+          s.createdAt.getTime(),
+          s.expiresAt === null ? '' : s.expiresAt.getTime(),
+          JSON.stringify(s.metadata),
+          this.ttlFlag,
+        ],
+      ),
+    );
+    return s;
+  }
+
+  async findById(id: string): Promise<Session | null> {
+    const hash = await this.client.hgetall(this.sessionKeys(id)[0]);
+    return this.toSession(id, hash);
+  }
+
+  async findByUserId(userId: string): Promise<Session[]> {
+    const key = this.userKey(userId);
+    const ids = await this.client.smembers(key);
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.sessionKeys(id)[0]);
+    const replies = (await pipeline.exec()) ?? [];
+    const out: Session[] = [];
+    const stale: string[] = [];
+    ids.forEach((id, i) => {
+      const [error, hash] = replies[i] ?? [null, {}];
+      if (error) throw error;
+      const session = this.toSession(id, hash as Record<string, string>);
+      if (session !== null && session.userId === userId) out.push(session);
+      else stale.push(id);
+    });
+    // Index entries of sessions whose keys Redis expired (keyTtlFromSession) are dropped lazily.
+    if (stale.length > 0) await this.client.srem(key, ...stale);
+    return out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async findExpiredSessionIds(before: Date): Promise<string[]> {
+    if (!(before instanceof Date) || Number.isNaN(before.getTime()))
+      throw new InvalidArgumentError('before must be a valid Date');
+    return this.client.zrangebyscore(this.expiryKey(), '-inf', `(${before.getTime()}`);
+  }
+
+  async delete(id: string): Promise<void> {
+    const keys = this.sessionKeys(id);
+    await this.withOwner(id, (owner) =>
+      scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey()], [owner, id]),
+    );
+  }
+
+  async appendEvent(event: SessionEvent): Promise<void> {
+    if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
+    const result = await scripts.append.run(this.client, this.sessionKeys(event.sessionId), [
+      event.id,
+      encodeValue(event, event.archived),
+      this.ttlFlag,
+    ]);
+    if (result === -1) throw new InvalidArgumentError(`Session not found: ${event.sessionId}`);
+  }
+
+  async getEventVersion(id: string): Promise<number> {
+    const version = await this.client.hget(this.sessionKeys(id)[0], 'version');
+    return version === null ? 0 : Number(version);
+  }
+
+  async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
+    const f = filter ?? EventFilter.all();
+    const scope = f.excludeArchived ? 'active' : 'all';
+    if (f.lastN !== undefined && onlyWindowCriteria(f)) {
+      // Only the tail is read; an event appended already archived can still sit in the window, so when
+      // the filter drops one the tail was too short and the whole sequence is read instead.
+      const tail = await this.read(id, scope, f.lastN);
+      const matches = tail.filter((e) => f.matches(e));
+      if (matches.length === tail.length || tail.length < f.lastN) return matches;
+    }
+    const events = await this.read(id, scope);
+    return applyEventWindow(
+      events.filter((e) => f.matches(e)),
+      f,
+    );
+  }
+
+  async compactEvents(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length];
+    for (const e of archived) args.push(e.id, encodeValue(e, true));
+    // Retained events form the active window: an archived flag on one would hide it from active().
+    for (const e of retained) args.push(e.id, encodeValue(e, false));
+    const result = await scripts.compact.run(this.client, this.sessionKeys(id), args);
+    if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
+    if (result === 0) this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
+    return result === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) await this.client.quit();
+  }
+
+  private async read(id: string, scope: 'all' | 'active', lastN?: number): Promise<SessionEvent[]> {
+    const values = (await scripts.read.run(
+      this.client,
+      this.sessionKeys(id),
+      lastN === undefined ? [scope] : [scope, lastN],
+    )) as string[];
+    return values.map(decodeValue);
+  }
+
+  /**
+   * Runs a script that moves a session between user sets: it needs the current owner's key up front, and
+   * fails (0) if the owner changed in between, which is retried with the new owner.
+   */
+  private async withOwner(id: string, run: (owner: string) => Promise<unknown>): Promise<void> {
+    const key = this.sessionKeys(id)[0];
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const owner = (await this.client.hget(key, 'userId')) ?? '';
+      if ((await run(owner)) === 1) return;
+    }
+    throw new InvalidArgumentError(`session ${id} changed owner concurrently ${MAX_RETRIES} times; giving up`);
+  }
+
+  private toSession(id: string, hash: Record<string, string>): Session | null {
+    if (hash.userId === undefined) return null;
+    return Session.create({
+      id,
+      userId: hash.userId,
+      createdAt: new Date(Number(hash.createdAt)),
+      expiresAt: hash.expiresAt === undefined || hash.expiresAt === '' ? null : new Date(Number(hash.expiresAt)),
+      metadata: JSON.parse(hash.metadata ?? '{}') as Record<string, unknown>,
+    });
+  }
+
+  /** Session hash, events hash, active list, archived list, pending-archive set: one hash tag, one slot. */
+  private sessionKeys(id: string): [string, string, string, string, string] {
+    const base = `${this.prefix}:{${id}}`;
+    return [`${base}:session`, `${base}:events`, `${base}:active`, `${base}:archived`, `${base}:pending`];
+  }
+
+  private userKey(userId: string): string {
+    return `${this.prefix}:user:${userId}`;
+  }
+
+  private expiryKey(): string {
+    return `${this.prefix}:expiry`;
+  }
+}
+
+/** True when, besides lastN, the filter can only exclude archived events. */
+function onlyWindowCriteria(f: EventFilter): boolean {
+  return (
+    f.from === undefined &&
+    f.to === undefined &&
+    f.messageTypes === undefined &&
+    !f.excludeSynthetic &&
+    f.keyword === undefined &&
+    f.keywords === undefined &&
+    f.pattern === undefined &&
+    f.branch === undefined
+  );
+}

@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * A Lua script run by its SHA1 (EVALSHA), falling back to EVAL when the server does not have it cached yet
+ * (first use, restart, SCRIPT FLUSH). Unlike `defineCommand`, it adds nothing to a client the caller owns.
+ */
+export class RedisScript {
+  readonly sha: string;
+
+  constructor(readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+      return client.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}

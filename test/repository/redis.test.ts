@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { Messages, Session, SessionEvent } from '../../src/index.js';
+import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
+import { REDIS_URL, requireService } from '../support/services.js';
+import { repositoryContract } from './contract.js';
+
+/** A prefix no other run uses, so parallel runs on one server never collide. */
+export function freshRedisPrefix(): string {
+  return `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+/** Deletes every key under `prefix` with SCAN (never KEYS, which blocks the server). */
+export async function deleteRedisKeys(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await client.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+export async function probeRedis(): Promise<void> {
+  const probe = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await probe.connect();
+    await probe.ping();
+  } finally {
+    probe.disconnect();
+  }
+}
+
+describe('RedisSessionRepository', function () {
+  const prefix = freshRedisPrefix();
+  let client: Redis;
+
+  before(async function () {
+    await requireService(this, 'Redis', probeRedis);
+    client = new Redis(REDIS_URL);
+  });
+  after(async function () {
+    if (client !== undefined) {
+      await deleteRedisKeys(client, prefix);
+      await client.quit();
+    }
+  });
+
+  repositoryContract('Redis', async () => new RedisSessionRepository({ client, prefix }));
+
+  describe('keyTtlFromSession', function () {
+    const keysOf = (id: string) => ['session', 'events', 'active', 'archived'].map((k) => `${prefix}:ttl:{${id}}:${k}`);
+
+    it('gives every key of a session its expiresAt, kept through appends and compactions', async function () {
+      const repo = new RedisSessionRepository({ client, prefix: `${prefix}:ttl`, keyTtlFromSession: true });
+      const expiresAt = new Date(Date.now() + 3_600_000);
+      const s = await repo.save(Session.create({ id: 'ttl-1', userId: 'u', expiresAt }));
+      const [e1, e2] = [Messages.user('a'), Messages.user('b')].map((m) => SessionEvent.create({ sessionId: s.id, message: m }));
+      await repo.appendEvent(e1!);
+      await repo.appendEvent(e2!);
+      await repo.compactEvents(s.id, [e1!], [e2!], 2);
+      for (const key of keysOf(s.id)) expect(await client.pexpiretime(key), key).to.equal(expiresAt.getTime());
+    });
+
+    it('a session saved again without expiresAt gets persistent keys', async function () {
+      const repo = new RedisSessionRepository({ client, prefix: `${prefix}:ttl`, keyTtlFromSession: true });
+      const s = await repo.save(Session.create({ id: 'ttl-2', userId: 'u', expiresAt: new Date(Date.now() + 3_600_000) }));
+      await repo.appendEvent(SessionEvent.create({ sessionId: s.id, message: Messages.user('x') }));
+      await repo.save(s.with({ expiresAt: null }));
+      for (const key of keysOf(s.id).slice(0, 3)) expect(await client.pttl(key), key).to.equal(-1);
+    });
+
+    it('an expired session vanishes; findByUserId drops its index entry and delete still cleans the expiry index', async function () {
+      const repo = new RedisSessionRepository({ client, prefix: `${prefix}:ttl`, keyTtlFromSession: true });
+      const s = await repo.save(Session.create({ id: 'ttl-3', userId: 'gone', expiresAt: new Date(Date.now() - 1000) }));
+      expect(await repo.findById(s.id)).to.equal(null);
+      expect(await repo.findByUserId('gone')).to.deep.equal([]);
+      expect(await client.scard(`${prefix}:ttl:user:gone`)).to.equal(0);
+      expect(await repo.findExpiredSessionIds(new Date())).to.include(s.id);
+      await repo.delete(s.id);
+      expect(await repo.findExpiredSessionIds(new Date())).to.not.include(s.id);
+    });
+
+    it('is off by default: keys persist', async function () {
+      const repo = new RedisSessionRepository({ client, prefix: `${prefix}:ttl` });
+      const s = await repo.save(Session.create({ id: 'ttl-4', userId: 'u', expiresAt: new Date(Date.now() + 60_000) }));
+      expect(await client.pttl(keysOf(s.id)[0]!)).to.equal(-1);
+    });
+  });
+});
