@@ -4,12 +4,17 @@ import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy } from '../CompactionStrategy.js';
-import { snapToTurnStart } from '../snapToTurnStart.js';
+import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
 import { cutResult, partitionSynthetic, rootCountCut } from './windowCut.js';
 
 export interface SlidingWindowCompactionStrategyOptions {
   maxEvents?: number;
   tokenCountEstimator?: TokenCountEstimator;
+  /**
+   * 'never' (default): the Java cut, which archives the whole window when no turn starts after the cut.
+   * 'tool-pair-safe': then cut at the first later step start instead (see compaction/cutWithinTurn.ts).
+   */
+  cutWithinTurn?: CutWithinTurn;
 }
 
 /**
@@ -20,10 +25,12 @@ export class SlidingWindowCompactionStrategy implements CompactionStrategy {
   static readonly DEFAULT_MAX_EVENTS = 20;
   readonly maxEvents: number;
   readonly tokenCountEstimator: TokenCountEstimator;
+  readonly cutWithinTurn: CutWithinTurn;
 
   constructor(options: SlidingWindowCompactionStrategyOptions = {}) {
     this.maxEvents = requirePositiveInt(options.maxEvents ?? SlidingWindowCompactionStrategy.DEFAULT_MAX_EVENTS, 'maxEvents');
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.cutWithinTurn = requireCutWithinTurn(options.cutWithinTurn);
   }
 
   getMaxEvents(): number {
@@ -35,6 +42,6 @@ export class SlidingWindowCompactionStrategy implements CompactionStrategy {
     const { synthetic, real } = partitionSynthetic(events);
     const rawCut = rootCountCut(real, this.maxEvents);
     if (rawCut < 0) return CompactionResult.noop(events);
-    return cutResult(events, synthetic, real, snapToTurnStart(real, rawCut), this.tokenCountEstimator);
+    return cutResult(events, synthetic, real, cutAt(real, rawCut, this.cutWithinTurn), this.tokenCountEstimator);
   }
 }

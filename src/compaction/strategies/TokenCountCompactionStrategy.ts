@@ -5,12 +5,17 @@ import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import type { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy } from '../CompactionStrategy.js';
-import { snapToTurnStart } from '../snapToTurnStart.js';
+import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
 import { cutResult, partitionSynthetic } from './windowCut.js';
 
 export interface TokenCountCompactionStrategyOptions {
   maxTokens?: number;
   tokenCountEstimator?: TokenCountEstimator;
+  /**
+   * 'never' (default): the Java cut, which archives the whole window when no turn starts after the cut.
+   * 'tool-pair-safe': then cut at the first later step start instead (see compaction/cutWithinTurn.ts).
+   */
+  cutWithinTurn?: CutWithinTurn;
 }
 
 /**
@@ -22,10 +27,12 @@ export class TokenCountCompactionStrategy implements CompactionStrategy {
   static readonly DEFAULT_MAX_TOKENS = 4000;
   readonly maxTokens: number;
   readonly tokenCountEstimator: TokenCountEstimator;
+  readonly cutWithinTurn: CutWithinTurn;
 
   constructor(options: TokenCountCompactionStrategyOptions = {}) {
     this.maxTokens = requirePositiveInt(options.maxTokens ?? TokenCountCompactionStrategy.DEFAULT_MAX_TOKENS, 'maxTokens');
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.cutWithinTurn = requireCutWithinTurn(options.cutWithinTurn);
   }
 
   getMaxTokens(): number {
@@ -44,6 +51,6 @@ export class TokenCountCompactionStrategy implements CompactionStrategy {
       used += cost;
       rawCut = i;
     }
-    return cutResult(events, synthetic, real, snapToTurnStart(real, rawCut), this.tokenCountEstimator);
+    return cutResult(events, synthetic, real, cutAt(real, rawCut, this.cutWithinTurn), this.tokenCountEstimator);
   }
 }

@@ -1,0 +1,151 @@
+import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import { calibrationRatio } from '../../tokens/calibration.js';
+import { estimateEventsTokens } from '../../tokens/eventTokens.js';
+import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import { CompactionRequest, requireRequest } from '../CompactionRequest.js';
+import { CompactionResult, type StrategySkipReason } from '../CompactionResult.js';
+import {
+  toCompactionStrategy,
+  type CompactionStrategy,
+  type CompactionStrategyLike,
+  type StrategyPreview,
+} from '../CompactionStrategy.js';
+
+export interface CompactionPipelineOptions {
+  /** Run in order, each on the window the previous one left; e.g. mask → strip → summarise → token budget. */
+  stages: readonly CompactionStrategyLike[];
+  /** Stop as soon as the window costs at most this many tokens (scaled by the session's calibration ratio). */
+  maxTokens: number;
+  tokenCountEstimator?: TokenCountEstimator;
+}
+
+/** What one stage did, for reports and benchmarks. */
+export interface PipelineStageReport {
+  index: number;
+  /** The strategy's class name, or `stage <n>` for a function. */
+  name: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  eventsBefore: number;
+  eventsAfter: number;
+  /** Events the stage archived (original or intermediate). */
+  archived: number;
+  skipReason?: StrategySkipReason;
+}
+
+export interface PipelineRun {
+  result: CompactionResult;
+  /** The stages that ran; those after the budget was met are absent. */
+  stages: PipelineStageReport[];
+  /** The window fits `maxTokens` at the end. */
+  fits: boolean;
+  summarizedEvents?: readonly SessionEvent[];
+  modelCalled: boolean;
+}
+
+/**
+ * Staged composition of strategies (LibreChat's pipeline, generalised). Each stage sees a fresh
+ * CompactionRequest of the same session over the previous stage's window; the pipeline stops as soon as the
+ * window fits `maxTokens` — also before the first stage, so a window under budget is left alone.
+ *
+ * The result is one proposal, committed by the service in one CAS write: `compactedEvents` is the last
+ * window, `archivedEvents` only events of the ORIGINAL window. A copy made by one stage (a masked tool
+ * result) and archived by a later one was never stored, so it is dropped: its original is already in
+ * `archivedEvents`. `tokensEstimatedSaved` is the net saving, tokens before minus tokens after.
+ */
+export class CompactionPipeline implements CompactionStrategy {
+  readonly stages: readonly CompactionStrategy[];
+  readonly maxTokens: number;
+  readonly tokenCountEstimator: TokenCountEstimator;
+  private readonly names: readonly string[];
+
+  constructor(options: CompactionPipelineOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
+    if (!Array.isArray(options.stages) || options.stages.length === 0) throw new InvalidArgumentError('stages must not be empty');
+    this.stages = Object.freeze(options.stages.map(toCompactionStrategy));
+    this.names = Object.freeze(
+      options.stages.map((s, i) => (typeof s === 'function' ? `stage ${i + 1}` : (s.constructor?.name ?? `stage ${i + 1}`))),
+    );
+    this.maxTokens = requirePositiveInt(options.maxTokens, 'maxTokens');
+    this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+  }
+
+  async compact(request: CompactionRequest): Promise<CompactionResult> {
+    return (await this.run(request, false)).result;
+  }
+
+  /** Dry run: stages with a `preview` are previewed (no model call), the others run as usual. */
+  async preview(request: CompactionRequest): Promise<StrategyPreview> {
+    const run = await this.run(request, true);
+    return {
+      result: run.result,
+      modelCalled: run.modelCalled,
+      ...(run.summarizedEvents !== undefined ? { summarizedEvents: run.summarizedEvents } : {}),
+    };
+  }
+
+  /** `compact` with a per-stage report (or, with `preview`, the dry run with one). */
+  async run(request: CompactionRequest, preview = false): Promise<PipelineRun> {
+    const original = requireRequest(request);
+    const ratio = calibrationRatio(original.session);
+    const cost = (events: readonly SessionEvent[]) => estimateEventsTokens(events, this.tokenCountEstimator);
+    const fits = (tokens: number) => tokens * ratio <= this.maxTokens;
+    const originalIds = new Set(original.events.map((e) => e.id));
+    const archived = new Set<string>();
+    const stages: PipelineStageReport[] = [];
+    const summarized: SessionEvent[] = [];
+    let modelCalled = false;
+    let anySummarized = false;
+    let window = original.events;
+    let tokens = cost(window);
+    let skipReason: StrategySkipReason | undefined;
+    for (let index = 0; index < this.stages.length && !fits(tokens); index++) {
+      const stage = this.stages[index]!;
+      const stageRequest = CompactionRequest.of(original.session, window);
+      let result: CompactionResult;
+      if (preview && stage.preview !== undefined) {
+        const p = await stage.preview(stageRequest);
+        result = p.result;
+        modelCalled ||= p.modelCalled;
+        if (p.summarizedEvents !== undefined) {
+          anySummarized = true;
+          summarized.push(...p.summarizedEvents);
+        }
+      } else {
+        result = await stage.compact(stageRequest);
+      }
+      for (const e of result.archivedEvents) if (originalIds.has(e.id)) archived.add(e.id);
+      const after = cost(result.compactedEvents);
+      stages.push({
+        index,
+        name: this.names[index]!,
+        tokensBefore: tokens,
+        tokensAfter: after,
+        eventsBefore: window.length,
+        eventsAfter: result.compactedEvents.length,
+        archived: result.archivedEvents.length,
+        ...(result.skipReason !== undefined ? { skipReason: result.skipReason } : {}),
+      });
+      if (!result.isNoop()) {
+        window = result.compactedEvents;
+        tokens = after;
+      } else {
+        skipReason ??= result.skipReason;
+      }
+    }
+    const archivedEvents = original.events.filter((e) => archived.has(e.id));
+    const result =
+      archivedEvents.length === 0
+        ? CompactionResult.noop(original.events, skipReason ?? 'nothing-to-archive')
+        : new CompactionResult(window, archivedEvents, cost(original.events) - tokens);
+    return {
+      result,
+      stages,
+      fits: fits(tokens),
+      modelCalled,
+      ...(anySummarized ? { summarizedEvents: summarized } : {}),
+    };
+  }
+}
