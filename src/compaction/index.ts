@@ -47,3 +47,37 @@ export {
   type SummaryFailureMode,
   type SummarizationFailureListener,
 } from './strategies/summaryEvents.js';
+export { toolPairSafeCut, stepStarts, isStepStart, cutAt, type CutWithinTurn } from './cutWithinTurn.js';
+export { originalIdOf } from './strategies/replaceInPlace.js';
+export {
+  ObservationMaskingCompactionStrategy,
+  maskExcerpt,
+  OBSERVATION_MASKING_SOURCE,
+  type ObservationMaskingCompactionStrategyOptions,
+} from './strategies/ObservationMaskingCompactionStrategy.js';
+export {
+  ContentPolicyCompactionStrategy,
+  defaultToolStatus,
+  strippedResponse,
+  strippedArguments,
+  CONTENT_POLICY_SOURCE,
+  type ContentPolicyCompactionStrategyOptions,
+  type KeepOrStrip,
+  type ToolCallPolicy,
+  type ToolStatus,
+} from './strategies/ContentPolicyCompactionStrategy.js';
+export {
+  CompactionPipeline,
+  type CompactionPipelineOptions,
+  type PipelineRun,
+  type PipelineStageReport,
+} from './strategies/CompactionPipeline.js';
+export {
+  BUILT_IN_MODEL_CONTEXT_WINDOWS,
+  contextWindowOf,
+  registerModelContextWindows,
+  clearRegisteredModelContextWindows,
+} from './modelContextWindows.js';
+export { ContextWindowTrigger, type ContextWindowTriggerOptions } from './triggers/ContextWindowTrigger.js';
+export { IdleTimeTrigger, type IdleTimeTriggerOptions } from './triggers/IdleTimeTrigger.js';
+export { TokenGrowthTrigger, type TokenGrowthTriggerOptions } from './triggers/TokenGrowthTrigger.js';

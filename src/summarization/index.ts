@@ -19,3 +19,9 @@ export {
   type SummaryPromptParts,
   type ParsedSummaryPrompt,
 } from './prompts.js';
+export {
+  SummaryQualityGate,
+  salientIdentifiers,
+  type SummaryQualityGateOptions,
+  type SummaryQualityVerdict,
+} from './SummaryQualityGate.js';
