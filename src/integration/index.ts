@@ -1,2 +1,26 @@
-// Chat integration (SessionMemory, recall tools) lands here.
-export {};
+export { SessionMemory } from './SessionMemory.js';
+export {
+  type SessionMemoryOptions,
+  type SessionMemoryRequest,
+  type SessionMemoryResponse,
+  type SessionMemoryStreamEvent,
+  type SessionMemoryService,
+  type ContextStatus,
+} from './SessionMemoryTypes.js';
+export {
+  SESSION_ID_CONTEXT_KEY,
+  USER_ID_CONTEXT_KEY,
+  randomEventIdGenerator,
+  type EventIdContext,
+  type SessionEventIdGenerator,
+  type SessionEventIdGeneratorFunction,
+  type SessionEventIdGeneratorLike,
+} from './eventIdGenerators.js';
+export { IdempotentSessionEventIdGenerator } from './IdempotentSessionEventIdGenerator.js';
+export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './ChatCompletionChunkAggregator.js';
+export { SessionCalibrator, type SessionMetadataStore } from './SessionCalibrator.js';
+export { ConversationSearchTool, type ConversationSearchToolOptions } from './ConversationSearchTool.js';
+export { CrossSessionSearchTool, type CrossSessionSearchToolOptions } from './CrossSessionSearchTool.js';
+export { RecallTools, type RecallToolsOptions } from './RecallTools.js';
+export { NO_RESULTS, type RecallToolContext } from './recallSupport.js';
+export { accessDeniedMessage } from './sessionAccess.js';

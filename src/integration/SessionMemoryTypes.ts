@@ -1,0 +1,104 @@
+import type OpenAI from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type { CompactionResult } from '../compaction/CompactionResult.js';
+import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
+import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
+import type { EventFilter } from '../filter/EventFilter.js';
+import type { MessageFilter } from '../filter/MessageFilter.js';
+import type { Logger } from '../logging.js';
+import type { SessionService } from '../session/SessionService.js';
+import type { CompactionSkipReason, SessionServiceEvents } from '../session/SessionServiceEvents.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import type { SessionEventIdGeneratorLike } from './eventIdGenerators.js';
+import type { SessionMetadataStore } from './SessionCalibrator.js';
+
+/** 'summarized' when the context sent to the model contained a summary (a synthetic event). */
+export type ContextStatus = 'full' | 'summarized';
+
+/** A SessionService; when it exposes lifecycle `events` (DefaultSessionService does), streams report compactions. */
+export type SessionMemoryService = SessionService & { readonly events?: SessionServiceEvents };
+
+export interface SessionMemoryOptions {
+  sessionService: SessionMemoryService;
+  /** The `openai` SDK client: any OpenAI-compatible endpoint through its `baseURL`. */
+  client: OpenAI;
+  /** Model for chat calls (a request may override it). */
+  model: string;
+  /** Owner of sessions auto-created by a request without `userId`; default 'default-user'. */
+  defaultUserId?: string;
+  /** Read-side filter of the history sent to the model; default EventFilter.all() (always merged with active()). */
+  eventFilter?: EventFilter;
+  /** Write-side filter of what is persisted; default MessageFilter.skipEmptyMessages(). */
+  messageFilter?: MessageFilter;
+  /** Compaction after each reply; set both or neither. */
+  compactionTrigger?: CompactionTriggerLike;
+  compactionStrategy?: CompactionStrategyLike;
+  /** Ids of persisted request messages; default random UUIDs. */
+  requestIdGenerator?: SessionEventIdGeneratorLike;
+  /** Ids of persisted replies; default random UUIDs. */
+  responseIdGenerator?: SessionEventIdGeneratorLike;
+  /**
+   * The model's context window. When set, a prompt whose calibrated estimate exceeds it is compacted before
+   * the call (with `compactionStrategy`, regardless of the trigger); if it still does not fit, the request
+   * fails with IllegalStateError instead of sending an oversized prompt.
+   */
+  contextWindowTokens?: number;
+  /** Counts prompt tokens for calibration and the window guard; default the shared js-tiktoken estimator. */
+  tokenCountEstimator?: TokenCountEstimator;
+  /**
+   * Where session metadata is saved for token calibration (provider prompt tokens vs our estimate). Without
+   * it no calibration is recorded. Pass the repository the service uses (e.g. from the container).
+   */
+  metadataStore?: SessionMetadataStore;
+  /** Ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
+  streamUsage?: boolean;
+  logger?: Logger;
+}
+
+type ExtraChatParams = Omit<ChatCompletionCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'stream_options'>;
+
+/** One chat request: the session and the NEW messages of this turn, plus any chat parameter (tools, temperature...). */
+export interface SessionMemoryRequest extends ExtraChatParams {
+  sessionId: string;
+  /** The caller, from trusted server-side auth. When set, a session owned by someone else is refused. */
+  userId?: string;
+  /** New messages only (system prompt, the user message or tool results); the history comes from the session. */
+  messages: ChatCompletionMessageParam[];
+  /** Merged over the memory's eventFilter for this request's history. */
+  filter?: EventFilter;
+  /** Extra values for the id generators (e.g. `{ requestId }` from an idempotency header). */
+  context?: Record<string, unknown>;
+  model?: string;
+  signal?: AbortSignal;
+}
+
+export interface SessionMemoryResponse {
+  sessionId: string;
+  message: ChatCompletionMessage;
+  contextStatus: ContextStatus;
+  /** Present when a compaction archived events during this request. */
+  compaction?: CompactionResult;
+  usage: CompletionUsage | null;
+  finishReason: string | null;
+  /** The events this request appended (those the MessageFilter accepted; a replayed id is listed too). */
+  persisted: SessionEvent[];
+  /** The raw completion (non-streaming calls only). */
+  completion?: ChatCompletion;
+}
+
+export type SessionMemoryStreamEvent =
+  | { type: 'chunk'; chunk: ChatCompletionChunk }
+  | { type: 'compaction_started'; sessionId: string }
+  | { type: 'compaction_completed'; sessionId: string; result: CompactionResult }
+  /** Only after a compaction_started, so a client can close its "Compacting…" indicator. */
+  | { type: 'compaction_skipped'; sessionId: string; reason: CompactionSkipReason }
+  | { type: 'compaction_failed'; sessionId: string; error: unknown }
+  | { type: 'done'; response: SessionMemoryResponse };

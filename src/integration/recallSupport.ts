@@ -1,0 +1,85 @@
+import { InvalidArgumentError } from '../errors.js';
+import { isBranchVisible } from '../filter/EventFilter.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import type { SessionService } from '../session/SessionService.js';
+import { accessDenied } from './sessionAccess.js';
+
+/**
+ * Who is calling a recall tool, from trusted server-side state (the authenticated user, the session the
+ * request is about, the agent's branch) — never from the model's arguments.
+ */
+export interface RecallToolContext {
+  sessionId: string;
+  userId: string;
+  /** The calling agent's branch; unset = the root conversation, which sees root events only. */
+  branch?: string | null;
+}
+
+export const NO_RESULTS = 'No results found.';
+export const DEFAULT_RECALL_PAGE_SIZE = 10;
+
+export function requirePageSize(pageSize: number | undefined): number {
+  if (pageSize === undefined) return DEFAULT_RECALL_PAGE_SIZE;
+  if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize <= 0) {
+    throw new InvalidArgumentError('pageSize must be positive');
+  }
+  return pageSize;
+}
+
+export function requireContext(context: RecallToolContext): { sessionId: string; userId: string; branch: string | null } {
+  if (context === null || context === undefined) throw new InvalidArgumentError('context must not be null');
+  const { sessionId, userId, branch } = context;
+  if (typeof sessionId !== 'string' || sessionId.trim() === '')
+    throw new InvalidArgumentError('context.sessionId must not be null or empty');
+  if (typeof userId !== 'string' || userId.trim() === '')
+    throw new InvalidArgumentError('context.userId must not be null or empty');
+  return { sessionId, userId, branch: typeof branch === 'string' && branch !== '' ? branch : null };
+}
+
+/** The caller's own session or null when it does not exist yet; another user's session is an access violation. */
+export async function ownSession(service: SessionService, sessionId: string, userId: string) {
+  const session = await service.findById(sessionId);
+  if (session !== null && session.userId !== userId) throw accessDenied(sessionId, userId);
+  return session;
+}
+
+/**
+ * Branch scoping the Java tools lack: a branch sees root events, its own and its ancestors' (never siblings'
+ * or children's); the root conversation sees root events only.
+ */
+export function visibleTo(branch: string | null): (event: SessionEvent) => boolean {
+  return branch === null ? (e) => e.branch === null : (e) => isBranchVisible(branch, e.branch);
+}
+
+export const hasText = (e: SessionEvent): boolean => e.text !== null && e.text.trim() !== '';
+
+/** Tool arguments arrive as JSON text from the model, or already parsed from a framework. */
+export function parseArguments(args: unknown): Record<string, unknown> {
+  let value = args;
+  if (typeof args === 'string') {
+    try {
+      value = args.trim() === '' ? {} : JSON.parse(args);
+    } catch {
+      throw new InvalidArgumentError('tool arguments must be a JSON object');
+    }
+  }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError('tool arguments must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+export function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Missing → 0; negative → 0 (as the Java tools); a numeric string is accepted from lenient models. */
+export function pageArgument(value: unknown): number {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return 0;
+  return Math.max(0, Math.floor(n));
+}
+
+export function pageSlice<T>(items: readonly T[], page: number, pageSize: number): T[] {
+  const from = page * pageSize;
+  return from >= items.length ? [] : items.slice(from, from + pageSize);
+}
