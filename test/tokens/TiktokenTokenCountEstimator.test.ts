@@ -1,0 +1,167 @@
+import { expect } from 'chai';
+import { Tiktoken } from 'js-tiktoken/lite';
+import o200k_base from 'js-tiktoken/ranks/o200k_base';
+import cl100k_base from 'js-tiktoken/ranks/cl100k_base';
+import {
+  CharacterTokenCountEstimator,
+  InvalidArgumentError,
+  MAX_PIECE_CHARS,
+  TiktokenTokenCountEstimator,
+  defaultTokenCountEstimator,
+} from '../../src/index.js';
+import { expectThrows } from '../support/fixtures.js';
+
+const exactO200k = new Tiktoken(o200k_base);
+const exact = (text: string, enc: Tiktoken = exactO200k) => enc.encode(text, [], []).length;
+
+/** Deterministic PRNG (mulberry32) so the random inputs are the same on every run. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const randomFrom = (alphabet: string, length: number, seed: number) => {
+  const next = rng(seed);
+  let s = '';
+  for (let i = 0; i < length; i++) s += alphabet[Math.floor(next() * alphabet.length)];
+  return s;
+};
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+const PROSE =
+  'Compaction keeps long conversations inside the context window. Old turns are archived, never deleted, ' +
+  "and a summary may replace them. It's the user's choice — “quotes”, apostrophes, and numbers like 1,234.56 or 2024-05-01 count too.\n\n" +
+  'Second paragraph:\tindented, with trailing spaces   \n';
+const CODE = `import { expect } from 'chai';
+export async function compact(sessionId: string): Promise<number> {
+  const events = await repo.findEvents(sessionId, EventFilter.active());
+  for (let i = 0; i < events.length; i++) { if (events[i]!.isSynthetic()) continue; }
+  return events.reduce((n, e) => n + e.id.length, 0x1f) >>> 0; // done
+}
+SELECT id, "timestamp" FROM ai_session_event WHERE session_id = $1 ORDER BY seq;`;
+const UNICODE = 'Grüße aus Zürich! 日本語のテキストと中文文本。 Привет, мир. مرحبا 👋🏽 👨‍👩‍👧‍👦 🇫🇷 emoji 🎉🎉🎉 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math.';
+const SPECIAL = 'Before <|endoftext|> after, and <|im_start|>user\nhello<|im_end|> plus <|fim_prefix|>.';
+
+describe('TiktokenTokenCountEstimator', function () {
+  const estimator = new TiktokenTokenCountEstimator();
+
+  before(function () {
+    // Loads the shared o200k_base rank table once, outside any timed section.
+    estimator.estimate('warm up');
+  });
+
+  describe('is exact against js-tiktoken (o200k_base)', function () {
+    for (const [name, text] of [
+      ['ordinary prose', PROSE],
+      ['code', CODE],
+      ['unicode and emoji', UNICODE],
+      ["text containing '<|endoftext|>' and other special-token strings (counted as plain text)", SPECIAL],
+      ['the empty string', ''],
+      ['whitespace only', ' \n\t  \n\n'],
+    ] as const) {
+      it(`${name}`, function () {
+        expect(estimator.estimate(text)).to.equal(exact(text));
+      });
+    }
+
+    it('a long realistic mix (prose + code + unicode repeated 50 times)', function () {
+      const text = Array.from({ length: 50 }, (_, i) => `${i}: ${PROSE}${CODE}${UNICODE}`).join('\n');
+      expect(estimator.estimate(text)).to.equal(exact(text));
+    });
+
+    it('pieces up to MAX_PIECE_CHARS without whitespace are exact', function () {
+      const text = randomFrom('abcdefghijklmnopqrstuvwxyz', MAX_PIECE_CHARS, 7);
+      expect(estimator.estimate(text)).to.equal(exact(text));
+    });
+  });
+
+  it('is exact for cl100k_base too', function () {
+    const cl = new TiktokenTokenCountEstimator({ encoding: 'cl100k_base' });
+    const exactCl = new Tiktoken(cl100k_base);
+    for (const text of [PROSE, CODE, UNICODE, SPECIAL]) expect(cl.estimate(text)).to.equal(exact(text, exactCl));
+  });
+
+  describe('stays within 2% of the exact count on long whitespace-free runs (chunking at MAX_PIECE_CHARS)', function () {
+    const within2pct = (text: string) => {
+      const estimate = estimator.estimate(text);
+      const truth = exact(text);
+      expect(Math.abs(estimate - truth) / truth, `estimate ${estimate} vs exact ${truth}`).to.be.at.most(0.02);
+    };
+
+    it('3000 random lowercase letters', function () {
+      this.timeout(60_000);
+      within2pct(randomFrom('abcdefghijklmnopqrstuvwxyz', 3000, 42));
+    });
+
+    it("'qqqqqqab' repeated 400 times", function () {
+      this.timeout(60_000);
+      within2pct('qqqqqqab'.repeat(400));
+    });
+
+    it('4000 random base64 characters', function () {
+      this.timeout(60_000);
+      within2pct(randomFrom(BASE64, 4000, 3));
+    });
+  });
+
+  describe('is linear-time: 100 KB inputs estimate in under 100 ms (after the rank table is loaded)', function () {
+    /**
+     * Best of five fresh inputs (never the same text twice, so the piece cache cannot help): one slow
+     * attempt on a busy machine is noise, five slow attempts are a regression.
+     */
+    const bestOf5 = (make: (attempt: number) => string) => {
+      let best = Infinity;
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const text = make(attempt);
+        const start = performance.now();
+        const n = estimator.estimate(text);
+        best = Math.min(best, performance.now() - start);
+        expect(n).to.be.greaterThan(0);
+      }
+      return best;
+    };
+
+    it('100 KB of one repeated letter', function () {
+      const ms = bestOf5((attempt) => 'vwxyz'[attempt]!.repeat(100 * 1024));
+      expect(ms, `${ms.toFixed(1)} ms`).to.be.lessThan(100);
+    });
+
+    it('100 KB of random base64', function () {
+      const ms = bestOf5((attempt) => randomFrom(BASE64, 100 * 1024, 11 + attempt));
+      expect(ms, `${ms.toFixed(1)} ms`).to.be.lessThan(100);
+    });
+  });
+
+  it('shares the rank table: a second estimator’s first call does not reload it', function () {
+    const second = new TiktokenTokenCountEstimator();
+    const start = performance.now();
+    const n = second.estimate('a fresh estimator, first call');
+    const ms = performance.now() - start;
+    expect(n).to.equal(exact('a fresh estimator, first call'));
+    // Loading o200k_base takes hundreds of milliseconds; a shared table makes this a plain count.
+    expect(ms, `${ms.toFixed(1)} ms`).to.be.lessThan(50);
+  });
+
+  it('defaultTokenCountEstimator is one shared o200k_base instance', function () {
+    expect(defaultTokenCountEstimator()).to.equal(defaultTokenCountEstimator());
+    expect(defaultTokenCountEstimator().encoding).to.equal('o200k_base');
+  });
+
+  it('rejects an unknown encoding and a non-string text', function () {
+    expectThrows(
+      () => new TiktokenTokenCountEstimator({ encoding: 'nope' as unknown as 'o200k_base' }),
+      InvalidArgumentError,
+      'encoding must be one of',
+    );
+    expectThrows(() => estimator.estimate(null as unknown as string), InvalidArgumentError, 'text must not be null');
+  });
+
+  it('CharacterTokenCountEstimator counts UTF-16 code units', function () {
+    expect(new CharacterTokenCountEstimator().estimate('User: hello')).to.equal(11);
+  });
+});
