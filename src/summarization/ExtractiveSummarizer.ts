@@ -29,7 +29,7 @@ const FACT_PATTERNS: readonly RegExp[] = [
   // ISO and written dates, times
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g,
   /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b/gi,
-  /\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday)\b/gi,
+  /\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/gi,
   // file paths and file names
   /(?:~|\.{1,2})?\/(?:[\w.@-]+\/)*[\w.@-]+/g,
   /\b[A-Za-z]:\\[\w\\.-]+/g,
@@ -47,11 +47,11 @@ const FACT_PATTERNS: readonly RegExp[] = [
 ];
 
 const ERROR_WORDS =
-  /\b(?:error|exception|fail(?:ed|ure|s|ing)?|fatal|traceback|panic|denied|refused|timed out|timeout|not found|cannot|can't|crash(?:ed|es)?)\b/i;
+  /\b(?:error|exception|fail(?:ed|ure|s|ing)?|fatal|traceback|panic|denied|refused|timed out|timeout|not found|unreachable|not reachable|cannot|can't|crash(?:ed|es)?)\b/i;
 const DECISION_WORDS =
   /\b(?:decid\w*|agree[ds]?|chose|chosen|choose|will use|we'll|let's|going with|settled on|prefer\w*|must|should|plan(?:s|ned)? to|switch(?:ed)? to|instead of|resolved|fixed|conclud\w*|always|never)\b/i;
 const FILLER =
-  /^(?:(?:ok(?:ay)?|thanks?(?: you)?|thank you|you're welcome|sure|great|cool|got it|hi|hello|hey|yes|no)[\s.!,]*)+$/i;
+  /^(?:(?:ok(?:ay)?|thanks?(?: you)?|thank you|you're welcome|sure|good|great|cool|got it|(?:hi|hello|hey)(?: there)?|yes|no)[\s.!,]*)+$/i;
 const STOPWORDS = new Set(
   (
     'a an the and or but if then so of to in on at by for with from as is are was were be been being it its this that ' +
