@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import { Container } from 'inversify';
+import winston from 'winston';
+import {
+  CharacterTokenCountEstimator,
+  DefaultSessionService,
+  InMemorySessionRepository,
+  InvalidArgumentError,
+  Messages,
+  TYPES,
+  createSessionCompactionModule,
+  defaultTokenCountEstimator,
+  type Logger,
+  type RepositoryKind,
+  type SessionRepository,
+  type SessionService,
+  type TokenCountEstimator,
+} from '../../src/index.js';
+import { expectThrows } from '../support/fixtures.js';
+
+function containerWith(options: Parameters<typeof createSessionCompactionModule>[0]): Container {
+  const container = new Container();
+  container.loadSync(createSessionCompactionModule(options));
+  return container;
+}
+
+describe('createSessionCompactionModule (inversify)', function () {
+  it("repository 'memory': SessionService resolves to a DefaultSessionService over the bound repository", async function () {
+    const container = containerWith({ repository: 'memory' });
+    const service = container.get<SessionService>(TYPES.SessionService);
+    const repo = container.get<SessionRepository>(TYPES.SessionRepository);
+    expect(service).to.be.instanceOf(DefaultSessionService);
+    expect(repo).to.be.instanceOf(InMemorySessionRepository);
+    const s = await service.create({ userId: 'u' });
+    await service.appendMessage(s.id, Messages.user('hi'));
+    expect((await repo.findById(s.id))?.userId).to.equal('u');
+    expect(await repo.getEventVersion(s.id)).to.equal(1);
+  });
+
+  it('bindings are singletons: the same service and repository on every get', function () {
+    const container = containerWith({});
+    expect(container.get(TYPES.SessionService)).to.equal(container.get(TYPES.SessionService));
+    expect(container.get(TYPES.SessionRepository)).to.equal(container.get(TYPES.SessionRepository));
+  });
+
+  it("the default repository is 'memory'", function () {
+    expect(containerWith({}).get(TYPES.SessionRepository)).to.be.instanceOf(InMemorySessionRepository);
+  });
+
+  it('rebinding TYPES.SessionRepository to a user instance is honoured by the service', async function () {
+    const container = containerWith({ repository: 'memory' });
+    const mine = new InMemorySessionRepository();
+    container.rebindSync<SessionRepository>(TYPES.SessionRepository).toConstantValue(mine);
+    const service = container.get<SessionService>(TYPES.SessionService);
+    const s = await service.create({ userId: 'rebound' });
+    expect((await mine.findById(s.id))?.userId).to.equal('rebound');
+  });
+
+  it('a repository instance passed in the options is the one bound and used', async function () {
+    const mine = new InMemorySessionRepository();
+    const container = containerWith({ repository: mine });
+    expect(container.get(TYPES.SessionRepository)).to.equal(mine);
+    const s = await container.get<SessionService>(TYPES.SessionService).create({ userId: 'given' });
+    expect((await mine.findById(s.id))?.userId).to.equal('given');
+  });
+
+  it("the logger binding is a winston logger at level 'warn'", function () {
+    const logger = containerWith({}).get<winston.Logger>(TYPES.Logger);
+    expect(logger).to.be.instanceOf(winston.Logger);
+    expect(logger.level).to.equal('warn');
+    expect(logger.isDebugEnabled()).to.equal(false);
+    expect(logger.isWarnEnabled()).to.equal(true);
+  });
+
+  it('logLevel and a custom logger are honoured', function () {
+    expect(containerWith({ logLevel: 'debug' }).get<winston.Logger>(TYPES.Logger).level).to.equal('debug');
+    const mine: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+    expect(containerWith({ logger: mine }).get(TYPES.Logger)).to.equal(mine);
+  });
+
+  it('defaultTimeToLiveMs reaches the service', async function () {
+    const service = containerWith({ defaultTimeToLiveMs: 60_000 }).get<SessionService>(TYPES.SessionService);
+    const s = await service.create({ userId: 'u' });
+    expect(s.expiresAt!.getTime() - s.createdAt.getTime()).to.equal(60_000);
+  });
+
+  it('binds the token estimator: the given one, else the shared js-tiktoken default', function () {
+    const mine = new CharacterTokenCountEstimator();
+    expect(containerWith({ tokenCountEstimator: mine }).get(TYPES.TokenCountEstimator)).to.equal(mine);
+    expect(containerWith({}).get<TokenCountEstimator>(TYPES.TokenCountEstimator)).to.equal(defaultTokenCountEstimator());
+  });
+
+  it('an unknown repository name throws InvalidArgumentError', function () {
+    const container = containerWith({ repository: 'mongodb' as RepositoryKind });
+    expectThrows(() => container.get(TYPES.SessionRepository), InvalidArgumentError, 'repository must be one of');
+  });
+});
