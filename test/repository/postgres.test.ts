@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { expect } from 'chai';
+import { InvalidArgumentError, Messages, Session, SessionEvent } from '../../src/index.js';
 import { PostgresSessionRepository } from '../../src/repository/PostgresSessionRepository.js';
+import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
+import { badInputDifferential } from './differential.js';
+import { runTorture } from './torture.js';
 import { PG_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
 
@@ -33,4 +38,93 @@ describe('PostgresSessionRepository', function () {
   });
 
   repositoryContract('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
+  badInputDifferential('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
+
+  describe('concurrency torture', function () {
+    it('8 appenders and 4 compactors over two app instances (separate pools): no event lost or duplicated, CAS losers no-op', async function () {
+      this.timeout(120_000);
+      // Two "app instances", each with its own pool; every worker uses its own pool connection per query.
+      const instances = [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix }));
+      try {
+        const stats = await runTorture({ makeRepository: (w) => instances[w % 2]!, appenders: 8, compactors: 4, rounds: 40 });
+        expect(stats.violations).to.deep.equal([]);
+        expect(stats.appended).to.equal(8 * 40 * 2);
+        console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
+      } finally {
+        await Promise.all(instances.map((r) => r.close()));
+      }
+    });
+  });
+
+  describe('schema and migrations', function () {
+    it('concurrent first use by several instances applies each migration exactly once', async function () {
+      const p = freshPostgresPrefix();
+      const repos = Array.from({ length: 6 }, () => new PostgresSessionRepository({ pool, prefix: p, initializeSchema: false }));
+      try {
+        const applied = await Promise.all(repos.map((r) => r.migrate()));
+        expect(applied.flat()).to.deep.equal(MIGRATIONS.map((m) => m.version));
+        const { rows } = await pool.query(`SELECT version FROM ${p}_migrations ORDER BY version`);
+        expect(rows.map((r: { version: number }) => r.version)).to.deep.equal(MIGRATIONS.map((m) => m.version));
+        expect(await repos[0]!.migrate()).to.deep.equal([]);
+      } finally {
+        await dropPostgresTables(pool, p);
+      }
+    });
+
+    it('with initializeSchema: false nothing is created until migrate() is called', async function () {
+      const p = freshPostgresPrefix();
+      const repo = new PostgresSessionRepository({ pool, prefix: p, initializeSchema: false });
+      try {
+        let error: unknown;
+        try {
+          await repo.findById('x');
+        } catch (e) {
+          error = e;
+        }
+        expect((error as Error | undefined)?.message).to.match(/does not exist/);
+        await repo.migrate();
+        expect(await repo.findById('x')).to.equal(null);
+      } finally {
+        await dropPostgresTables(pool, p);
+      }
+    });
+
+    it('rejects a prefix that is not a plain identifier', function () {
+      for (const bad of ['x; DROP TABLE y', 'a-b', '1abc', '', 'a'.repeat(40)]) {
+        expect(() => new PostgresSessionRepository({ pool, prefix: bad }), bad).to.throw(
+          InvalidArgumentError,
+          /prefix must match/,
+        );
+      }
+    });
+
+    it('close() ends a pool it created and leaves a caller’s pool open', async function () {
+      const own = new PostgresSessionRepository({ connectionString: PG_URL, prefix });
+      await own.findById('x');
+      await own.close();
+      const borrowed = new PostgresSessionRepository({ pool, prefix });
+      await borrowed.close();
+      expect((await pool.query('SELECT 1 AS one')).rows[0]).to.deep.equal({ one: 1 });
+    });
+
+    it('compaction touches only the active window: archived rows keep their seq', async function () {
+      const repo = new PostgresSessionRepository({ pool, prefix });
+      const s = await repo.save(Session.create({ id: `seq-${freshPostgresPrefix()}`, userId: 'u' }));
+      const events = ['a', 'b', 'c', 'd'].map((t) => SessionEvent.create({ sessionId: s.id, message: Messages.user(t) }));
+      for (const e of events) await repo.appendEvent(e);
+      const seqOf = async () =>
+        new Map(
+          (
+            await pool.query<{ id: string; seq: string }>(`SELECT id, seq FROM ${prefix}_events WHERE session_id = $1`, [s.id])
+          ).rows.map((r) => [r.id, r.seq]),
+        );
+      await repo.compactEvents(s.id, events.slice(0, 2), events.slice(2), 4);
+      const before = await seqOf();
+      await repo.compactEvents(s.id, [events[2]!], [events[3]!], 5);
+      const after = await seqOf();
+      expect(after.get(events[0]!.id)).to.equal(before.get(events[0]!.id));
+      expect(after.get(events[2]!.id)).to.equal(before.get(events[2]!.id));
+      expect(Number(after.get(events[3]!.id))).to.be.greaterThan(Number(before.get(events[3]!.id)));
+    });
+  });
 });

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { Messages, Session, SessionEvent } from '../../src/index.js';
+import {
+  EventFilter,
+  InMemorySessionRepository,
+  InvalidArgumentError,
+  Messages,
+  Session,
+  SessionEvent,
+  type SessionRepository,
+} from '../../src/index.js';
+import { badInputDifferential } from './differential.js';
+import { runTorture } from './torture.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
@@ -52,6 +62,74 @@ describe('RedisSessionRepository', function () {
   });
 
   repositoryContract('Redis', async () => new RedisSessionRepository({ client, prefix }));
+  badInputDifferential('Redis', async () => new RedisSessionRepository({ client, prefix }));
+
+  describe('concurrency torture', function () {
+    it('8 appenders and 4 compactors over two app instances (separate connections): no event lost or duplicated, CAS losers no-op', async function () {
+      this.timeout(120_000);
+      const instances = [0, 1].map(() => new RedisSessionRepository({ url: REDIS_URL, prefix }));
+      try {
+        const stats = await runTorture({ makeRepository: (w) => instances[w % 2]!, appenders: 8, compactors: 4, rounds: 40 });
+        expect(stats.violations).to.deep.equal([]);
+        expect(stats.appended).to.equal(8 * 40 * 2);
+        console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
+      } finally {
+        await Promise.all(instances.map((r) => r.close()));
+      }
+    });
+  });
+
+  describe('data model', function () {
+    it('compaction leaves the archived list untouched except for appending the newly archived ids', async function () {
+      const repo = new RedisSessionRepository({ client, prefix });
+      const s = await repo.save(Session.create({ id: `dm-${freshRedisPrefix()}`, userId: 'u' }));
+      const events = ['a', 'b', 'c', 'd'].map((t) => SessionEvent.create({ sessionId: s.id, message: Messages.user(t) }));
+      for (const e of events) await repo.appendEvent(e);
+      await repo.compactEvents(s.id, events.slice(0, 2), events.slice(2), 4);
+      await repo.compactEvents(s.id, [events[2]!], [events[3]!], 5);
+      expect(await client.lrange(`${prefix}:{${s.id}}:archived`, 0, -1)).to.deep.equal(events.slice(0, 3).map((e) => e.id));
+      expect(await client.lrange(`${prefix}:{${s.id}}:active`, 0, -1)).to.deep.equal([events[3]!.id]);
+    });
+
+    it('an event appended already archived joins the archive, in log order, at the next compaction', async function () {
+      const repo = new RedisSessionRepository({ client, prefix });
+      const memory = new InMemorySessionRepository();
+      const s = Session.create({ id: `pending-${freshRedisPrefix()}`, userId: 'u' });
+      const a = SessionEvent.create({ sessionId: s.id, message: Messages.user('a') });
+      const old = SessionEvent.create({ sessionId: s.id, message: Messages.user('imported'), archived: true });
+      const b = SessionEvent.create({ sessionId: s.id, message: Messages.user('b') });
+      for (const r of [repo, memory]) {
+        await r.save(s);
+        for (const e of [a, old, b]) await r.appendEvent(e);
+        expect((await r.findEvents(s.id, EventFilter.lastN(2))).map((e) => e.text)).to.deep.equal(['imported', 'b']);
+        expect((await r.findEvents(s.id, EventFilter.of({ excludeArchived: true, lastN: 2 }))).map((e) => e.text)).to.deep.equal([
+          'a',
+          'b',
+        ]);
+        await r.compactEvents(s.id, [a], [b], 3);
+      }
+      const view = async (r: SessionRepository) => (await r.findEvents(s.id)).map((e) => `${e.text}:${e.archived}`);
+      expect(await view(repo)).to.deep.equal(await view(memory));
+      expect(await view(repo)).to.deep.equal(['imported:true', 'a:true', 'b:false']);
+    });
+
+    it('close() quits a client it created and leaves a caller’s client connected', async function () {
+      const own = new RedisSessionRepository({ url: REDIS_URL, prefix });
+      await own.findById('x');
+      await own.close();
+      await new RedisSessionRepository({ client, prefix }).close();
+      expect(await client.ping()).to.equal('PONG');
+    });
+
+    it('rejects a prefix with characters outside [A-Za-z0-9_.:-]', function () {
+      for (const bad of ['a b', '{x}', '', 'a*']) {
+        expect(() => new RedisSessionRepository({ client, prefix: bad }), bad).to.throw(
+          InvalidArgumentError,
+          /prefix must match/,
+        );
+      }
+    });
+  });
 
   describe('keyTtlFromSession', function () {
     const keysOf = (id: string) => ['session', 'events', 'active', 'archived'].map((k) => `${prefix}:ttl:{${id}}:${k}`);

@@ -4,6 +4,9 @@ import { escapeLike } from '../eventCodec.js';
 export const EVENT_COLUMNS = `id, session_id, message_type, text, data::text AS data, synthetic, archived, branch,
   metadata::text AS metadata, "timestamp"`;
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const hasLoneSurrogate = (s: string) => LONE_SURROGATE.test(s);
+
 const MAX_BIGINT = 2n ** 63n - 1n;
 
 export interface EventQuery {
@@ -11,7 +14,7 @@ export interface EventQuery {
   params: unknown[];
   /** lastN is read newest-first (an index scan that stops after N rows); the caller restores log order. */
   reversed: boolean;
-  /** The store cannot evaluate the pattern: the caller filters by it, then applies lastN/paging itself. */
+  /** The store cannot evaluate the text criteria: the caller applies them, then lastN/paging itself. */
   windowInJs: boolean;
 }
 
@@ -32,20 +35,23 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
   if (filter.from !== undefined) where.push(`"timestamp" >= ${bind(filter.from)}`);
   if (filter.to !== undefined) where.push(`"timestamp" <= ${bind(filter.to)}`);
   if (filter.messageTypes !== undefined) where.push(`message_type = ANY(${bind([...filter.messageTypes])}::text[])`);
+  // A lone surrogate cannot be sent to the server (it becomes U+FFFD) yet matches half of an emoji in
+  // JavaScript: such keywords are evaluated in JS, like a pattern.
+  const textInJs = filter.pattern !== undefined || [filter.keyword ?? '', ...(filter.keywords ?? [])].some(hasLoneSurrogate);
   // Keywords are already lower-cased by EventFilter with the same toLowerCase() that produced text_lc.
   const like = (keyword: string) => `text_lc LIKE ${bind('%' + escapeLike(keyword) + '%')} ESCAPE E'\\\\'`;
-  if (filter.keyword !== undefined) where.push(like(filter.keyword));
-  if (filter.keywords !== undefined) {
+  if (textInJs) where.push('text IS NOT NULL');
+  else if (filter.keyword !== undefined) where.push(like(filter.keyword));
+  if (!textInJs && filter.keywords !== undefined) {
     where.push(`(${filter.keywords.map(like).join(filter.matchMode === 'all' ? ' AND ' : ' OR ')})`);
   }
-  if (filter.pattern !== undefined) where.push('text IS NOT NULL');
   if (filter.branch !== undefined) {
     // Prefix test without LIKE, so '%' or '_' in a stored branch name is never a wildcard.
     const b = bind(filter.branch);
     where.push(`(branch IS NULL OR branch = ${b} OR left(${b}, length(branch) + 1) = branch || '.')`);
   }
   let sql = `SELECT ${EVENT_COLUMNS} FROM ${table} WHERE ${where.join(' AND ')}`;
-  const windowInJs = filter.pattern !== undefined;
+  const windowInJs = textInJs;
   let reversed = false;
   if (!windowInJs && filter.lastN !== undefined) {
     sql += ` ORDER BY seq DESC LIMIT ${bind(filter.lastN)}`;
