@@ -138,6 +138,7 @@ inputs.push({
   text: randomFrom('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', 100 * KB, 1),
 });
 inputs.push({ name: 'random lowercase letters', text: randomFrom('abcdefghijklmnopqrstuvwxyz', 100 * KB, 2) });
+inputs.push({ name: '`qqqqqqab` repeated', text: 'qqqqqqab'.repeat((100 * KB) / 8) });
 
 const ours = new TiktokenTokenCountEstimator();
 const oursLoad = time(() => ours.estimate('warm-up: loads the o200k_base rank table'));
