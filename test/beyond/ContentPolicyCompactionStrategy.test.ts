@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import {
+  ContentPolicyCompactionStrategy,
+  DefaultSessionService,
+  InMemorySessionRepository,
+  InvalidArgumentError,
+  Messages,
+  METADATA_MASKED_FROM,
+  createDefaultLogger,
+  defaultToolStatus,
+  type AssistantMessage,
+  type SessionEvent,
+} from '../../src/index.js';
+import { A, CharEstimator, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
+import { call, data, long, result } from './events.js';
+
+const policy = (options: ConstructorParameters<typeof ContentPolicyCompactionStrategy>[0] = {}) =>
+  new ContentPolicyCompactionStrategy({ tokenCountEstimator: new CharEstimator(), ...options });
+const asAssistant = (e: SessionEvent) => e.message as AssistantMessage;
+const thinking = (text: string, reasoning: string) => event(Messages.assistant(text, { reasoning }));
+
+/** Two turns: the first has reasoning and a tool pair, the second (protected by default) the same. */
+function twoTurns() {
+  return [
+    U('first'),
+    call('c1', 'read_file', '{"path":"src/a.ts"}', null, long('think-1', 500)),
+    result('c1', long('file a'), 'read_file'),
+    thinking('Read a.', long('think-2', 500)),
+    U('second'),
+    call('c2', 'read_file', '{"path":"src/b.ts"}', null, long('think-3', 500)),
+    result('c2', long('file b'), 'read_file'),
+    A('Read b.'),
+  ];
+}
+
+describe('ContentPolicyCompactionStrategy', function () {
+  it('by default strips reasoning and tool outputs outside the last turn, keeping call names, ids and arguments', async function () {
+    const events = twoTurns();
+    const r = await policy().compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[1]!.id, events[2]!.id, events[3]!.id]);
+    const [, c1, r1, a1] = r.compactedEvents;
+    expect(asAssistant(c1!).reasoning).to.equal(undefined);
+    expect(asAssistant(c1!).toolCalls![0]).to.include({ id: 'c1', name: 'read_file', arguments: '{"path":"src/a.ts"}' });
+    expect(data(r1!)).to.equal('[compacted] read_file (call c1): success');
+    expect(asAssistant(a1!)).to.include({ text: 'Read a.' });
+    expect(asAssistant(a1!).reasoning).to.equal(undefined);
+    expect(r.compactedEvents.slice(4)).to.deep.equal(events.slice(4));
+    for (const e of r.compactedEvents.slice(1, 4)) expect(e.metadata[METADATA_MASKED_FROM]).to.be.a('string');
+  });
+
+  it("strips arguments to a valid JSON marker with toolCalls.request 'strip' (only when that is shorter)", async function () {
+    const args = JSON.stringify({ path: 'src/a.ts', content: 'y'.repeat(500) });
+    const events = [
+      U('t1'),
+      call('c1', 'write_file', args),
+      result('c1', 'ok', 'write_file'),
+      call('c0', 'ls', '{}'),
+      result('c0', 'a'),
+      A('done'),
+      U('t2'),
+    ];
+    const r = await policy({ toolCalls: { request: 'strip', response: 'keep' } }).compact(compactionRequest(events));
+    const c = asAssistant(r.compactedEvents[1]!).toolCalls![0]!;
+    expect(c).to.include({ id: 'c1', name: 'write_file' });
+    expect(JSON.parse(c.arguments)).to.deep.equal({ compacted: `${args.length} characters of arguments stripped` });
+    expect(r.compactedEvents[2]).to.equal(events[2]);
+    expect(r.compactedEvents[3]).to.equal(events[3]);
+  });
+
+  it('applies per-tool hints over the defaults, field by field', async function () {
+    const events = [
+      U('t1'),
+      call('w1', 'write_file', JSON.stringify({ path: 'a.ts', content: long('code') })),
+      result('w1', long('written'), 'write_file'),
+      call('r1', 'read_file', '{"path":"a.ts"}'),
+      result('r1', long('contents'), 'read_file'),
+      A('done'),
+      U('t2'),
+    ];
+    const r = await policy({
+      toolCalls: { request: 'keep', response: 'strip' },
+      perTool: { write_file: { request: 'strip', response: 'keep' } },
+    }).compact(compactionRequest(events));
+    expect(asAssistant(r.compactedEvents[1]!).toolCalls![0]!.arguments).to.contain('compacted');
+    expect(data(r.compactedEvents[2]!)).to.equal(long('written'));
+    expect(asAssistant(r.compactedEvents[3]!).toolCalls![0]!.arguments).to.equal('{"path":"a.ts"}');
+    expect(data(r.compactedEvents[4]!)).to.equal('[compacted] read_file (call r1): success');
+  });
+
+  it('keeps the error status of a failed call in the marker (heuristic or custom)', async function () {
+    const events = [
+      U('t1'),
+      call('e1'),
+      result('e1', '<returncode>2</returncode>\n<output>' + long('boom') + '</output>'),
+      call('e2', 'get_user'),
+      result('e2', 'Error: user not found ' + long('x'), 'get_user'),
+      A('both failed'),
+      U('t2'),
+    ];
+    const r = await policy().compact(compactionRequest(events));
+    expect(data(r.compactedEvents[2]!)).to.equal('[compacted] bash (call e1): error');
+    expect(data(r.compactedEvents[4]!)).to.equal('[compacted] get_user (call e2): error');
+    const custom = await policy({ toolStatus: () => 'success' }).compact(compactionRequest(events));
+    expect(data(custom.compactedEvents[2]!)).to.equal('[compacted] bash (call e1): success');
+    expect(defaultToolStatus(Messages.toolResponse('x', 'y', '<returncode>0</returncode>ok'))).to.equal('success');
+    expect(defaultToolStatus(Messages.toolResponse('x', 'y', '{"error": "nope"}'))).to.equal('error');
+  });
+
+  it('with keepLast { steps } works inside one long agent turn, sparing the last steps', async function () {
+    const events = [
+      U('fix the bug'),
+      call('c1'),
+      result('c1', long('a')),
+      call('c2'),
+      result('c2', long('b')),
+      call('c3'),
+      result('c3', long('c')),
+    ];
+    const byTurns = await policy().compact(compactionRequest(events));
+    const bySteps = await policy({ keepLast: { steps: 2 } }).compact(compactionRequest(events));
+    expect(byTurns.isNoop()).to.equal(true);
+    expect(bySteps.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
+  });
+
+  it('never strips an unconsumed tool result, even with nothing protected', async function () {
+    const events = [U('go'), call('c1'), result('c1', long('a')), A('ok'), call('c2'), result('c2', long('b'))];
+    const r = await policy({ keepLast: { turns: 0 } }).compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
+    expect(r.compactedEvents[5]).to.equal(events[5]);
+  });
+
+  it("keeps reasoning with reasoning 'keep'", async function () {
+    const events = twoTurns();
+    const r = await policy({ reasoning: 'keep', toolCalls: { response: 'keep' } }).compact(compactionRequest(events));
+    expect(r.isNoop()).to.equal(true);
+  });
+
+  it('rejects invalid options with clear messages', function () {
+    expectThrows(() => policy({ reasoning: 'drop' as never }), InvalidArgumentError, "reasoning must be 'keep' or 'strip'");
+    expectThrows(() => policy({ toolCalls: { request: 'x' as never } }), InvalidArgumentError, 'toolCalls.request');
+    expectThrows(() => policy({ perTool: { bash: { response: 'x' as never } } }), InvalidArgumentError, 'perTool.bash.response');
+    expectThrows(
+      () => policy({ keepLast: { turns: -1 } }),
+      InvalidArgumentError,
+      'keepLast.turns must be a non-negative integer',
+    );
+    expectThrows(() => policy({ keepLast: {} as never }), InvalidArgumentError, 'keepLast must be');
+  });
+
+  it('through the service: originals archived, copies active, the coverage ledger holds', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: createDefaultLogger({ silent: true }) });
+    const { id } = await service.create({ userId: 'u' });
+    for (const e of twoTurns()) await service.appendMessage(id, e.message);
+    const r = await service.compact(id, () => true, new ContentPolicyCompactionStrategy());
+    expect(r.archivedEvents).to.have.length(3);
+    const report = await service.verifyCoverage(id);
+    expect(report.ok).to.equal(true);
+    expect(report.masked).to.have.length(3);
+  });
+});

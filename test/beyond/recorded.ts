@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadMiniSweAgent } from '../../src/bench/loaders/loadMiniSweAgent.js';
+import { loadTauBench } from '../../src/bench/loaders/loadTauBench.js';
+import type { RecordedSession } from '../../src/bench/recorded/RecordedSession.js';
+import { toMessage } from '../../src/bench/recorded/toMessage.js';
+import { SessionEvent } from '../../src/index.js';
+
+/** ../shared/data/recorded next to the repository, or RECORDED_DIR. */
+export const RECORDED_DIR = process.env.RECORDED_DIR ?? resolve(process.cwd(), '../shared/data/recorded');
+export const TAU_BENCH_FILE = join(RECORDED_DIR, 'tau-bench', 'gpt-4o-airline.json');
+export const MINI_SWE_DIR = join(RECORDED_DIR, 'mini-swe-agent-deepseek');
+
+export const hasTauBench = () => existsSync(TAU_BENCH_FILE);
+export const hasMiniSwe = () => existsSync(join(MINI_SWE_DIR, 'output'));
+
+let tau: RecordedSession[] | undefined;
+let mini: RecordedSession[] | undefined;
+export const tauBenchSessions = () => (tau ??= loadTauBench(TAU_BENCH_FILE).sessions);
+export const miniSweSessions = () => (mini ??= loadMiniSweAgent(MINI_SWE_DIR).sessions);
+
+/** A recorded session as library events, ids `<sessionId>#<index>` so that every run counts the same. */
+export function toEvents(session: RecordedSession, sessionId = session.sessionId): SessionEvent[] {
+  const start = Date.parse('2024-01-01T00:00:00Z');
+  return session.events.map((e, i) =>
+    SessionEvent.create({
+      sessionId,
+      id: `${sessionId}#${i}`,
+      message: toMessage(e),
+      timestamp: e.timestamp !== undefined ? new Date(e.timestamp) : new Date(start + i * 1000),
+    }),
+  );
+}
