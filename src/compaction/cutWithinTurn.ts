@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { isTurnStart } from '../session/turns.js';
 import { snapToTurnStart } from './snapToTurnStart.js';
 
 /**
@@ -60,11 +61,15 @@ export function isStepStart(events: readonly SessionEvent[], index: number): boo
  * Moves a raw cut over the real events forward to a turn start (as `snapToTurnStart`); when no turn starts
  * at or after it, to the first step start at or after it instead, so that the current work of a long
  * single-turn agent run is kept. With no step start either, the cut goes to the end (the Java behaviour).
+ * A turn start that sits between a call and its result (a user message interleaved into a tool exchange)
+ * is passed over, so the promise holds on any log: no kept result without its call.
  */
 export function toolPairSafeCut(realEvents: readonly SessionEvent[], rawCut: number): number {
-  const snapped = snapToTurnStart(realEvents, rawCut);
-  if (snapped < realEvents.length) return snapped;
+  const inside = splitsToolPair(realEvents);
   const from = Math.max(0, rawCut);
+  for (let i = snapToTurnStart(realEvents, from); i < realEvents.length; i++) {
+    if (isTurnStart(realEvents[i]!) && !inside[i]) return i;
+  }
   for (const i of stepStarts(realEvents)) if (i >= from) return i;
   return realEvents.length;
 }
