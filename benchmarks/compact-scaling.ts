@@ -150,6 +150,7 @@ function fmt(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 10 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(1)} ms`;
 }
 
+const loadAtStart = os.loadavg()[0]!;
 estimator.estimate('warm-up: loads the rank table before anything is timed');
 const tokensPerSize = new Map<number, number>();
 for (const n of SIZES) tokensPerSize.set(n, await sessionTokens(n));
@@ -173,7 +174,7 @@ for (const c of CASES) {
 
 console.log(`# compact() scaling (InMemorySessionRepository, DefaultSessionService, o200k_base)\n`);
 console.log(
-  `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.platform()} ${os.arch()}${gc ? ', gc between runs' : ''}`,
+  `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs, load average ${loadAtStart.toFixed(1)} at start${gc ? ', gc between runs' : ''}`,
 );
 console.log(
   `Sessions of 4-event turns (question, tool call, JSON tool result, answer); trigger TokenCountTrigger(¼ of the session's tokens);` +

@@ -146,7 +146,9 @@ const jsLoad = time(() => new Tiktoken(o200kBase));
 const encoder = jsLoad.value;
 
 console.log(`# Token estimator benchmark (o200k_base)\n`);
-console.log(`Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.platform()} ${os.arch()}`);
+console.log(
+  `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)} at start`,
+);
 console.log(
   `MAX_PIECE_CHARS = ${MAX_PIECE_CHARS}; one run per cell, each input tokenised for the first time (repeats *within* an input hit the piece cache, as in real traffic).`,
 );
