@@ -65,20 +65,32 @@ describe('conflict rebase', function () {
 
   it('acceptance: a 200 ms summariser under appends every 20 ms for 5 s commits, and no appended event is lost', async function () {
     const service = new DefaultSessionService(new InMemorySessionRepository(), { logger, conflictPolicy: 'rebase' });
-    const strategy = new RecursiveSummarizationCompactionStrategy({ chatClient: slowSummarizer(200), maxEventsToKeep: 6, overlapSize: 1 });
+    const strategy = new RecursiveSummarizationCompactionStrategy({
+      chatClient: slowSummarizer(200),
+      maxEventsToKeep: 6,
+      overlapSize: 1,
+    });
     const { id, appended, committed, rebased } = await underSteadyAppends(service, strategy, 5000, 20);
     expect(committed).to.be.at.least(1);
     expect(rebased).to.be.at.least(1);
     const log = await service.getEvents(id, EventFilter.all());
     const ids = log.map((e) => e.id);
-    for (const a of appended) expect(ids.filter((x) => x === a), a).to.have.length(1);
+    for (const a of appended)
+      expect(
+        ids.filter((x) => x === a),
+        a,
+      ).to.have.length(1);
     const report = await service.verifyCoverage(id);
     expect(report.duplicated).to.deep.equal([]);
   });
 
   it('control: the Java-style skip never commits under the same appends', async function () {
     const service = new DefaultSessionService(new InMemorySessionRepository(), { logger });
-    const strategy = new RecursiveSummarizationCompactionStrategy({ chatClient: slowSummarizer(200), maxEventsToKeep: 6, overlapSize: 1 });
+    const strategy = new RecursiveSummarizationCompactionStrategy({
+      chatClient: slowSummarizer(200),
+      maxEventsToKeep: 6,
+      overlapSize: 1,
+    });
     const { committed } = await underSteadyAppends(service, strategy, 1000, 20);
     expect(committed).to.equal(0);
   });
