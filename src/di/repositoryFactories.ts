@@ -1,6 +1,8 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { InMemorySessionRepository } from '../repository/InMemorySessionRepository.js';
+import { PostgresSessionRepository } from '../repository/PostgresSessionRepository.js';
+import { RedisSessionRepository } from '../repository/RedisSessionRepository.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import { SqliteSessionRepository } from '../repository/SqliteSessionRepository.js';
 
@@ -19,6 +21,13 @@ type Factory = (settings: RepositorySettings) => SessionRepository;
 const factories: Partial<Record<RepositoryKind, Factory>> = {
   memory: () => new InMemorySessionRepository(),
   sqlite: (s) => new SqliteSessionRepository({ path: s.sqlite?.path ?? './sessions.db', logger: s.logger }),
+  postgres: (s) =>
+    new PostgresSessionRepository({
+      ...s.postgres,
+      connectionString: s.postgres?.connectionString ?? process.env.PG_URL,
+      logger: s.logger,
+    }),
+  redis: (s) => new RedisSessionRepository({ ...s.redis, url: s.redis?.url ?? process.env.REDIS_URL, logger: s.logger }),
 };
 
 /** Durable backends register themselves here, so the DI module needs no knowledge of their drivers. */

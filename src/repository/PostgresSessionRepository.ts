@@ -129,7 +129,10 @@ export class PostgresSessionRepository implements SessionRepository {
       this.pool = opts.pool;
       this.ownsPool = false;
     } else {
-      this.pool = new pg.Pool({ connectionString: requireText(opts.connectionString, 'connectionString') });
+      if (typeof opts.connectionString !== 'string' || opts.connectionString.trim() === '') {
+        throw new InvalidArgumentError('PostgresSessionRepository needs a connectionString (or PG_URL) or a pool');
+      }
+      this.pool = new pg.Pool({ connectionString: opts.connectionString });
       this.ownsPool = true;
     }
     this.initializeSchema = opts.initializeSchema ?? true;

@@ -73,7 +73,10 @@ export class RedisSessionRepository implements SessionRepository {
       this.client = opts.client;
       this.ownsClient = false;
     } else {
-      this.client = new Redis(requireText(opts.url, 'url'));
+      if (typeof opts.url !== 'string' || opts.url.trim() === '') {
+        throw new InvalidArgumentError('RedisSessionRepository needs a url (or REDIS_URL) or a client');
+      }
+      this.client = new Redis(opts.url);
       this.ownsClient = true;
     }
     this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';

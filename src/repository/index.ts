@@ -2,3 +2,5 @@ export { type SessionRepository } from './SessionRepository.js';
 export { InMemorySessionRepository } from './InMemorySessionRepository.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './eventCodec.js';
 export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from './SqliteSessionRepository.js';
+export { PostgresSessionRepository, type PostgresSessionRepositoryOptions } from './PostgresSessionRepository.js';
+export { RedisSessionRepository, type RedisSessionRepositoryOptions } from './RedisSessionRepository.js';

@@ -1,7 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'chai';
-import { InvalidArgumentError, Messages, Session, SessionEvent } from '../../src/index.js';
+import {
+  InvalidArgumentError,
+  Messages,
+  Session,
+  SessionEvent,
+  TYPES,
+  createSessionCompactionModule,
+  messageText,
+  type SessionService,
+  type SessionRepository,
+} from '../../src/index.js';
+import { Container } from 'inversify';
 import { PostgresSessionRepository } from '../../src/repository/PostgresSessionRepository.js';
 import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
 import { badInputDifferential } from './differential.js';
@@ -46,7 +57,13 @@ describe('PostgresSessionRepository', function () {
       // Two "app instances", each with its own pool; every worker uses its own pool connection per query.
       const instances = [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix }));
       try {
-        const stats = await runTorture({ makeRepository: (w) => instances[w % 2]!, appenders: 8, compactors: 4, rounds: 40 });
+        const stats = await runTorture({
+          makeRepository: (w) => instances[w % 2]!,
+          appenders: 8,
+          compactors: 4,
+          rounds: 40,
+          thinkMs: 100,
+        });
         expect(stats.violations).to.deep.equal([]);
         expect(stats.appended).to.equal(8 * 40 * 2);
         console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
@@ -125,6 +142,28 @@ describe('PostgresSessionRepository', function () {
       expect(after.get(events[0]!.id)).to.equal(before.get(events[0]!.id));
       expect(after.get(events[2]!.id)).to.equal(before.get(events[2]!.id));
       expect(Number(after.get(events[3]!.id))).to.be.greaterThan(Number(before.get(events[3]!.id)));
+    });
+  });
+  describe('dependency injection', function () {
+    it("createSessionCompactionModule({ repository: 'postgres' }) binds a working PostgresSessionRepository", async function () {
+      const container = new Container();
+      container.loadSync(
+        createSessionCompactionModule({
+          repository: 'postgres',
+          postgres: { connectionString: PG_URL, prefix },
+          logLevel: 'error',
+        }),
+      );
+      const repo = container.get<SessionRepository>(TYPES.SessionRepository);
+      try {
+        expect(repo).to.be.instanceOf(PostgresSessionRepository);
+        const service = container.get<SessionService>(TYPES.SessionService);
+        const s = await service.create({ userId: 'di-user' });
+        await service.appendMessage(s.id, Messages.user('through DI'));
+        expect((await service.getMessages(s.id)).map(messageText)).to.deep.equal(['through DI']);
+      } finally {
+        await repo.close?.();
+      }
     });
   });
 });

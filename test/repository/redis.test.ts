@@ -9,7 +9,12 @@ import {
   Session,
   SessionEvent,
   type SessionRepository,
+  TYPES,
+  createSessionCompactionModule,
+  messageText,
+  type SessionService,
 } from '../../src/index.js';
+import { Container } from 'inversify';
 import { badInputDifferential } from './differential.js';
 import { runTorture } from './torture.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
@@ -69,7 +74,13 @@ describe('RedisSessionRepository', function () {
       this.timeout(120_000);
       const instances = [0, 1].map(() => new RedisSessionRepository({ url: REDIS_URL, prefix }));
       try {
-        const stats = await runTorture({ makeRepository: (w) => instances[w % 2]!, appenders: 8, compactors: 4, rounds: 40 });
+        const stats = await runTorture({
+          makeRepository: (w) => instances[w % 2]!,
+          appenders: 8,
+          compactors: 4,
+          rounds: 40,
+          thinkMs: 100,
+        });
         expect(stats.violations).to.deep.equal([]);
         expect(stats.appended).to.equal(8 * 40 * 2);
         console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
@@ -168,6 +179,24 @@ describe('RedisSessionRepository', function () {
       const repo = new RedisSessionRepository({ client, prefix: `${prefix}:ttl` });
       const s = await repo.save(Session.create({ id: 'ttl-4', userId: 'u', expiresAt: new Date(Date.now() + 60_000) }));
       expect(await client.pttl(keysOf(s.id)[0]!)).to.equal(-1);
+    });
+  });
+  describe('dependency injection', function () {
+    it("createSessionCompactionModule({ repository: 'redis' }) binds a working RedisSessionRepository", async function () {
+      const container = new Container();
+      container.loadSync(
+        createSessionCompactionModule({ repository: 'redis', redis: { url: REDIS_URL, prefix }, logLevel: 'error' }),
+      );
+      const repo = container.get<SessionRepository>(TYPES.SessionRepository);
+      try {
+        expect(repo).to.be.instanceOf(RedisSessionRepository);
+        const service = container.get<SessionService>(TYPES.SessionService);
+        const s = await service.create({ userId: 'di-user' });
+        await service.appendMessage(s.id, Messages.user('through DI'));
+        expect((await service.getMessages(s.id)).map(messageText)).to.deep.equal(['through DI']);
+      } finally {
+        await repo.close?.();
+      }
     });
   });
 });

@@ -7,6 +7,7 @@
  *   expect(stats.violations).to.deep.equal([]);
  */
 import {
+  CharacterTokenCountEstimator,
   DefaultSessionService,
   EventFilter,
   isTurnStart,
@@ -49,6 +50,8 @@ export interface TortureStats {
   compactions: number;
   /** Compactions whose CAS write succeeded. */
   committed: number;
+  /** Of those, the ones that committed while appenders were still running. */
+  committedWhileAppending: number;
   /** Compactions whose CAS write lost to a concurrent append or compaction. */
   lost: number;
   /** Compactions where the strategy proposed nothing, so nothing was written. */
@@ -102,12 +105,16 @@ export async function runTorture(options: TortureOptions): Promise<TortureStats>
   const compactors = options.compactors ?? 4;
   const rounds = options.rounds ?? 30;
   const thinkMs = options.thinkMs ?? 40;
-  const strategy = new SlidingWindowCompactionStrategy({ maxEvents: options.maxEvents ?? 6 });
+  // A cheap estimator: the run measures the repository, not tokenisation (which would starve the event loop).
+  const strategy = new SlidingWindowCompactionStrategy({
+    maxEvents: options.maxEvents ?? 6,
+    tokenCountEstimator: new CharacterTokenCountEstimator(),
+  });
   const sessionId = options.sessionId ?? `torture-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const logger = createDefaultLogger({ silent: true });
   const makeService = options.makeService ?? ((repository) => new DefaultSessionService(repository, { logger }));
   const violations: string[] = [];
-  const stats = { appended: 0, replays: 0, compactions: 0, committed: 0, lost: 0, noops: 0 };
+  const stats = { appended: 0, replays: 0, compactions: 0, committed: 0, committedWhileAppending: 0, lost: 0, noops: 0 };
   const started = Date.now();
 
   const first = await options.makeRepository(0);
@@ -144,21 +151,27 @@ export async function runTorture(options: TortureOptions): Promise<TortureStats>
   async function compactor(c: number): Promise<void> {
     const recorder = new CasRecorder(await options.makeRepository(appenders + c));
     const service = makeService(recorder);
-    for (let r = 0; r < rounds || appendersRunning > 0; r++) {
+    // Keeps going while appenders run, and makes one last attempt after they stop, so that the final
+    // window is compacted and at least one compaction commits whatever the interleaving was.
+    for (let r = 0; ; r++) {
+      const contended = appendersRunning > 0;
       recorder.lastCompaction = undefined;
       const result: CompactionResult = await service.compact(sessionId, () => true, strategy);
       stats.compactions++;
       if (recorder.lastCompaction === true) {
         stats.committed++;
+        if (contended) stats.committedWhileAppending++;
         if (result.isNoop()) violations.push(`compactor ${c}: committed a compaction but returned a no-op result`);
       } else if (recorder.lastCompaction === false) {
         stats.lost++;
-        if (!result.isNoop())
+        if (!result.isNoop()) {
           violations.push(`compactor ${c}: lost the CAS race but returned ${result.archivedEvents.length} archived events`);
+        }
       } else {
         stats.noops++;
       }
-      await pause();
+      if (r + 1 >= rounds && !contended) break;
+      await sleep(Math.random() * (thinkMs / 4));
     }
   }
 
