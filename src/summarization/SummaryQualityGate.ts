@@ -36,7 +36,7 @@ const HEAD_CHARS = 200;
  * UUIDs), dates, numbers of two or more digits, and code names (snake_case, camelCase, dotted.names).
  */
 const IDENTIFIER =
-  /(?:[\w.-]*\/[\w./-]+)|\b\d{4}-\d{2}-\d{2}\b|\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{3,}\b|\b\d+(?:[.,]\d+)*\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b/g;
+  /(?:[\w.-]*\/[\w./-]+)|\b\d{4}-\d{2}-\d{2}\b|\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{3,}\b|\b\d+(?:[.,]\d+)*\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b/g;
 
 function messageContents(message: Message): string[] {
   switch (message.type) {
