@@ -254,6 +254,42 @@ describe('DefaultSessionService over InMemorySessionRepository (behaviour refere
     expect(texts(await service.getEvents(id, EventFilter.active()))).to.deep.equal(['msg-4', 'msg-5']);
   });
 
+  it('91 (port): a compaction that throws releases the per-session lock for the next one', async function () {
+    const id = await sessionWith(...msgTexts(4));
+    await expectRejects(
+      service.compact(
+        id,
+        () => true,
+        async () => {
+          throw new InvalidArgumentError('strategy failed');
+        },
+      ),
+      InvalidArgumentError,
+      'strategy failed',
+    );
+    const r = await service.compact(id, () => true, sliding(1));
+    expect(r.eventsRemoved).to.equal(3);
+  });
+
+  it('91 (port): the lock is per session — a compaction waiting on one session does not block another', async function () {
+    const blocked = await sessionWith(...msgTexts(3));
+    const free = await sessionWith(...msgTexts(3));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = service.compact(
+      blocked,
+      () => true,
+      async (req) => {
+        await gate;
+        return sliding(1).compact(req);
+      },
+    );
+    const fast = await service.compact(free, () => true, sliding(1));
+    expect(fast.eventsRemoved).to.equal(2);
+    release();
+    expect((await slow).eventsRemoved).to.equal(2);
+  });
+
   it('92: deleteExpiredSessions removes only expired sessions and returns how many', async function () {
     expect(await service.deleteExpiredSessions(new Date())).to.equal(0);
     const live = await service.create({ userId: 'u', timeToLiveMs: 60 * 60 * 1000 });
