@@ -39,7 +39,9 @@ export function verifyCoverage(log: readonly SessionEvent[]): CoverageReport {
   const bump = (id: string) => representations.set(id, (representations.get(id) ?? 0) + 1);
   for (const e of log) {
     if (e.isArchived()) continue;
-    for (const id of coveredIds(e)) {
+    // A summary pair carries its metadata on both events; the assistant half is the summary.
+    const summaryIds = e.messageType === 'user' ? [] : coveredIds(e);
+    for (const id of summaryIds) {
       bump(id);
       summarized.add(id);
     }

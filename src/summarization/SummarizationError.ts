@@ -1,5 +1,5 @@
 /** Why a summariser call failed; `retryable` kinds were already retried by the client before surfacing. */
-export type SummarizationErrorKind = 'http' | 'timeout' | 'aborted' | 'connection' | 'malformed-response' | 'blank';
+export type SummarizationErrorKind = 'http' | 'timeout' | 'aborted' | 'connection' | 'malformed-response' | 'blank' | 'quality';
 
 /**
  * A summariser call that failed: the endpoint's HTTP error, a timeout, an abort, a connection failure or

@@ -23,6 +23,7 @@ import {
   renderedTokens,
   reportFailure,
   requestSummary,
+  type SummaryCheck,
   requireChatClient,
   requireFailureMode,
   SUMMARY_METADATA,
@@ -50,6 +51,8 @@ export interface AdditiveSummarizationCompactionStrategyOptions {
   eventFormatter?: (event: SessionEvent) => string;
   /** Default 'skip'. */
   failureMode?: SummaryFailureMode;
+  /** Checked before a summary is committed; a rejected summary is handled by `failureMode`. */
+  qualityGate?: SummaryCheck;
   onSummarizationFailure?: SummarizationFailureListener;
   tokenCountEstimator?: TokenCountEstimator;
   logger?: Logger;
@@ -78,6 +81,7 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
   readonly consolidationPrompt: string;
   readonly shadowPrompt: string;
   readonly failureMode: SummaryFailureMode;
+  readonly qualityGate: SummaryCheck | undefined;
   readonly tokenCountEstimator: TokenCountEstimator;
   private readonly eventFormatter: (event: SessionEvent) => string;
   private readonly customFormatter: boolean;
@@ -105,6 +109,7 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
     );
     this.shadowPrompt = requireText(options.shadowPrompt ?? DEFAULT_SUMMARY_SHADOW_PROMPT, 'shadowPrompt');
     this.failureMode = requireFailureMode(options.failureMode);
+    this.qualityGate = options.qualityGate;
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
     this.customFormatter = options.eventFormatter !== undefined;
     this.eventFormatter = options.eventFormatter ?? formatEvent;
@@ -134,11 +139,15 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
     const chunk = [...preamble, ...turns.slice(0, archivedTurns).flat()];
     const kept = turns.slice(archivedTurns).flat();
 
-    const outcome = await requestSummary(this.chatClient, {
-      system: summarySystemPrompt(this.systemPrompt),
-      user: buildSummaryPrompt({ transcript: chunk.map(this.eventFormatter) }),
-      maxTokens: this.maxChunkSummaryTokens,
-    });
+    const outcome = await requestSummary(
+      this.chatClient,
+      {
+        system: summarySystemPrompt(this.systemPrompt),
+        user: buildSummaryPrompt({ transcript: chunk.map(this.eventFormatter) }),
+        maxTokens: this.maxChunkSummaryTokens,
+      },
+      { gate: this.qualityGate, archived: chunk },
+    );
     let summary: string;
     let method: 'model' | 'stub';
     if (outcome.ok) {
@@ -150,7 +159,7 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
         this.logger,
         this.onSummarizationFailure,
       );
-      if (this.failureMode !== 'stub') return CompactionResult.noop(events);
+      if (this.failureMode !== 'stub') return CompactionResult.noop(events, 'summarization-failed');
       summary = mechanicalSummary(chunk);
       method = 'stub';
     }

@@ -14,6 +14,7 @@ import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy } from '../CompactionStrategy.js';
+import { coveredIds } from '../coverage.js';
 import { formatEvent } from '../formatEvent.js';
 import { snapToTurnStart } from '../snapToTurnStart.js';
 import {
@@ -21,6 +22,7 @@ import {
   renderedTokens,
   reportFailure,
   requestSummary,
+  type SummaryCheck,
   requireChatClient,
   requireFailureMode,
   SUMMARY_METADATA,
@@ -46,6 +48,8 @@ export interface RecursiveSummarizationCompactionStrategyOptions {
   tokenCountEstimator?: TokenCountEstimator;
   /** Default 'skip'. */
   failureMode?: SummaryFailureMode;
+  /** Checked before a summary is committed; a rejected summary is handled by `failureMode`. */
+  qualityGate?: SummaryCheck;
   /** Output cap passed to the summariser as `maxTokens`. */
   maxSummaryTokens?: number;
   logger?: Logger;
@@ -71,6 +75,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
   readonly systemPrompt: string;
   readonly shadowPrompt: string;
   readonly failureMode: SummaryFailureMode;
+  readonly qualityGate: SummaryCheck | undefined;
   readonly maxSummaryTokens: number | undefined;
   readonly tokenCountEstimator: TokenCountEstimator;
   private readonly eventFormatter: (event: SessionEvent) => string;
@@ -97,6 +102,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
     this.systemPrompt = requireText(options.systemPrompt ?? DEFAULT_SUMMARY_SYSTEM_PROMPT, 'systemPrompt');
     this.shadowPrompt = requireText(options.shadowPrompt ?? DEFAULT_SUMMARY_SHADOW_PROMPT, 'shadowPrompt');
     this.failureMode = requireFailureMode(options.failureMode);
+    this.qualityGate = options.qualityGate;
     this.maxSummaryTokens =
       options.maxSummaryTokens === undefined ? undefined : requirePositiveInt(options.maxSummaryTokens, 'maxSummaryTokens');
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
@@ -138,11 +144,15 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
       transcript: toArchive.map(this.eventFormatter),
       upcoming: overlap.map(this.eventFormatter),
     });
-    const outcome = await requestSummary(this.chatClient, {
-      system: summarySystemPrompt(this.systemPrompt),
-      user,
-      ...(this.maxSummaryTokens !== undefined ? { maxTokens: this.maxSummaryTokens } : {}),
-    });
+    const outcome = await requestSummary(
+      this.chatClient,
+      {
+        system: summarySystemPrompt(this.systemPrompt),
+        user,
+        ...(this.maxSummaryTokens !== undefined ? { maxTokens: this.maxSummaryTokens } : {}),
+      },
+      { gate: this.qualityGate, archived: toArchive },
+    );
 
     let summary: string;
     let method: 'model' | 'stub';
@@ -156,7 +166,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
         this.logger,
         this.onSummarizationFailure,
       );
-      if (this.failureMode !== 'stub') return CompactionResult.noop(events);
+      if (this.failureMode !== 'stub') return CompactionResult.noop(events, 'summarization-failed');
       // The stub replaces the prior summaries too, so it carries them verbatim.
       summary = mechanicalSummary(toArchive, priorSummaries);
       method = 'stub';
@@ -173,6 +183,13 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
         [SUMMARY_METADATA.method]: method,
         [SUMMARY_METADATA.firstEventId]: firstCovered?.metadata[SUMMARY_METADATA.firstEventId] ?? toArchive[0]!.id,
         [SUMMARY_METADATA.lastEventId]: toArchive[toArchive.length - 1]!.id,
+        // The new summary replaces the prior ones, so it covers what they covered (the coverage ledger).
+        [SUMMARY_METADATA.eventIds]: [
+          ...new Set([
+            ...synthetic.flatMap((e) => (e.messageType === 'user' ? [] : coveredIds(e))),
+            ...toArchive.map((e) => e.id),
+          ]),
+        ],
         ...(method === 'model' && this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
         [SUMMARY_METADATA.createdAt]: now.toISOString(),
       },

@@ -52,15 +52,28 @@ export function requireChatClient(value: unknown): ChatClient {
   return value as ChatClient;
 }
 
+/** Checks a summary before it is committed (e.g. SummaryQualityGate); a failed check is a failed summary. */
+export interface SummaryCheck {
+  check(summary: string, archivedEvents: readonly SessionEvent[]): { ok: boolean; reasons: string[] };
+}
+
 /** The summary text, or the reason there is none. A rejected call is a failed summary, not an exception. */
 export async function requestSummary(
   client: ChatClient,
   request: ChatRequest,
+  quality?: { gate: SummaryCheck | undefined; archived: readonly SessionEvent[] },
 ): Promise<{ ok: true; text: string } | { ok: false; error: SummarizationError }> {
   try {
     const text = await client.call(request);
     if (typeof text !== 'string' || text.trim() === '') {
       return { ok: false, error: new SummarizationError('summarizer returned no text', { kind: 'blank' }) };
+    }
+    const verdict = quality?.gate?.check(text.trim(), quality.archived);
+    if (verdict !== undefined && !verdict.ok) {
+      return {
+        ok: false,
+        error: new SummarizationError(`summary rejected by the quality gate: ${verdict.reasons.join('; ')}`, { kind: 'quality' }),
+      };
     }
     return { ok: true, text: text.trim() };
   } catch (error) {
