@@ -1,0 +1,51 @@
+/** Everything the example server reads from its environment, with defaults that run against a local endpoint. */
+export interface ChatServerConfig {
+  /** OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama) or https://api.openai.com/v1. */
+  openaiBaseURL?: string;
+  openaiApiKey?: string;
+  model: string;
+  /** Model used for summaries; default the chat model. */
+  summaryModel?: string;
+  repository: 'sqlite' | 'memory' | 'postgres';
+  sqlitePath: string;
+  pgUrl?: string;
+  /** Largest prompt sent to the model, in tokens (leave room for the reply within the real window). */
+  contextWindowTokens: number;
+  /** Share of the window at which a conversation is summarised after a reply; default 0.7. */
+  thresholdRatio: number;
+  /** Recent events kept verbatim by each summary; default 6. */
+  keepEvents: number;
+  systemPrompt?: string;
+  /** Offer conversation_search / cross_session_search to the model; default true. */
+  recallTools: boolean;
+  /** Tool rounds answered by the server per query before the reply is returned as is; default 3. */
+  maxToolRounds: number;
+  logLevel: string;
+}
+
+const int = (value: string | undefined, fallback: number) => {
+  const n = value === undefined || value === '' ? fallback : Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got '${value}'`);
+  return n;
+};
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerConfig {
+  const repository = (env.REPOSITORY ?? 'sqlite') as ChatServerConfig['repository'];
+  if (!['sqlite', 'memory', 'postgres'].includes(repository)) throw new Error(`REPOSITORY must be sqlite, memory or postgres`);
+  return {
+    ...(env.OPENAI_BASE_URL ? { openaiBaseURL: env.OPENAI_BASE_URL } : {}),
+    ...(env.OPENAI_API_KEY ? { openaiApiKey: env.OPENAI_API_KEY } : {}),
+    model: env.MODEL ?? 'gpt-4o-mini',
+    ...(env.SUMMARY_MODEL ? { summaryModel: env.SUMMARY_MODEL } : {}),
+    repository,
+    sqlitePath: env.SQLITE_PATH ?? './chat-sessions.db',
+    ...(env.PG_URL ? { pgUrl: env.PG_URL } : {}),
+    contextWindowTokens: int(env.CONTEXT_WINDOW_TOKENS, 16_000),
+    thresholdRatio: env.THRESHOLD_RATIO ? Number(env.THRESHOLD_RATIO) : 0.7,
+    keepEvents: int(env.KEEP_EVENTS, 6),
+    ...(env.SYSTEM_PROMPT ? { systemPrompt: env.SYSTEM_PROMPT } : {}),
+    recallTools: env.RECALL_TOOLS !== 'false',
+    maxToolRounds: int(env.MAX_TOOL_ROUNDS, 3),
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+}
