@@ -1,0 +1,161 @@
+import { CompactionResult } from '../../compaction/CompactionResult.js';
+import { AdditiveSummarizationCompactionStrategy } from '../../compaction/strategies/AdditiveSummarizationCompactionStrategy.js';
+import { RecursiveSummarizationCompactionStrategy } from '../../compaction/strategies/RecursiveSummarizationCompactionStrategy.js';
+import { SlidingWindowCompactionStrategy } from '../../compaction/strategies/SlidingWindowCompactionStrategy.js';
+import { TokenCountCompactionStrategy } from '../../compaction/strategies/TokenCountCompactionStrategy.js';
+import { TurnWindowCompactionStrategy } from '../../compaction/strategies/TurnWindowCompactionStrategy.js';
+import { TokenCountTrigger } from '../../compaction/triggers/TokenCountTrigger.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { ContenderRegistry, type ContenderContext, type ContenderOptions } from './ContenderRegistry.js';
+
+/** Share of the budget that a token-budget cut keeps, so that compactions come in a sawtooth, not every call. */
+export const DEFAULT_TARGET_RATIO = 0.6;
+
+/** Every one of our contenders compacts when the active window reaches the budget. */
+function budgetTrigger(context: ContenderContext): TokenCountTrigger {
+  return new TokenCountTrigger({ threshold: context.budgetTokens, tokenCountEstimator: context.estimator });
+}
+
+function targetTokens(context: ContenderContext, options: ContenderOptions): number {
+  const ratio = options.targetRatio ?? DEFAULT_TARGET_RATIO;
+  if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) throw new InvalidArgumentError('targetRatio must be in (0, 1]');
+  return Math.max(1, Math.floor(context.budgetTokens * ratio));
+}
+
+/** Config options minus the benchmark's own keys, passed to the strategy constructor as they are. */
+function passThrough(options: ContenderOptions): Record<string, unknown> {
+  const { targetRatio: _targetRatio, ...rest } = options;
+  return rest;
+}
+
+function requireChatClient(context: ContenderContext, name: string) {
+  if (context.chatClient === undefined) throw new InvalidArgumentError(`${name} needs a summariser (chatClient)`);
+  return context.chatClient;
+}
+
+/**
+ * The registry the CLI uses: every strategy of the library that exists in this build, plus the peers whose
+ * libraries are installed (they are development dependencies: an installed package may not have them).
+ */
+export async function createDefaultContenderRegistry(): Promise<ContenderRegistry> {
+  const registry = new ContenderRegistry();
+  registry
+    .register({
+      kind: 'strategy',
+      name: 'none',
+      description: 'no compaction: the whole history is sent (the ceiling for retention, the floor for savings)',
+      create: () => ({
+        trigger: { shouldCompact: () => false },
+        strategy: { compact: async (r) => CompactionResult.noop(r.events) },
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'sliding-window',
+      description: 'SlidingWindowCompactionStrategy (maxEvents 20) when the window reaches the budget',
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new SlidingWindowCompactionStrategy({
+          maxEvents: 20,
+          tokenCountEstimator: context.estimator,
+          ...passThrough(options),
+        }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'turn-window',
+      description: 'TurnWindowCompactionStrategy (maxTurns 10) when the window reaches the budget',
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new TurnWindowCompactionStrategy({
+          maxTurns: 10,
+          tokenCountEstimator: context.estimator,
+          ...passThrough(options),
+        }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'token-count',
+      description: `TokenCountCompactionStrategy keeping ${DEFAULT_TARGET_RATIO} x budget when the window reaches the budget`,
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new TokenCountCompactionStrategy({
+          maxTokens: targetTokens(context, options),
+          tokenCountEstimator: context.estimator,
+          ...passThrough(options),
+        }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'recursive-summarization',
+      description: 'RecursiveSummarizationCompactionStrategy (maxEventsToKeep 10, overlap 2) when the window reaches the budget',
+      needsChatClient: true,
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new RecursiveSummarizationCompactionStrategy({
+          chatClient: requireChatClient(context, 'recursive-summarization'),
+          tokenCountEstimator: context.estimator,
+          logger: context.logger,
+          ...passThrough(options),
+        }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'additive-summarization',
+      description:
+        'AdditiveSummarizationCompactionStrategy (keepTurns 4, summaries capped at 0.25 x budget) when the window reaches the budget',
+      needsChatClient: true,
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new AdditiveSummarizationCompactionStrategy({
+          chatClient: requireChatClient(context, 'additive-summarization'),
+          maxSummaryTokens: Math.max(1, Math.floor(context.budgetTokens / 4)),
+          maxKeptTokens: targetTokens(context, options),
+          tokenCountEstimator: context.estimator,
+          logger: context.logger,
+          ...passThrough(options),
+        }),
+      }),
+    });
+
+  // Registration points for the strategies of issue 5 (src/compaction/strategies/...). Each one is a
+  // `registry.register({ kind: 'strategy', name, description, create })` like those above, using
+  // budgetTrigger(context) so that it is compared at the same budget:
+  //   'observation-masking' → new ObservationMaskingCompactionStrategy({ tokenCountEstimator, ...passThrough(options) })
+  //   'content-policy'      → new ContentPolicyCompactionStrategy({ reasoning: 'strip', ..., ...passThrough(options) })
+  //   'pipeline'            → CompactionPipeline: mask → strip → summarise → TokenCount(targetTokens) as last resort
+  //   'token-count-pair-safe' / 'recursive-summarization-pair-safe' → the same with { cutWithinTurn: 'tool-pair-safe' }
+
+  try {
+    const { LangChainTrimPeer } = await import('../peers/LangChainTrimPeer.js');
+    registry.register({
+      kind: 'peer',
+      name: 'langchain-trim',
+      description: "LangChain.js trimMessages (strategy 'last', startOn 'human', system kept) at the budget, same token counter",
+      create: (context) => new LangChainTrimPeer(context),
+    });
+  } catch (error) {
+    registry.markUnavailable('langchain-trim', `@langchain/core is not installed (${(error as Error).message.split('\n')[0]})`);
+  }
+  try {
+    const { AiSdkPrunePeer } = await import('../peers/AiSdkPrunePeer.js');
+    registry.register({
+      kind: 'peer',
+      name: 'ai-sdk-prune',
+      description: "Vercel AI SDK pruneMessages (toolCalls 'before-last-2-messages', reasoning 'before-last-message'); no budget",
+      notApplicable: (dataset) =>
+        dataset.sessions.some((s) => s.events.some((e) => (e.toolCalls?.length ?? 0) > 0)) ? null : 'no tool calls to prune',
+      create: (context) => new AiSdkPrunePeer(context),
+    });
+  } catch (error) {
+    registry.markUnavailable('ai-sdk-prune', `the 'ai' package is not installed (${(error as Error).message.split('\n')[0]})`);
+  }
+  // LibreChat's pruning (@librechat/agents) needs Node >= 24 and is not installed (this project targets
+  // Node 20): it would register here as a 'peer' once it can run.
+  registry.markUnavailable('librechat-prune', '@librechat/agents requires Node >= 24 and is not installed');
+  return registry;
+}

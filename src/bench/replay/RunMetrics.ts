@@ -1,0 +1,56 @@
+/** What one contender did on one session at one budget. Aggregated by aggregateRuns for the report. */
+export interface RunMetrics {
+  dataset: string;
+  sessionId: string;
+  contender: string;
+  kind: 'strategy' | 'peer';
+  budgetTokens: number;
+  /** Tokens sent at each model call (our active window, or the peer's selection). */
+  tokensSent: number[];
+  /** Tokens of the whole uncompacted history at each call. */
+  fullTokens: number[];
+  compactions: number;
+  /** Duration of each compact() that archived something (ours only). */
+  compactionMs: number[];
+  /** All time spent deciding what to send: every compact() call (ours) or every library call (peers). */
+  totalMs: number;
+  summarizerCalls: number;
+  summarizerFailures: number;
+  summarizerInputTokens: number;
+  summarizerOutputTokens: number;
+  probesScored: number;
+  probesRetained: number;
+  probesEvidenceVerbatim: number;
+  probesAnswerFound: number;
+  /** Model calls whose context held a tool result without its call, and how many such results in all. */
+  orphanCalls: number;
+  orphanResults: number;
+  overBudgetCalls: number;
+  /** Model calls sent with no message at all: the strategy or peer dropped everything. */
+  emptyContextCalls: number;
+}
+
+export function emptyRunMetrics(
+  init: Pick<RunMetrics, 'dataset' | 'sessionId' | 'contender' | 'kind' | 'budgetTokens'>,
+): RunMetrics {
+  return {
+    ...init,
+    tokensSent: [],
+    fullTokens: [],
+    compactions: 0,
+    compactionMs: [],
+    totalMs: 0,
+    summarizerCalls: 0,
+    summarizerFailures: 0,
+    summarizerInputTokens: 0,
+    summarizerOutputTokens: 0,
+    probesScored: 0,
+    probesRetained: 0,
+    probesEvidenceVerbatim: 0,
+    probesAnswerFound: 0,
+    orphanCalls: 0,
+    orphanResults: 0,
+    overBudgetCalls: 0,
+    emptyContextCalls: 0,
+  };
+}

@@ -1,0 +1,45 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TopLevelSpec } from 'vega-lite';
+import type { BenchResult } from '../runBench.js';
+import { retentionVsTokensSpec, sawtoothSpec, scalingSpec } from './chartSpecs.js';
+import { renderMarkdown, type ChartFiles } from './renderMarkdown.js';
+
+/** Writes results.md, results.json and the SVG charts into `outDir`; returns the files written. */
+export async function writeReport(result: BenchResult, outDir: string): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  const write = (name: string, content: string) => {
+    writeFileSync(join(outDir, name), content);
+    written.push(join(outDir, name));
+  };
+  const charts: ChartFiles = { retention: new Map(), sawtooth: new Map() };
+  let renderChart: ((spec: TopLevelSpec) => Promise<string>) | null;
+  try {
+    // vega and vega-lite are development dependencies: without them the tables are still written.
+    ({ renderChart } = await import('./renderChart.js'));
+  } catch (error) {
+    renderChart = null;
+    charts.unavailable = `charts not rendered: vega/vega-lite are not installed (${(error as Error).message.split('\n')[0]})`;
+  }
+  for (const dataset of new Set(result.summaries.map((s) => s.dataset))) {
+    if (renderChart === null) break;
+    const name = `retention-vs-tokens-${dataset}.svg`;
+    write(name, await renderChart(retentionVsTokensSpec(dataset, result.summaries)));
+    charts.retention.set(dataset, name);
+  }
+  for (const series of result.sawtooth) {
+    if (series.series.length === 0 || renderChart === null) continue;
+    const name = `sawtooth-${series.dataset}.svg`;
+    write(name, await renderChart(sawtoothSpec(series)));
+    charts.sawtooth.set(series.dataset, name);
+  }
+  if (result.scaling.length > 0 && renderChart !== null) {
+    write('scaling.svg', await renderChart(scalingSpec(result.scaling)));
+    charts.scaling = 'scaling.svg';
+  }
+  write('results.md', renderMarkdown(result, charts));
+  const { sawtooth: _sawtooth, ...rest } = result;
+  write('results.json', JSON.stringify(rest, null, 2) + '\n');
+  return written;
+}
