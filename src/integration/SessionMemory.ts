@@ -136,8 +136,9 @@ export class SessionMemory {
   /**
    * One streaming turn: the model's chunks as they arrive, `compaction_started` before a compaction's strategy
    * (and so any summariser call) runs, then `compaction_completed` (or `_skipped` / `_failed`), and last `done`
-   * with the response. The reply is persisted once, from the aggregated chunks. Stopping the iteration early
-   * aborts the model call, and the partial reply is not persisted.
+   * with the response. The reply is persisted once, from the aggregated chunks. An aborted `signal` stops the
+   * model call and nothing of the interrupted reply is persisted; stopping the iteration early aborts a call
+   * still in progress (a reply already received in full is still persisted).
    */
   stream(request: SessionMemoryRequest): AsyncGenerator<SessionMemoryStreamEvent, void, undefined> {
     return this.streamEvents(request);
@@ -156,10 +157,9 @@ export class SessionMemory {
       for await (const item of queue) yield item;
       finished = true;
     } finally {
-      if (!finished) {
-        abort.abort();
-        void producer;
-      }
+      if (!finished) abort.abort();
+      // The producer settles on its own (its outcome goes to the queue); nothing is left unhandled.
+      void producer;
     }
   }
 
