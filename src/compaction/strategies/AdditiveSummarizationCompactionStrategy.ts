@@ -31,6 +31,7 @@ import {
   type SummarizationFailureListener,
   type SummaryFailureMode,
 } from './summaryEvents.js';
+import { originalIdOf } from './replaceInPlace.js';
 import { partitionSynthetic } from './windowCut.js';
 
 export interface AdditiveSummarizationCompactionStrategyOptions {
@@ -193,7 +194,8 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
       [SUMMARY_METADATA.method]: method,
       [SUMMARY_METADATA.firstEventId]: covered[0]!.id,
       [SUMMARY_METADATA.lastEventId]: covered[covered.length - 1]!.id,
-      [SUMMARY_METADATA.eventIds]: covered.map((e) => e.id),
+      // A masked copy stands for its original, which is the event the ledger tracks.
+      [SUMMARY_METADATA.eventIds]: covered.map(originalIdOf),
       [SUMMARY_METADATA.tokenCount]: this.tokenCountEstimator.estimate(summary),
       [SUMMARY_METADATA.sourceTokenCount]: sourceTokens,
       ...(method !== 'stub' && this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),

@@ -30,6 +30,7 @@ import {
   type SummarizationFailureListener,
   type SummaryFailureMode,
 } from './summaryEvents.js';
+import { originalIdOf } from './replaceInPlace.js';
 import { partitionSynthetic, rootCountCut } from './windowCut.js';
 
 export interface RecursiveSummarizationCompactionStrategyOptions {
@@ -187,7 +188,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
         [SUMMARY_METADATA.eventIds]: [
           ...new Set([
             ...synthetic.flatMap((e) => (e.messageType === 'user' ? [] : coveredIds(e))),
-            ...toArchive.map((e) => e.id),
+            ...toArchive.map(originalIdOf),
           ]),
         ],
         ...(method === 'model' && this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
