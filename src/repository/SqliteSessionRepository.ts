@@ -7,14 +7,14 @@ import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import type { SessionRepository } from './SessionRepository.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
-import { SQLITE_MIGRATIONS, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
+import { DEFAULT_SQLITE_PREFIX, SQLITE_MIGRATIONS, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
   path: string;
   /** Apply pending migrations on first use; default true. With false, call `migrate()` yourself. */
   initializeSchema?: boolean;
-  /** Table-name prefix (`<prefix>sessions`, `<prefix>session_events`, `<prefix>schema_migrations`); default ''. */
+  /** Table-name prefix (`<prefix>_sessions`, `<prefix>_events`, `<prefix>_migrations`); default 'session_compaction'. */
   prefix?: string;
   /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY; default 5000. */
   busyTimeoutMs?: number;
@@ -62,6 +62,7 @@ interface Statements {
   casVersion: Database.Statement;
   archiveEvent: Database.Statement;
   deleteActive: Database.Statement;
+  deleteEvent: Database.Statement;
   append: Database.Transaction<(sessionId: string, params: EventParams) => void>;
   compact: Database.Transaction<
     (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number) => boolean
@@ -93,7 +94,7 @@ export class SqliteSessionRepository implements SessionRepository {
   constructor(options: SqliteSessionRepositoryOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
     this.path = requireText(options.path, 'path');
-    this.prefix = options.prefix ?? '';
+    this.prefix = options.prefix ?? DEFAULT_SQLITE_PREFIX;
     this.tables = sqliteTables(this.prefix);
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
@@ -292,6 +293,7 @@ export class SqliteSessionRepository implements SessionRepository {
          ON CONFLICT (session_id, id) DO UPDATE SET archived = 1`,
       ),
       deleteActive: p(`DELETE FROM ${e} WHERE session_id = ? AND archived = 0`),
+      deleteEvent: p(`DELETE FROM ${e} WHERE session_id = ? AND id = ?`),
     };
     const append = this.db.transaction((sessionId: string, params: EventParams): void => {
       // The session check, the insert and the bump share one write lock: no compaction can slip between.
@@ -307,15 +309,10 @@ export class SqliteSessionRepository implements SessionRepository {
         for (const p of archived) st.archiveEvent.run(p);
         // Only the active window: the (session_id, archived, seq) index keeps this independent of history size.
         st.deleteActive.run(sessionId);
-        // New seq values: the retained window (summary first) sorts after the whole archive.
-        for (const p of retained) {
-          if (st.insertEvent.run(p).changes === 0) {
-            // Throwing rolls the whole compaction back, version included.
-            throw new InvalidArgumentError(
-              `retained event ${p.id} is already archived (or retained twice) in session ${sessionId}`,
-            );
-          }
-        }
+        // New seq values: the retained window (summary first) sorts after the whole archive. An id is unique
+        // per session, so a retained id that sits in the archive moves to the window (as in PostgreSQL).
+        for (const p of retained) st.deleteEvent.run(sessionId, p.id);
+        for (const p of retained) st.insertEvent.run(p);
         return true;
       },
     );

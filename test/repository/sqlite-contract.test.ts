@@ -12,5 +12,5 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 repositoryContract(
   'SqliteSessionRepository (file, WAL, prefixed tables)',
-  async () => new SqliteSessionRepository({ path: join(dir, `contract-${n++}.db`), prefix: 'contract_' }),
+  async () => new SqliteSessionRepository({ path: join(dir, `contract-${n++}.db`), prefix: 'contract' }),
 );

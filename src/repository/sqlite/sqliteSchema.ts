@@ -9,15 +9,16 @@ export interface SqliteTables {
   migrations: string;
 }
 
+export const DEFAULT_SQLITE_PREFIX = 'session_compaction';
+
+/** Same naming as the PostgreSQL repository, so one prefix means the same tables on either backend. */
 export function sqliteTables(prefix: string): SqliteTables {
-  if (typeof prefix !== 'string' || (prefix !== '' && !PREFIX_PATTERN.test(prefix))) {
-    throw new InvalidArgumentError(`prefix must be empty or match /^[a-z_][a-z0-9_]*$/i (got '${String(prefix)}')`);
+  if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
+    throw new InvalidArgumentError(`prefix must match ${String(PREFIX_PATTERN)} (got '${String(prefix)}')`);
   }
-  return {
-    sessions: `${prefix}sessions`,
-    events: `${prefix}session_events`,
-    migrations: `${prefix}schema_migrations`,
-  };
+  // SQLite identifiers are case-insensitive; folding keeps names and logs consistent.
+  const p = prefix.toLowerCase();
+  return { sessions: `${p}_sessions`, events: `${p}_events`, migrations: `${p}_migrations` };
 }
 
 export interface SqliteMigration {
