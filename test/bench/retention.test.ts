@@ -1,0 +1,118 @@
+import { expect } from 'chai';
+import { createDefaultLogger } from '../../src/logging.js';
+import { ContextSnapshot } from '../../src/bench/metrics/ContextSnapshot.js';
+import type { RecordedEvent, RecordedProbe, RecordedSession } from '../../src/bench/recorded/RecordedSession.js';
+import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
+import type { PeerContender, StrategyContender } from '../../src/bench/registry/ContenderRegistry.js';
+import { createBenchRepository } from '../../src/bench/replay/createBenchRepository.js';
+import { PreparedSession, type ProbeTiming } from '../../src/bench/replay/PreparedSession.js';
+import { replayWithPeer, replayWithStrategy, type ReplayContext } from '../../src/bench/replay/replaySession.js';
+import { Messages } from '../../src/session/Message.js';
+import { CharacterTokenCountEstimator } from '../../src/tokens/TokenCountEstimator.js';
+
+const logger = createDefaultLogger({ silent: true });
+const filler = (n: number) => `Filler turn ${n}: ${'small talk about the weather and nothing in particular. '.repeat(3)}`;
+
+/**
+ * Six turns. Turn 1 holds the booking code (probe A) and the city (probe C, whose answer is repeated in
+ * turn 6); turn 6 holds the seat preference (probe B). Probe D is adversarial (evidence in turn 1, its
+ * abstention answer present nowhere), probe E has no evidence. With a 2-turn window at the end, only
+ * turns 5 and 6 are sent, so the right answer is: A lost, B retained verbatim, C retained through its
+ * answer only, D lost, E unscored → 2 of 4 retained, 1 verbatim, 2 answers found.
+ */
+function handMadeSession(): RecordedSession {
+  const events: RecordedEvent[] = [
+    { role: 'user', content: 'My booking code is QX7781 and I fly from Lisbon.' },
+    { role: 'assistant', content: 'Noted, booking QX7781 from Lisbon.' },
+  ];
+  for (let t = 2; t <= 5; t++) events.push({ role: 'user', content: filler(t) }, { role: 'assistant', content: `Reply ${t}.` });
+  events.push(
+    { role: 'user', content: 'I prefer an aisle seat. Remember that I leave from lisbon!' },
+    { role: 'assistant', content: 'Aisle it is.' },
+  );
+  const probes: RecordedProbe[] = [
+    { question: 'What is the booking code?', answer: 'QX7781', evidenceEventIndexes: [0] },
+    { question: 'Which seat?', answer: 'an aisle seat', evidenceEventIndexes: [10] },
+    { question: 'Departure city?', answer: 'Lisbon', evidenceEventIndexes: [0, 1] },
+    { question: 'What is the return date?', answer: 'Not mentioned', evidenceEventIndexes: [0], distractor: 'Friday' },
+    { question: 'Unanswerable?', answer: 'nothing', evidenceEventIndexes: [] },
+  ];
+  return { sessionId: 'hand-made', events, probes };
+}
+
+async function replay(name: string, timing: ProbeTiming, budgetTokens: number, options: Record<string, unknown> = {}) {
+  const estimator = new CharacterTokenCountEstimator();
+  const session = new PreparedSession('test', handMadeSession(), `retention-${name}-${Math.random()}`, estimator, timing);
+  const registry = await createDefaultContenderRegistry();
+  const contender = registry.get(name);
+  const context: ReplayContext = { budgetTokens, estimator, logger, createRepository: () => createBenchRepository('memory') };
+  return contender.kind === 'strategy'
+    ? replayWithStrategy(session, contender as StrategyContender, options, context)
+    : replayWithPeer(session, contender as PeerContender, options, context);
+}
+
+describe('bench: evidence retention metric', () => {
+  it('scores a 2-turn window on the hand-made session as 2 of 4 retained, 1 verbatim, 2 answers found', async () => {
+    const run = await replay('turn-window', 'end', 200, { maxTurns: 2 });
+    expect(run.probesScored).to.equal(4);
+    expect(run.probesRetained).to.equal(2);
+    expect(run.probesEvidenceVerbatim).to.equal(1);
+    expect(run.probesAnswerFound).to.equal(2);
+  });
+
+  it('retains every probe when nothing is compacted', async () => {
+    const run = await replay('none', 'end', 200);
+    expect(run.probesScored).to.equal(4);
+    expect(run.probesRetained).to.equal(4);
+    expect(run.probesEvidenceVerbatim).to.equal(4);
+    expect(run.compactions).to.equal(0);
+  });
+
+  it('asks a probe right after its evidence when timed 0 calls after it, before any compaction lost it', async () => {
+    const run = await replay('turn-window', 0, 200, { maxTurns: 2 });
+    expect(run.probesRetained).to.equal(4);
+    expect(run.probesEvidenceVerbatim).to.equal(4);
+  });
+
+  it('counts the tokens sent at each model call, and the history they stand for', async () => {
+    const run = await replay('turn-window', 'end', 200, { maxTurns: 2 });
+    // One call before each of the 6 assistant replies, plus the next call after the last event.
+    expect(run.tokensSent).to.have.length(7);
+    expect(run.fullTokens[6]).to.be.greaterThan(run.tokensSent[6]!);
+    expect(run.compactions).to.be.greaterThan(0);
+  });
+});
+
+describe('bench: ContextSnapshot', () => {
+  const snapshot = new ContextSnapshot([
+    Messages.user('We met in PARIS, on 7 May 2023.'),
+    Messages.assistant('Parisian cafés are great.'),
+  ]);
+  const events: RecordedEvent[] = [{ role: 'user', content: 'not in context' }];
+
+  it('finds an answer whatever its case and punctuation', () => {
+    expect(snapshot.evaluate({ question: '', answer: 'paris', evidenceEventIndexes: [0] }, events).answerFound).to.equal(true);
+    expect(snapshot.evaluate({ question: '', answer: '7 May, 2023', evidenceEventIndexes: [0] }, events).answerFound).to.equal(
+      true,
+    );
+  });
+
+  it('matches answers on whole words only', () => {
+    expect(snapshot.evaluate({ question: '', answer: 'Pari', evidenceEventIndexes: [0] }, events).answerFound).to.equal(false);
+  });
+
+  it('accepts any of the ;-separated alternatives of an answer', () => {
+    expect(snapshot.evaluate({ question: '', answer: 'London; Paris', evidenceEventIndexes: [0] }, events).retained).to.equal(
+      true,
+    );
+  });
+
+  it('requires every evidence event verbatim', () => {
+    const both: RecordedEvent[] = [
+      { role: 'user', content: 'We met in PARIS, on 7 May 2023.' },
+      { role: 'user', content: 'absent text' },
+    ];
+    expect(snapshot.evaluate({ question: '', answer: 'x', evidenceEventIndexes: [0] }, both).evidenceVerbatim).to.equal(true);
+    expect(snapshot.evaluate({ question: '', answer: 'x', evidenceEventIndexes: [0, 1] }, both).evidenceVerbatim).to.equal(false);
+  });
+});

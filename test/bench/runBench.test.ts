@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { applyConfigFile, fullConfig, quickConfig } from '../../src/bench/BenchConfig.js';
+import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
+import { writeReport } from '../../src/bench/report/writeReport.js';
+import { runBench } from '../../src/bench/runBench.js';
+import { growthFactors, type ScalingPoint } from '../../src/bench/scaling/runScaling.js';
+import { createDefaultLogger } from '../../src/logging.js';
+import { defaultTokenCountEstimator } from '../../src/tokens/TiktokenTokenCountEstimator.js';
+
+const SAMPLE = new URL('../../data/recorded-sample.json', import.meta.url).pathname;
+
+describe('bench: config', () => {
+  it('rejects unknown keys in a config file, naming them', () => {
+    expect(() => applyConfigFile(fullConfig([], 'out'), { budget: [1000] }, 'bench.json')).to.throw(
+      /bench.json: unknown keys budget/,
+    );
+  });
+
+  it('reads contenders as names or {name, label, options}', () => {
+    const config = applyConfigFile(
+      fullConfig([], 'out'),
+      {
+        contenders: ['none', { name: 'token-count', label: 'token-count-80', options: { targetRatio: 0.8 } }],
+        budgets: [2000],
+        scaling: null,
+      },
+      'bench.json',
+    );
+    expect(config.contenders).to.deep.equal([
+      { name: 'none' },
+      { name: 'token-count', label: 'token-count-80', options: { targetRatio: 0.8 } },
+    ]);
+    expect(config.budgets).to.deep.equal([2000]);
+    expect(config.scaling).to.equal(null);
+  });
+
+  it('names every registered contender in the error for an unknown one', async () => {
+    const registry = await createDefaultContenderRegistry();
+    expect(() => registry.get('magic')).to.throw(/unknown strategy or peer 'magic'; known: none, sliding-window/);
+    expect(() => registry.get('librechat-prune')).to.throw(/requires Node >= 24/);
+  });
+});
+
+describe('bench: growth factor per 10x', () => {
+  it('is the time ratio per decade of session length', () => {
+    const point = (events: number, compactMs: number): ScalingPoint => ({
+      contender: 'x',
+      repository: 'memory',
+      events,
+      fillMs: 0,
+      compactMs,
+      archived: 0,
+      tokensBefore: 0,
+      tokensAfter: 0,
+    });
+    const [linear, quadratic] = [
+      growthFactors([point(1000, 2), point(10000, 20)]),
+      growthFactors([point(1000, 1), point(100000, 10000)]),
+    ];
+    expect(linear[0]!.factor).to.be.closeTo(10, 1e-9);
+    expect(quadratic[0]!.factor).to.be.closeTo(100, 1e-9);
+  });
+});
+
+describe('bench: end to end on the shipped sample', function () {
+  this.timeout(120_000);
+  let out: string;
+  before(() => {
+    out = mkdtempSync(join(tmpdir(), 'bench-report-'));
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  it('replays every contender, writes the tables, the JSON and the vega-rendered charts', async () => {
+    const config = {
+      ...quickConfig([SAMPLE], out),
+      budgets: [2000],
+      scaling: {
+        sizes: [100, 1000],
+        repositories: ['memory' as const],
+        budgetTokens: 2000,
+        contenders: ['token-count', 'langchain-trim'],
+      },
+    };
+    const result = await runBench(config, {
+      registry: await createDefaultContenderRegistry(),
+      estimator: defaultTokenCountEstimator(),
+      logger: createDefaultLogger({ silent: true }),
+    });
+    const none = result.summaries.find((s) => s.contender === 'none')!;
+    const tokenCount = result.summaries.find((s) => s.contender === 'token-count')!;
+    expect(none.retention).to.equal(1);
+    expect(none.compressionRatio).to.equal(1);
+    expect(tokenCount.maxTokensSent).to.be.at.most(2000);
+    expect(tokenCount.compactions).to.be.greaterThan(0);
+    expect(result.scaling.map((p) => `${p.contender}@${p.events}`)).to.deep.equal([
+      'token-count@100',
+      'langchain-trim@100',
+      'token-count@1000',
+      'langchain-trim@1000',
+    ]);
+
+    const files = await writeReport(result, out);
+    expect(files.map((f) => f.slice(out.length + 1))).to.include.members([
+      'results.md',
+      'results.json',
+      'scaling.svg',
+      'retention-vs-tokens-recorded-sample.svg',
+      'sawtooth-recorded-sample.svg',
+    ]);
+    expect(readFileSync(join(out, 'scaling.svg'), 'utf8')).to.match(/^<svg /);
+    const markdown = readFileSync(join(out, 'results.md'), 'utf8');
+    expect(markdown).to.include('### recorded-sample, budget 2,000 tokens');
+    expect(markdown).to.include('| `token-count` |');
+    expect(markdown).to.include('@librechat/agents');
+  });
+});
