@@ -180,10 +180,10 @@ export class SqliteSessionRepository implements SessionRepository {
     const rows = this.statement(query.sql).all(...query.params) as EventRow[];
     if (query.reverse) rows.reverse();
     const events = rows.map(fromRow);
-    if (query.pattern === undefined) return events;
-    const pattern = query.pattern;
+    const textTest = query.textTest;
+    if (textTest === undefined) return events;
     return applyEventWindow(
-      events.filter((e) => e.text !== null && pattern.test(e.text)),
+      events.filter((e) => e.text !== null && textTest(e.text)),
       f,
     );
   }

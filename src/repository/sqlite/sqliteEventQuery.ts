@@ -12,9 +12,15 @@ export interface SqliteEventQuery {
   params: Array<string | number>;
   /** lastN is evaluated newest-first in SQL; the rows come back reversed. */
   reverse: boolean;
-  /** Set when a RegExp must run in JS; lastN/paging then run in JS too, after it. */
-  pattern: RegExp | undefined;
+  /**
+   * Text criteria SQL cannot evaluate exactly (a RegExp, or a keyword holding a lone surrogate, which cannot
+   * be bound as UTF-8 yet matches half of a surrogate pair in JS). When set, lastN/paging run in JS after it.
+   */
+  textTest: ((text: string) => boolean) | undefined;
 }
+
+/** A UTF-16 surrogate half without its partner: it has no UTF-8 form, so SQLite would compare U+FFFD instead. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Translates every criterion SQLite can evaluate exactly as `EventFilter.matches` does. Keywords use a
@@ -39,17 +45,26 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
     where.push(`message_type IN (${filter.messageTypes.map(() => '?').join(', ')})`);
     params.push(...filter.messageTypes);
   }
+  const terms = [...(filter.keyword === undefined ? [] : [filter.keyword]), ...(filter.keywords ?? [])];
+  const keywordsInJs = terms.some((k) => LONE_SURROGATE.test(k));
+  let textTest: ((text: string) => boolean) | undefined;
+  if (keywordsInJs) {
+    textTest = (text) => filter.matchesText(text);
+  } else if (filter.pattern !== undefined) {
+    const pattern = filter.pattern;
+    textTest = (text) => pattern.test(text);
+  }
   const contains = `instr(${JS_LOWER_FUNCTION}(text), ?) > 0`;
-  if (filter.keyword !== undefined) {
+  if (filter.keyword !== undefined && !keywordsInJs) {
     where.push(contains);
     params.push(filter.keyword);
   }
-  if (filter.keywords !== undefined) {
+  if (filter.keywords !== undefined && !keywordsInJs) {
     const joiner = filter.matchMode === 'all' ? ' AND ' : ' OR ';
     where.push(`(${filter.keywords.map(() => contains).join(joiner)})`);
     params.push(...filter.keywords);
   }
-  if (filter.pattern !== undefined) where.push('text IS NOT NULL');
+  if (textTest !== undefined) where.push('text IS NOT NULL');
   if (filter.branch !== undefined) {
     // Prefix test by substring, not LIKE: branch names may contain % and _.
     where.push("(branch IS NULL OR branch = ? OR substr(?, 1, length(branch) + 1) = branch || '.')");
@@ -58,7 +73,7 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
 
   let tail = 'ORDER BY seq';
   let reverse = false;
-  if (filter.pattern === undefined) {
+  if (textTest === undefined) {
     if (filter.lastN !== undefined) {
       tail = 'ORDER BY seq DESC LIMIT ?';
       params.push(sqlLimit(filter.lastN));
@@ -74,7 +89,7 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
     sql: `SELECT ${EVENT_COLUMNS} FROM ${table} WHERE ${where.join(' AND ')} ${tail}`,
     params,
     reverse,
-    pattern: filter.pattern,
+    textTest,
   };
 }
 
