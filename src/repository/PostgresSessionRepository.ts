@@ -137,6 +137,9 @@ export class PostgresSessionRepository implements SessionRepository {
     }
     this.initializeSchema = opts.initializeSchema ?? true;
     this.logger = opts.logger ?? defaultLogger();
+    // An idle connection dropped by the server emits 'error' on the pool; unhandled, it would end the process.
+    if (this.ownsPool)
+      this.pool.on('error', (error) => this.logger.warn('idle PostgreSQL connection failed', { error: error.message }));
     this.sql = statements(this.tables);
   }
 

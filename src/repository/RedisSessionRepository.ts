@@ -81,6 +81,9 @@ export class RedisSessionRepository implements SessionRepository {
     }
     this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';
     this.logger = opts.logger ?? defaultLogger();
+    // ioredis reconnects by itself; without a listener it prints every connection error to the console.
+    if (this.ownsClient)
+      this.client.on('error', (error: Error) => this.logger.warn('Redis connection error', { error: error.message }));
   }
 
   async save(session: SessionLike): Promise<Session> {
