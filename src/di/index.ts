@@ -1,3 +1,3 @@
 export { TYPES } from './types.js';
 export { createSessionCompactionModule, type SessionCompactionModuleOptions } from './createSessionCompactionModule.js';
-export { registerRepositoryFactory, type RepositoryKind, type RepositorySettings } from './repositoryFactories.js';
+export { type RepositoryKind, type RepositorySettings } from './repositoryFactories.js';

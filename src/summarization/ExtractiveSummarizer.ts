@@ -106,7 +106,10 @@ export class ExtractiveSummarizer implements ChatClient {
 
   /** The summary of a prompt (or of plain "Role: text" lines) within `budget` tokens; null when there is nothing to keep. */
   summarize(prompt: string, budget: number): string | null {
-    const sentences = this.sentences(prompt);
+    // A transcript of nothing but filler ("ok.", "thanks") still gets a summary: a null would count as a
+    // failed summary and block the compaction of that chunk for good.
+    let sentences = this.sentences(prompt, false);
+    if (sentences.length === 0) sentences = this.sentences(prompt, true);
     if (sentences.length === 0) return null;
     const est = (text: string) => this.tokenCountEstimator.estimate(text);
     const ranked = [...sentences].sort(
@@ -155,7 +158,7 @@ export class ExtractiveSummarizer implements ChatClient {
     return lines.join('\n');
   }
 
-  private sentences(prompt: string): Sentence[] {
+  private sentences(prompt: string, keepFiller: boolean): Sentence[] {
     const parsed = parseSummaryPrompt(prompt);
     const entries: Array<{ role: string; text: string }> = [];
     for (const summary of parsed.priorSummaries) {
@@ -170,7 +173,7 @@ export class ExtractiveSummarizer implements ChatClient {
       for (const raw of splitSentences(entry.text)) {
         const text = raw.length > MAX_SENTENCE_CHARS ? `${raw.slice(0, MAX_SENTENCE_CHARS - 1)}…` : raw;
         const key = text.toLowerCase().replace(/\s+/g, ' ');
-        if (dedupe.has(key) || FILLER.test(text)) continue;
+        if (dedupe.has(key) || (!keepFiller && FILLER.test(text))) continue;
         dedupe.add(key);
         const facts = extractFacts(text);
         const errorOrDecision = ERROR_WORDS.test(text) || DECISION_WORDS.test(text);

@@ -96,6 +96,13 @@ describe('ExtractiveSummarizer', function () {
     );
   });
 
+  it('a transcript of nothing but filler still gets a summary (regression: "User: ok." returned null)', function () {
+    const s = new ExtractiveSummarizer({ tokenCountEstimator: chars });
+    expect(s.summarize(buildSummaryPrompt({ transcript: ['User: ok.', 'Assistant: thanks.'] }), 20))
+      .to.be.a('string')
+      .and.not.equal('');
+  });
+
   it('returns null for an empty transcript (a failed summary), and reports estimated usage', async function () {
     const usages: number[] = [];
     const s = new ExtractiveSummarizer({ tokenCountEstimator: chars, onUsage: (u) => void usages.push(u.completionTokens) });
