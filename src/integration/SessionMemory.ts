@@ -282,12 +282,21 @@ export class SessionMemory {
 
   private async resolveSession(sessionId: string, userId: string | undefined): Promise<Session> {
     return this.resolving.run(sessionId, async () => {
-      const session =
-        (await this.service.findById(sessionId)) ??
-        (await this.service.create({ id: sessionId, userId: userId ?? this.defaultUserId }));
+      const session = (await this.service.findById(sessionId)) ?? (await this.createOrReread(sessionId, userId));
       if (userId !== undefined && session.userId !== userId) throw accessDenied(sessionId, userId);
       return session;
     });
+  }
+
+  /** Another process may create the session between our read and our create: then read the winner's. */
+  private async createOrReread(sessionId: string, userId: string | undefined): Promise<Session> {
+    try {
+      return await this.service.create({ id: sessionId, userId: userId ?? this.defaultUserId });
+    } catch (error) {
+      const existing = error instanceof IllegalStateError ? await this.service.findById(sessionId) : null;
+      if (existing === null) throw error;
+      return existing;
+    }
   }
 
   /** Our estimate of the prompt: the history as counted by the triggers plus the request's own messages. */

@@ -35,6 +35,13 @@ export class InMemorySessionRepository implements SessionRepository {
     return s;
   }
 
+  async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    if (this.sessions.has(s.id)) return false;
+    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
+    return true;
+  }
+
   async findById(id: string): Promise<Session | null> {
     return this.sessions.get(id)?.session ?? null;
   }

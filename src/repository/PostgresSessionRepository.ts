@@ -175,6 +175,19 @@ export class PostgresSessionRepository implements SessionRepository {
     return s;
   }
 
+  async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    await this.ready();
+    const result = await this.pool.query(this.sql.insertSessionIfAbsent, [
+      s.id,
+      s.userId,
+      s.createdAt,
+      s.expiresAt,
+      JSON.stringify(s.metadata),
+    ]);
+    return result.rowCount === 1;
+  }
+
   async findById(id: string): Promise<Session | null> {
     await this.ready();
     const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1`, [id]);
@@ -352,6 +365,8 @@ function statements(t: PostgresTables) {
       VALUES ($1, $2, $3, $4, $5::jsonb)
       ON CONFLICT (id) DO UPDATE SET user_id = EXCLUDED.user_id, created_at = EXCLUDED.created_at,
         expires_at = EXCLUDED.expires_at, metadata = EXCLUDED.metadata`,
+    insertSessionIfAbsent: `INSERT INTO ${t.sessions} (id, user_id, created_at, expires_at, metadata)
+      VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (id) DO NOTHING`,
     selectSession: `SELECT id, user_id, created_at, expires_at, metadata FROM ${t.sessions}`,
     // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
     // only when a row was inserted. The lock makes seq order equal commit order within the session.

@@ -107,6 +107,26 @@ export class RedisSessionRepository implements SessionRepository {
     return s;
   }
 
+  /** The save script refuses when the stored owner differs from the expected one: expecting none is insert-if-absent. */
+  async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
+    const inserted = await scripts.save.run(
+      this.client,
+      [k1, this.userKey(s.userId), this.expiryKey(), this.userKey(''), k2, k3, k4, k5],
+      [
+        '',
+        s.id,
+        s.userId,
+        s.createdAt.getTime(),
+        s.expiresAt === null ? '' : s.expiresAt.getTime(),
+        JSON.stringify(s.metadata),
+        this.ttlFlag,
+      ],
+    );
+    return Number(inserted) === 1;
+  }
+
   async findById(id: string): Promise<Session | null> {
     const hash = await this.client.hgetall(this.sessionKeys(id)[0]);
     return this.toSession(id, hash);

@@ -16,6 +16,12 @@ import type { SessionEvent } from '../session/SessionEvent.js';
 export interface SessionRepository {
   /** Upsert; keeps the session's events and version. */
   save(session: SessionLike): Promise<Session>;
+  /**
+   * Inserts the session only if no session has its id, atomically; true when inserted. Lets
+   * `SessionService.create` refuse a caller-chosen id that exists instead of taking the session over.
+   * Optional for custom repositories: without it the service checks then saves (not atomic).
+   */
+  saveIfAbsent?(session: SessionLike): Promise<boolean>;
   findById(id: string): Promise<Session | null>;
   findByUserId(userId: string): Promise<Session[]>;
   /** Ids of sessions with `expiresAt !== null && expiresAt < before`. */

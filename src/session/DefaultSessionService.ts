@@ -6,7 +6,7 @@ import { toCompactionStrategy, type CompactionStrategyLike } from '../compaction
 import { toCompactionTrigger, type CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import { verifyCoverage, type CoverageReport } from '../compaction/coverage.js';
 import { TYPES } from '../di/types.js';
-import { InvalidArgumentError, requireText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
@@ -79,7 +79,8 @@ export class DefaultSessionService implements SessionService {
   async create(request: CreateSessionRequest): Promise<Session> {
     validateCreateSessionRequest(request);
     const now = this.now();
-    const id = request.id !== undefined && request.id !== null && request.id.trim() !== '' ? request.id : randomUUID();
+    const chosenId = request.id !== undefined && request.id !== null && request.id.trim() !== '';
+    const id = chosenId ? request.id! : randomUUID();
     const session = Session.create({
       id,
       userId: request.userId,
@@ -87,7 +88,14 @@ export class DefaultSessionService implements SessionService {
       expiresAt: new Date(now.getTime() + (request.timeToLiveMs ?? this.defaultTimeToLiveMs)),
       metadata: request.metadata ?? {},
     });
-    return this.repository.save(session);
+    if (!chosenId) return this.repository.save(session);
+    // A caller-chosen id must not overwrite (and so take over) someone else's session.
+    const inserted =
+      this.repository.saveIfAbsent !== undefined
+        ? await this.repository.saveIfAbsent(session)
+        : (await this.repository.findById(id)) === null && (await this.repository.save(session)) !== null;
+    if (!inserted) throw new IllegalStateError(`Session already exists: ${id}`);
+    return session;
   }
 
   async findById(id: string): Promise<Session | null> {

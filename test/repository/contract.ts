@@ -87,6 +87,29 @@ export function repositoryContract(name: string, factory: () => Promise<SessionR
         expect((await repo.findById(s.id))!.metadata).to.deep.equal({ title: 'renamed' });
       });
 
+      it('saveIfAbsent inserts a new session once and never overwrites an existing one', async function () {
+        if (repo.saveIfAbsent === undefined) this.skip();
+        const id = uid('s');
+        expect(await repo.saveIfAbsent!(Session.create({ id, userId: 'owner' }))).to.equal(true);
+        await repo.appendEvent(ev(id, Messages.user('mine')));
+        expect(await repo.saveIfAbsent!(Session.create({ id, userId: 'intruder' }))).to.equal(false);
+        expect((await repo.findById(id))!.userId).to.equal('owner');
+        expect(await repo.findByUserId('intruder')).to.deep.equal([]);
+        expect(await textsOf(id)).to.deep.equal(['mine']);
+        expect(await repo.getEventVersion(id)).to.equal(1);
+      });
+
+      it('concurrent saveIfAbsent calls for one id: exactly one wins', async function () {
+        if (repo.saveIfAbsent === undefined) this.skip();
+        const id = uid('s');
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => repo.saveIfAbsent!(Session.create({ id, userId: `user-${i}` }))),
+        );
+        expect(results.filter((r) => r)).to.have.length(1);
+        const winner = `user-${results.indexOf(true)}`;
+        expect((await repo.findById(id))!.userId).to.equal(winner);
+      });
+
       it('findByUserId returns only that user’s sessions', async function () {
         const alice = uid('alice');
         const bob = uid('bob');

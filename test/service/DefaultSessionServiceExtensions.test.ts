@@ -335,3 +335,42 @@ describe('verifyCoverage', function () {
     expect(verifyCoverage(log).uncovered).to.deep.equal(['a']);
   });
 });
+
+describe('DefaultSessionService.create with a caller-chosen id', function () {
+  it('refuses an id that exists instead of taking the session over', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+    await service.create({ id: 'shared-id', userId: 'alice' });
+    await service.appendMessage('shared-id', Messages.user('alice’s secret'));
+    let error: unknown;
+    try {
+      await service.create({ id: 'shared-id', userId: 'mallory' });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as Error).name).to.equal('IllegalStateError');
+    expect((error as Error).message).to.equal('Session already exists: shared-id');
+    expect((await service.findById('shared-id'))!.userId).to.equal('alice');
+    expect(await service.findByUserId('mallory')).to.deep.equal([]);
+  });
+
+  it('works the same over a custom repository without saveIfAbsent (check, then save)', async function () {
+    const inner = new InMemorySessionRepository();
+    const repo = Object.assign(Object.create(inner) as InMemorySessionRepository, { saveIfAbsent: undefined });
+    const service = new DefaultSessionService(repo, { logger: silent });
+    await service.create({ id: 'x', userId: 'alice' });
+    let error: unknown;
+    try {
+      await service.create({ id: 'x', userId: 'mallory' });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as Error).message).to.equal('Session already exists: x');
+  });
+
+  it('generated ids need no check: two creates give two sessions', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+    const a = await service.create({ userId: 'u' });
+    const b = await service.create({ userId: 'u', id: '   ' });
+    expect(a.id).to.not.equal(b.id);
+  });
+});
