@@ -49,8 +49,12 @@ export const DEFAULT_CONTENDERS: readonly string[] = Object.freeze([
   'sliding-window',
   'turn-window',
   'token-count',
+  'token-count-pair-safe',
+  'observation-masking',
+  'content-policy',
   'recursive-summarization',
   'additive-summarization',
+  'pipeline',
   'langchain-trim',
   'ai-sdk-prune',
 ]);

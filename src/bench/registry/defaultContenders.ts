@@ -1,4 +1,7 @@
 import { CompactionResult } from '../../compaction/CompactionResult.js';
+import { CompactionPipeline } from '../../compaction/strategies/CompactionPipeline.js';
+import { ContentPolicyCompactionStrategy } from '../../compaction/strategies/ContentPolicyCompactionStrategy.js';
+import { ObservationMaskingCompactionStrategy } from '../../compaction/strategies/ObservationMaskingCompactionStrategy.js';
 import { AdditiveSummarizationCompactionStrategy } from '../../compaction/strategies/AdditiveSummarizationCompactionStrategy.js';
 import { RecursiveSummarizationCompactionStrategy } from '../../compaction/strategies/RecursiveSummarizationCompactionStrategy.js';
 import { SlidingWindowCompactionStrategy } from '../../compaction/strategies/SlidingWindowCompactionStrategy.js';
@@ -122,13 +125,72 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
       }),
     });
 
-  // Registration points for the strategies of issue 5 (src/compaction/strategies/...). Each one is a
-  // `registry.register({ kind: 'strategy', name, description, create })` like those above, using
-  // budgetTrigger(context) so that it is compared at the same budget:
-  //   'observation-masking' → new ObservationMaskingCompactionStrategy({ tokenCountEstimator, ...passThrough(options) })
-  //   'content-policy'      → new ContentPolicyCompactionStrategy({ reasoning: 'strip', ..., ...passThrough(options) })
-  //   'pipeline'            → CompactionPipeline: mask → strip → summarise → TokenCount(targetTokens) as last resort
-  //   'token-count-pair-safe' / 'recursive-summarization-pair-safe' → the same with { cutWithinTurn: 'tool-pair-safe' }
+  registry
+    .register({
+      kind: 'strategy',
+      name: 'token-count-pair-safe',
+      description: "token-count with cutWithinTurn 'tool-pair-safe': cuts inside a long agent turn at a step start",
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new TokenCountCompactionStrategy({
+          maxTokens: targetTokens(context, options),
+          tokenCountEstimator: context.estimator,
+          cutWithinTurn: 'tool-pair-safe',
+          ...passThrough(options),
+        }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'observation-masking',
+      description: 'ObservationMaskingCompactionStrategy: consumed tool results cut to a 300-character excerpt',
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new ObservationMaskingCompactionStrategy({ tokenCountEstimator: context.estimator, ...passThrough(options) }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'content-policy',
+      description: 'ContentPolicyCompactionStrategy (defaults: reasoning and tool outputs stripped, arguments kept)',
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new ContentPolicyCompactionStrategy({ tokenCountEstimator: context.estimator, ...passThrough(options) }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
+      name: 'pipeline',
+      description:
+        'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (tool-pair-safe) as the last resort',
+      needsChatClient: true,
+      create: (context, options) => {
+        const maxTokens = targetTokens(context, options);
+        return {
+          trigger: budgetTrigger(context),
+          strategy: new CompactionPipeline({
+            stages: [
+              new ObservationMaskingCompactionStrategy({ tokenCountEstimator: context.estimator }),
+              new RecursiveSummarizationCompactionStrategy({
+                chatClient: requireChatClient(context, 'pipeline'),
+                tokenCountEstimator: context.estimator,
+                logger: context.logger,
+              }),
+              new TokenCountCompactionStrategy({
+                maxTokens,
+                tokenCountEstimator: context.estimator,
+                cutWithinTurn: 'tool-pair-safe',
+              }),
+            ],
+            maxTokens,
+            tokenCountEstimator: context.estimator,
+            ...passThrough(options),
+          }),
+        };
+      },
+    });
+  // A new strategy takes part in every benchmark with one more `registry.register({ kind: 'strategy', ... })`
+  // built on budgetTrigger(context), so that it is compared at the same budget as the others.
 
   try {
     const { LangChainTrimPeer } = await import('../peers/LangChainTrimPeer.js');
