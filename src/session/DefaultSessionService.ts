@@ -184,10 +184,10 @@ export class DefaultSessionService implements SessionService {
         modelCalled: false,
       };
     }
-    const preview =
+    const preview: { result: CompactionResult; modelCalled: boolean | undefined; summarizedEvents?: readonly SessionEvent[] } =
       s.preview !== undefined && options.callModel !== true
         ? await s.preview(request)
-        : { result: await s.compact(request), modelCalled: s.preview !== undefined };
+        : { result: await s.compact(request), modelCalled: s.preview !== undefined ? true : undefined };
     return {
       ...base,
       triggered: true,

@@ -26,7 +26,8 @@ export interface CompactionPreview {
   eventsAfter: number;
   tokensBefore: number;
   tokensAfter: number;
-  modelCalled: boolean;
+  /** false when the strategy previewed itself; undefined when it has no preview hook and compact ran. */
+  modelCalled: boolean | undefined;
   summarizedEvents?: readonly SessionEvent[];
 }
 

@@ -16,9 +16,10 @@ import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstim
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
-import type { CompactionStrategy } from '../CompactionStrategy.js';
+import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
 import { formatEvent } from '../formatEvent.js';
 import {
+  PREVIEW_SUMMARY_PLACEHOLDER,
   priorSummaryTexts,
   renderedTokens,
   reportFailure,
@@ -129,16 +130,48 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
     return k;
   }
 
-  async compact(request: CompactionRequest): Promise<CompactionResult> {
-    const { events } = requireRequest(request);
+  /** The chunk to summarise and the turns kept verbatim, or null when nothing would be archived. */
+  private plan(events: readonly SessionEvent[]) {
     const { synthetic, real } = partitionSynthetic(events);
     const { preamble, turns } = splitTurns(real);
-    const keep = this.keptTurnCount(turns);
-    const archivedTurns = turns.length - keep;
-    // Nothing would be archived: no model call. The preamble only ever leaves together with a turn.
-    if (archivedTurns === 0) return CompactionResult.noop(events);
-    const chunk = [...preamble, ...turns.slice(0, archivedTurns).flat()];
-    const kept = turns.slice(archivedTurns).flat();
+    const archivedTurns = turns.length - this.keptTurnCount(turns);
+    // The preamble only ever leaves together with a turn.
+    if (archivedTurns === 0) return null;
+    return { synthetic, chunk: [...preamble, ...turns.slice(0, archivedTurns).flat()], kept: turns.slice(archivedTurns).flat() };
+  }
+
+  /** The chunk that would be summarised, with a placeholder pair instead of a model call (consolidation not previewed). */
+  async preview(request: CompactionRequest): Promise<StrategyPreview> {
+    const { events } = requireRequest(request);
+    const plan = this.plan(events);
+    if (plan === null)
+      return { result: CompactionResult.noop(events, 'nothing-to-archive'), summarizedEvents: [], modelCalled: false };
+    const now = this.now();
+    const sourceTokens = renderedTokens(
+      plan.chunk,
+      this.tokenCountEstimator,
+      this.customFormatter ? this.eventFormatter : undefined,
+    );
+    const pair = summaryPair(
+      request.session.id,
+      this.shadowPrompt,
+      PREVIEW_SUMMARY_PLACEHOLDER,
+      this.chunkMetadata(plan.chunk, PREVIEW_SUMMARY_PLACEHOLDER, 'preview', sourceTokens, now),
+      now,
+    );
+    return {
+      result: new CompactionResult([...plan.synthetic, ...pair, ...plan.kept], plan.chunk, sourceTokens),
+      summarizedEvents: plan.chunk,
+      modelCalled: false,
+    };
+  }
+
+  async compact(request: CompactionRequest): Promise<CompactionResult> {
+    const { events } = requireRequest(request);
+    const plan = this.plan(events);
+    // Nothing would be archived: no model call.
+    if (plan === null) return CompactionResult.noop(events);
+    const { synthetic, chunk, kept } = plan;
 
     const outcome = await requestSummary(
       this.chatClient,

@@ -13,11 +13,12 @@ import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstim
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
-import type { CompactionStrategy } from '../CompactionStrategy.js';
+import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
 import { coveredIds } from '../coverage.js';
 import { formatEvent } from '../formatEvent.js';
-import { snapToTurnStart } from '../snapToTurnStart.js';
+import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
 import {
+  PREVIEW_SUMMARY_PLACEHOLDER,
   priorSummaryTexts,
   renderedTokens,
   reportFailure,
@@ -55,6 +56,12 @@ export interface RecursiveSummarizationCompactionStrategyOptions {
   maxSummaryTokens?: number;
   logger?: Logger;
   now?: () => Date;
+  /**
+   * 'never' (default, the Java cut): snap forward to the next turn start, archiving the whole window when a
+   * single long turn is all there is. 'tool-pair-safe': then cut at the next step start instead, keeping the
+   * agent's current work (see compaction/cutWithinTurn.ts).
+   */
+  cutWithinTurn?: CutWithinTurn;
 }
 
 export const RECURSIVE_SUMMARIZATION_SOURCE = 'recursive-summarization';
@@ -79,6 +86,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
   readonly qualityGate: SummaryCheck | undefined;
   readonly maxSummaryTokens: number | undefined;
   readonly tokenCountEstimator: TokenCountEstimator;
+  readonly cutWithinTurn: CutWithinTurn;
   private readonly eventFormatter: (event: SessionEvent) => string;
   private readonly customFormatter: boolean;
   private readonly onSummarizationFailure: SummarizationFailureListener | undefined;
@@ -112,6 +120,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
     this.onSummarizationFailure = options.onSummarizationFailure;
     this.logger = options.logger ?? defaultLogger();
     this.now = options.now ?? (() => new Date());
+    this.cutWithinTurn = requireCutWithinTurn(options.cutWithinTurn);
   }
 
   getMaxEventsToKeep(): number {
@@ -127,17 +136,50 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
     return formatEvent(event);
   }
 
-  async compact(request: CompactionRequest): Promise<CompactionResult> {
-    const { events } = requireRequest(request);
+  /** The cut and what the model would be asked to summarise, or null when nothing would be archived. */
+  private plan(events: readonly SessionEvent[]) {
     const { synthetic, real } = partitionSynthetic(events);
     const rawCut = rootCountCut(real, this.maxEventsToKeep);
-    // Nothing would be archived: no model call.
-    if (rawCut < 0) return CompactionResult.noop(events);
-    const cut = snapToTurnStart(real, rawCut);
+    if (rawCut < 0) return null;
+    const cut = cutAt(real, rawCut, this.cutWithinTurn);
     const toArchive = real.slice(0, cut);
-    if (toArchive.length === 0) return CompactionResult.noop(events);
+    if (toArchive.length === 0) return null;
     const activeWindow = real.slice(cut);
-    const overlap = activeWindow.slice(0, Math.min(this.overlapSize, activeWindow.length));
+    return {
+      synthetic,
+      toArchive,
+      activeWindow,
+      overlap: activeWindow.slice(0, Math.min(this.overlapSize, activeWindow.length)),
+    };
+  }
+
+  /** The range that would be summarised and the resulting window, with a placeholder instead of a model call. */
+  async preview(request: CompactionRequest): Promise<StrategyPreview> {
+    const { events } = requireRequest(request);
+    const plan = this.plan(events);
+    if (plan === null)
+      return { result: CompactionResult.noop(events, 'nothing-to-archive'), summarizedEvents: [], modelCalled: false };
+    const now = this.now();
+    const pair = summaryPair(
+      request.session.id,
+      this.shadowPrompt,
+      PREVIEW_SUMMARY_PLACEHOLDER,
+      this.summaryMetadata(plan, 'preview', now),
+      now,
+    );
+    return {
+      result: new CompactionResult([...pair, ...plan.activeWindow], plan.toArchive, this.savedTokens(plan.toArchive)),
+      summarizedEvents: plan.toArchive,
+      modelCalled: false,
+    };
+  }
+
+  async compact(request: CompactionRequest): Promise<CompactionResult> {
+    const { events } = requireRequest(request);
+    const plan = this.plan(events);
+    // Nothing would be archived: no model call.
+    if (plan === null) return CompactionResult.noop(events);
+    const { synthetic, toArchive, activeWindow, overlap } = plan;
     const priorSummaries = priorSummaryTexts(synthetic);
 
     const user = buildSummaryPrompt({
@@ -174,34 +216,37 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
     }
 
     const now = this.now();
-    const firstCovered = synthetic.find((e) => typeof e.metadata[SUMMARY_METADATA.firstEventId] === 'string');
-    const pair = summaryPair(
-      request.session.id,
-      this.shadowPrompt,
-      summary,
-      {
-        compactionSource: RECURSIVE_SUMMARIZATION_SOURCE,
-        [SUMMARY_METADATA.method]: method,
-        [SUMMARY_METADATA.firstEventId]: firstCovered?.metadata[SUMMARY_METADATA.firstEventId] ?? toArchive[0]!.id,
-        [SUMMARY_METADATA.lastEventId]: toArchive[toArchive.length - 1]!.id,
-        // The new summary replaces the prior ones, so it covers what they covered (the coverage ledger).
-        [SUMMARY_METADATA.eventIds]: [
-          ...new Set([
-            ...synthetic.flatMap((e) => (e.messageType === 'user' ? [] : coveredIds(e))),
-            ...toArchive.map(originalIdOf),
-          ]),
-        ],
-        ...(method === 'model' && this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
-        [SUMMARY_METADATA.createdAt]: now.toISOString(),
-      },
-      now,
-    );
+    const pair = summaryPair(request.session.id, this.shadowPrompt, summary, this.summaryMetadata(plan, method, now), now);
     // No token count in the metadata: the estimator only ever sees rendered events (scenario 81).
     // Prior synthetic events are superseded (in neither list): the repository drops them, as in Java.
-    return new CompactionResult(
-      [...pair, ...activeWindow],
-      toArchive,
-      renderedTokens(toArchive, this.tokenCountEstimator, this.customFormatter ? this.eventFormatter : undefined),
-    );
+    return new CompactionResult([...pair, ...activeWindow], toArchive, this.savedTokens(toArchive));
+  }
+
+  private savedTokens(archived: readonly SessionEvent[]): number {
+    return renderedTokens(archived, this.tokenCountEstimator, this.customFormatter ? this.eventFormatter : undefined);
+  }
+
+  private summaryMetadata(
+    plan: { synthetic: readonly SessionEvent[]; toArchive: readonly SessionEvent[] },
+    method: 'model' | 'stub' | 'preview',
+    now: Date,
+  ): Record<string, unknown> {
+    const { synthetic, toArchive } = plan;
+    const firstCovered = synthetic.find((e) => typeof e.metadata[SUMMARY_METADATA.firstEventId] === 'string');
+    return {
+      compactionSource: RECURSIVE_SUMMARIZATION_SOURCE,
+      [SUMMARY_METADATA.method]: method,
+      [SUMMARY_METADATA.firstEventId]: firstCovered?.metadata[SUMMARY_METADATA.firstEventId] ?? toArchive[0]!.id,
+      [SUMMARY_METADATA.lastEventId]: toArchive[toArchive.length - 1]!.id,
+      // The new summary replaces the prior ones, so it covers what they covered (the coverage ledger).
+      [SUMMARY_METADATA.eventIds]: [
+        ...new Set([
+          ...synthetic.flatMap((e) => (e.messageType === 'user' ? [] : coveredIds(e))),
+          ...toArchive.map(originalIdOf),
+        ]),
+      ],
+      ...(method === 'model' && this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
+      [SUMMARY_METADATA.createdAt]: now.toISOString(),
+    };
   }
 }

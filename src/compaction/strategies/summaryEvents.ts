@@ -23,6 +23,9 @@ export const SUMMARY_FAILURE_MODES: readonly SummaryFailureMode[] = Object.freez
 /** Called when a summary could not be written; `error` is the SummarizationError describing why. */
 export type SummarizationFailureListener = (request: CompactionRequest, error: SummarizationError) => void;
 
+/** Text of the placeholder summary a preview shows instead of calling the model. */
+export const PREVIEW_SUMMARY_PLACEHOLDER = '[preview: the summary would go here]';
+
 /** Metadata keys a summary pair carries besides `synthetic` and `compactionSource`. */
 export const SUMMARY_METADATA = Object.freeze({
   /** 'model' | 'stub' | 'consolidated' */
