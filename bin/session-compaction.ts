@@ -54,6 +54,9 @@ function progressBar(): BenchProgress {
           format: `${phase.padEnd(7)} [{bar}] {percentage}% | {value}/{total} | {eta_formatted} left | {label}`,
           stream: process.stderr,
           hideCursor: true,
+          // Not a terminal (CI logs, redirected stderr): one line every 10 s instead of nothing.
+          noTTYOutput: true,
+          notTTYSchedule: 10_000,
         },
         Presets.shades_classic,
       );

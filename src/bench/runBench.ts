@@ -60,6 +60,12 @@ export interface RunBenchOptions {
   progress?: BenchProgress;
 }
 
+/**
+ * Replays await only already-settled promises, so timers never fire during them; a progress bar redraws on a
+ * timer, hence one trip through the event loop per unit of work.
+ */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Evenly spaced, so a quick run still spans a source (τ-bench's first sessions are all task 0). */
 export function pickSessions(sessions: readonly RecordedSession[], max: number | undefined): RecordedSession[] {
   if (max === undefined || sessions.length <= max) return [...sessions];
@@ -131,6 +137,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
         for (const { spec, contender, label } of contenders) {
           if (!applicable.some((a) => a.label === label)) {
             progress?.tick(`${dataset.name} ${label}`);
+            await yieldToEventLoop();
             continue;
           }
           const run =
@@ -140,6 +147,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           run.contender = label;
           runs.push(run);
           progress?.tick(`${dataset.name} ${recorded.sessionId} ${label} @${budgetTokens}`);
+          await yieldToEventLoop();
         }
       }
     }

@@ -157,6 +157,8 @@ export async function runScaling(options: ScalingOptions): Promise<ScalingPoint[
         samples.sort((a, b) => a.compactMs - b.compactMs);
         points.push({ contender: label, ...samples[Math.floor(samples.length / 2)]! });
         options.onStep?.(`${label} ${kind} ${size}`);
+        // Lets a progress bar redraw (see runBench).
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
   }
