@@ -1,9 +1,33 @@
 import type { Logger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
+import { Session } from '../session/Session.js';
 import { METADATA_TOKEN_CALIBRATION, updateCalibration, type TokenCalibration } from '../tokens/calibration.js';
 
 /** Where session metadata is read and written: any repository (or an adapter with these two methods). */
 export type SessionMetadataStore = Pick<SessionRepository, 'findById' | 'save'>;
+
+/** A service that can update metadata itself (DefaultSessionService does). */
+export interface SessionMetadataUpdater {
+  updateMetadata(
+    sessionId: string,
+    update: (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>,
+  ): Promise<unknown>;
+}
+
+/** Adapts a service with `updateMetadata` to the store the calibrator writes through. */
+export function metadataStoreOf(
+  service: Partial<SessionMetadataUpdater> & Pick<SessionRepository, 'findById'>,
+): SessionMetadataStore | undefined {
+  const updater = service.updateMetadata;
+  if (typeof updater !== 'function') return undefined;
+  return {
+    findById: (id) => service.findById(id),
+    save: async (session) => {
+      await updater.call(service, session.id, () => ({ ...session.metadata }));
+      return Session.from(session);
+    },
+  };
+}
 
 /**
  * Folds each model call's reported prompt tokens against our estimate of the same prompt into the session's

@@ -28,7 +28,7 @@ import {
   type SessionEventIdGenerator,
 } from './eventIdGenerators.js';
 import { messageToPersist, systemMessagesFirst, toolNameResolver } from './requestMessages.js';
-import { SessionCalibrator } from './SessionCalibrator.js';
+import { metadataStoreOf, SessionCalibrator } from './SessionCalibrator.js';
 import { accessDenied } from './sessionAccess.js';
 import type {
   ContextStatus,
@@ -117,7 +117,8 @@ export class SessionMemory {
         : requirePositiveInt(options.contextWindowTokens, 'contextWindowTokens');
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
     this.logger = options.logger ?? defaultLogger();
-    this.calibrator = options.metadataStore === undefined ? null : new SessionCalibrator(options.metadataStore, this.logger);
+    const store = options.metadataStore ?? metadataStoreOf(options.sessionService);
+    this.calibrator = store === undefined || options.calibrate === false ? null : new SessionCalibrator(store, this.logger);
     this.streamUsage = options.streamUsage ?? true;
   }
 

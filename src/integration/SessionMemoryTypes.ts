@@ -54,10 +54,13 @@ export interface SessionMemoryOptions {
   /** Counts prompt tokens for calibration and the window guard; default the shared js-tiktoken estimator. */
   tokenCountEstimator?: TokenCountEstimator;
   /**
-   * Where session metadata is saved for token calibration (provider prompt tokens vs our estimate). Without
-   * it no calibration is recorded. Pass the repository the service uses (e.g. from the container).
+   * Where session metadata is saved for token calibration (provider prompt tokens vs our estimate). Default:
+   * the service's own `updateMetadata` (DefaultSessionService has it); a service without one and no store
+   * means no calibration is recorded.
    */
   metadataStore?: SessionMetadataStore;
+  /** Learn the provider/estimate token ratio per session (default true); false records nothing. */
+  calibrate?: boolean;
   /** Ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
   streamUsage?: boolean;
   logger?: Logger;

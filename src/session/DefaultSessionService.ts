@@ -106,6 +106,19 @@ export class DefaultSessionService implements SessionService {
     return this.repository.findByUserId(requireText(userId, 'userId'));
   }
 
+  /**
+   * Read-modify-write of a session's metadata (e.g. the token calibration). Not versioned: a concurrent
+   * update may be overwritten, so keep conversation data in events and use this for advisory values.
+   */
+  async updateMetadata(
+    sessionId: string,
+    update: (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>,
+  ): Promise<Session> {
+    const session = await this.repository.findById(requireText(sessionId, 'sessionId'));
+    if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    return this.repository.save(session.with({ metadata: update(session.metadata) }));
+  }
+
   async delete(id: string): Promise<void> {
     await this.repository.delete(requireText(id, 'sessionId'));
   }

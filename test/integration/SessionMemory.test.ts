@@ -354,6 +354,8 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
         logger: silent,
         tokenCountEstimator: estimator,
         contextWindowTokens: 80,
+        // The window arithmetic below is in raw characters: no learned ratio may scale it.
+        calibrate: false,
         compactionTrigger: () => false,
         compactionStrategy: sliding(),
       });
@@ -491,8 +493,20 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
       expect(calibration.ratio).to.be.closeTo(1.5, 1e-9);
     });
 
-    it('records nothing without a metadata store', async function () {
+    it('records through the service’s updateMetadata when no store is given', async function () {
       const memory = new SessionMemory({ sessionService: h.service, client: h.client, model: CHAT_MODEL, logger: silent });
+      await memory.call({ sessionId: 's', messages: [user('hi')] });
+      expect((await h.service.findById('s'))!.metadata).to.have.property(METADATA_TOKEN_CALIBRATION);
+    });
+
+    it('records nothing with calibrate: false', async function () {
+      const memory = new SessionMemory({
+        sessionService: h.service,
+        client: h.client,
+        model: CHAT_MODEL,
+        logger: silent,
+        calibrate: false,
+      });
       await memory.call({ sessionId: 's', messages: [user('hi')] });
       expect((await h.service.findById('s'))!.metadata).to.not.have.property(METADATA_TOKEN_CALIBRATION);
     });
