@@ -52,6 +52,7 @@ interface EventParams {
 /** Statements whose SQL never changes, prepared once the schema exists. */
 interface Statements {
   save: Database.Statement;
+  insertSession: Database.Statement;
   findById: Database.Statement;
   findByUserId: Database.Statement;
   findExpired: Database.Statement;
@@ -132,14 +133,13 @@ export class SqliteSessionRepository implements SessionRepository {
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
-    this.ready().save.run({
-      id: s.id,
-      userId: s.userId,
-      createdAt: s.createdAt.getTime(),
-      expiresAt: s.expiresAt === null ? null : s.expiresAt.getTime(),
-      metadata: JSON.stringify(s.metadata),
-    });
+    this.ready().save.run(sessionParams(s));
     return s;
+  }
+
+  async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    return this.ready().insertSession.run(sessionParams(s)).changes > 0;
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -274,6 +274,11 @@ export class SqliteSessionRepository implements SessionRepository {
          ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, created_at = excluded.created_at,
            expires_at = excluded.expires_at, metadata = excluded.metadata`,
       ),
+      // A single statement is atomic across connections and processes: exactly one concurrent caller inserts.
+      insertSession: p(
+        `INSERT INTO ${s} (id, user_id, created_at, expires_at, metadata) VALUES (@id, @userId, @createdAt, @expiresAt, @metadata)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
       findById: p(`SELECT ${sessionColumns} FROM ${s} WHERE id = ?`),
       findByUserId: p(`SELECT ${sessionColumns} FROM ${s} WHERE user_id = ? ORDER BY created_at, id`),
       findExpired: p(`SELECT id FROM ${s} WHERE expires_at IS NOT NULL AND expires_at < ?`),
@@ -329,6 +334,16 @@ export class SqliteSessionRepository implements SessionRepository {
     }
     return st;
   }
+}
+
+function sessionParams(s: Session): SessionRow {
+  return {
+    id: s.id,
+    userId: s.userId,
+    createdAt: s.createdAt.getTime(),
+    expiresAt: s.expiresAt === null ? null : s.expiresAt.getTime(),
+    metadata: JSON.stringify(s.metadata),
+  };
 }
 
 function toSession(row: SessionRow): Session {

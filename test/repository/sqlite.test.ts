@@ -176,6 +176,17 @@ describe('SqliteSessionRepository', function () {
       );
     });
 
+    it('saveIfAbsent across two connections on one file: the second caller neither wins nor overwrites', async function () {
+      const path = fresh();
+      const first = new SqliteSessionRepository({ path, logger });
+      const second = new SqliteSessionRepository({ path, logger });
+      expect(await first.saveIfAbsent(Session.create({ id: 'taken', userId: 'owner' }))).to.equal(true);
+      expect(await second.saveIfAbsent(Session.create({ id: 'taken', userId: 'intruder' }))).to.equal(false);
+      expect((await first.findById('taken'))?.userId).to.equal('owner');
+      await first.close();
+      await second.close();
+    });
+
     it('a closed repository rejects with IllegalStateError; close is idempotent', async function () {
       const repo = new SqliteSessionRepository({ path: ':memory:', logger });
       await repo.close();
