@@ -11,7 +11,7 @@ import { createRepository, type RepositoryKind, type RepositorySettings } from '
 import { TYPES } from './types.js';
 
 export interface SessionCompactionModuleOptions extends RepositorySettings {
-  /** A backend name or your own instance; default 'memory'. */
+  /** A backend name or your own instance; default 'sqlite' (file `./sessions.db`, see `sqlite.path`). */
   repository?: RepositoryKind | SessionRepository;
   defaultTimeToLiveMs?: number;
   tokenCountEstimator?: TokenCountEstimator;
@@ -34,7 +34,7 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
       .inSingletonScope();
     bind<SessionRepository>(TYPES.SessionRepository)
       .toDynamicValue((ctx) => {
-        const repo = options.repository ?? 'memory';
+        const repo = options.repository ?? 'sqlite';
         if (typeof repo !== 'string') return repo;
         return createRepository(repo, { ...options, logger: ctx.get<Logger>(TYPES.Logger) });
       })

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { Container } from 'inversify';
 import winston from 'winston';
@@ -6,6 +9,8 @@ import {
   DefaultSessionService,
   InMemorySessionRepository,
   InvalidArgumentError,
+  Session,
+  SqliteSessionRepository,
   Messages,
   TYPES,
   createSessionCompactionModule,
@@ -43,8 +48,18 @@ describe('createSessionCompactionModule (inversify)', function () {
     expect(container.get(TYPES.SessionRepository)).to.equal(container.get(TYPES.SessionRepository));
   });
 
-  it("the default repository is 'memory'", function () {
-    expect(containerWith({}).get(TYPES.SessionRepository)).to.be.instanceOf(InMemorySessionRepository);
+  it('the default repository is SQLite, on the configured file', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'sc-di-'));
+    const path = join(dir, 'default.db');
+    const repo = containerWith({ sqlite: { path } }).get<SessionRepository>(TYPES.SessionRepository);
+    try {
+      expect(repo).to.be.instanceOf(SqliteSessionRepository);
+      await repo.save(Session.create({ id: 'persisted', userId: 'u' }));
+      expect(existsSync(path)).to.equal(true);
+    } finally {
+      await repo.close?.();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('rebinding TYPES.SessionRepository to a user instance is honoured by the service', async function () {
