@@ -43,7 +43,7 @@ describe('createSessionCompactionModule (inversify)', function () {
   });
 
   it('bindings are singletons: the same service and repository on every get', function () {
-    const container = containerWith({});
+    const container = containerWith({ repository: 'memory' });
     expect(container.get(TYPES.SessionService)).to.equal(container.get(TYPES.SessionService));
     expect(container.get(TYPES.SessionRepository)).to.equal(container.get(TYPES.SessionRepository));
   });
@@ -94,7 +94,7 @@ describe('createSessionCompactionModule (inversify)', function () {
   });
 
   it('defaultTimeToLiveMs reaches the service', async function () {
-    const service = containerWith({ defaultTimeToLiveMs: 60_000 }).get<SessionService>(TYPES.SessionService);
+    const service = containerWith({ repository: 'memory', defaultTimeToLiveMs: 60_000 }).get<SessionService>(TYPES.SessionService);
     const s = await service.create({ userId: 'u' });
     expect(s.expiresAt!.getTime() - s.createdAt.getTime()).to.equal(60_000);
   });
