@@ -155,7 +155,9 @@ console.log(`# Token estimator benchmark (o200k_base)\n`);
 console.log(
   `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.platform()} ${os.arch()}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)} at start`,
 );
-console.log('Times are CPU time of this process (user + system), which other load on the machine does not inflate.');
+console.log(
+  'Times are CPU time of this process (user + system), which other load on the machine inflates far less than wall time.',
+);
 console.log(
   `MAX_PIECE_CHARS = ${MAX_PIECE_CHARS}; one run per cell, each input tokenised for the first time (repeats *within* an input hit the piece cache, as in real traffic).`,
 );
