@@ -1,0 +1,192 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import { SingleBar, Presets } from 'cli-progress';
+import { Command, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import {
+  applyConfigFile,
+  createDefaultContenderRegistry,
+  fullConfig,
+  quickConfig,
+  RECORDED_SOURCES,
+  runBench,
+  writeReport,
+  type BenchConfig,
+  type BenchProgress,
+  type RecordedSourceName,
+} from './index.js';
+import { parseProbeTiming } from './BenchConfig.js';
+import { readJson } from './loaders/readJson.js';
+import { renderMarkdown } from './report/renderMarkdown.js';
+import { createDefaultLogger } from '../logging.js';
+import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
+
+const SHARED_DATA = '../shared/data/recorded';
+// The same relative path from src/bench/ (tsx) and from dist/bench/ (the published build).
+const SAMPLE = fileURLToPath(new URL('../../data/recorded-sample.json', import.meta.url));
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function positiveList(value: string): number[] {
+  const numbers = list(value).map(Number);
+  if (numbers.length === 0 || !numbers.every((n) => Number.isInteger(n) && n > 0)) {
+    throw new CommanderArgumentError('expected comma-separated positive integers, e.g. 4000,8000');
+  }
+  return numbers;
+}
+
+function positive(value: string): number {
+  return positiveList(value)[0]!;
+}
+
+/** A progress bar on stderr, so stdout stays clean for the summary (and for pipes). */
+function progressBar(): BenchProgress {
+  let bar: SingleBar | null = null;
+  return {
+    start(total, phase) {
+      bar = new SingleBar(
+        {
+          format: `${phase.padEnd(7)} [{bar}] {percentage}% | {value}/{total} | {eta_formatted} left | {label}`,
+          stream: process.stderr,
+          hideCursor: true,
+          // Not a terminal (CI logs, redirected stderr): one line every 10 s instead of nothing.
+          noTTYOutput: true,
+          notTTYSchedule: 10_000,
+        },
+        Presets.shades_classic,
+      );
+      bar.start(total, 0, { label: '' });
+    },
+    tick(label) {
+      bar?.increment(1, { label: label.length > 60 ? label.slice(0, 57) + '...' : label });
+    },
+    stop() {
+      bar?.stop();
+      bar = null;
+    },
+  };
+}
+
+interface BenchFlags {
+  quick?: boolean;
+  config?: string;
+  data?: string[];
+  out?: string;
+  budgets?: number[];
+  strategies?: string[];
+  sources?: string[];
+  maxSessions?: number;
+  probeAt?: string;
+  repository?: 'memory' | 'sqlite';
+  model?: string;
+  baseUrl?: string;
+  scaling?: boolean;
+  scalingSizes?: number[];
+  dateHeaders?: boolean;
+  list?: boolean;
+}
+
+function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
+  const defaultData = existsSync(SHARED_DATA) ? [SHARED_DATA] : [SAMPLE];
+  const defaultOut = flags.quick === true ? 'docs/benchmarks/quick' : 'docs/benchmarks';
+  let config = (flags.quick === true ? quickConfig : fullConfig)(defaultData, defaultOut);
+  if (flags.config !== undefined) config = applyConfigFile(config, readJson(flags.config), flags.config);
+  if (flags.data !== undefined) config.data = flags.data;
+  if (flags.out !== undefined) config.outDir = flags.out;
+  if (flags.budgets !== undefined) config.budgets = flags.budgets;
+  if (flags.strategies !== undefined) config.contenders = flags.strategies.map((name) => ({ name }));
+  if (flags.sources !== undefined) {
+    const bad = flags.sources.filter((s) => !(RECORDED_SOURCES as readonly string[]).includes(s));
+    if (bad.length > 0)
+      throw new CommanderArgumentError(`unknown source(s) ${bad.join(', ')}; known: ${RECORDED_SOURCES.join(', ')}`);
+    config.sources = flags.sources as RecordedSourceName[];
+  }
+  if (flags.maxSessions !== undefined) config.maxSessionsPerDataset = flags.maxSessions;
+  if (flags.probeAt !== undefined) config.probeAt = parseProbeTiming(flags.probeAt);
+  if (flags.repository !== undefined) config.repository = flags.repository;
+  if (flags.model !== undefined) config.summarizer = { ...config.summarizer, model: flags.model };
+  if (flags.baseUrl !== undefined) config.summarizer = { ...config.summarizer, baseURL: flags.baseUrl };
+  if (flags.dateHeaders === true) config.locomoDateHeaders = true;
+  if (flags.scaling === false) config.scaling = null;
+  else if (flags.scalingSizes !== undefined && config.scaling !== null)
+    config.scaling = { ...config.scaling, sizes: flags.scalingSizes };
+  config.command = ['session-compaction', ...argv].join(' ');
+  return config;
+}
+
+async function bench(flags: BenchFlags, argv: readonly string[]): Promise<void> {
+  const registry = await createDefaultContenderRegistry();
+  if (flags.list === true) {
+    for (const c of registry.list()) process.stdout.write(`${c.name.padEnd(26)} ${c.kind.padEnd(9)} ${c.description}\n`);
+    return;
+  }
+  const config = buildConfig(flags, argv);
+  const result = await runBench(config, {
+    registry,
+    estimator: defaultTokenCountEstimator(),
+    // Summariser failures and CAS skips are part of what is measured; only errors reach the terminal.
+    logger: createDefaultLogger({ level: 'error' }),
+    progress: progressBar(),
+  });
+  const files = await writeReport(result, config.outDir);
+  const markdown = renderMarkdown(result, { retention: new Map(), sawtooth: new Map() });
+  const headline = /## Headline[\s\S]*?(?=\n## )/.exec(markdown);
+  if (headline !== null) process.stdout.write(`${headline[0]}\n`);
+  process.stdout.write(
+    `Finished in ${(result.durationMs / 1000).toFixed(1)} s. Wrote:\n${files.map((f) => `  ${f}`).join('\n')}\n`,
+  );
+}
+
+/** The `session-compaction` command line; `argv` as in `process.argv`. Sets `process.exitCode` on failure. */
+export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  const program = new Command()
+    .name('session-compaction')
+    .description('Tools for the session-compaction library.')
+    .showHelpAfterError();
+
+  program
+    .command('bench')
+    .description('Replay recorded sessions through every compaction strategy and peer library; write tables and charts.')
+    .option('--quick', 'a few sessions per source, budgets 4k and 8k, scaling up to 10k events (about a minute)')
+    .option('--config <file>', 'JSON config file (see docs/benchmarking.md); flags override it')
+    .option(
+      '--data <path...>',
+      `recorded-data directories (SOURCES.md layout) or neutral-format JSON files (default ${SHARED_DATA} when present, else the shipped sample)`,
+    )
+    .option(
+      '--out <dir>',
+      'where results.md, results.json and the SVG charts go (default docs/benchmarks, or docs/benchmarks/quick with --quick)',
+    )
+    .option('--budgets <tokens>', 'comma-separated token budgets', positiveList)
+    .option('--strategies <names>', 'comma-separated strategies and peers (see --list)', list)
+    .option('--sources <names>', `comma-separated sources of a data directory: ${RECORDED_SOURCES.join(', ')}`, list)
+    .option('--max-sessions <n>', 'replay at most n sessions per dataset (evenly spaced)', positive)
+    .option('--probe-at <when>', "ask probes at the 'end' of the session, or N model calls after their last evidence")
+    .addOption(new Option('--repository <kind>', 'repository the replays run on').choices(['memory', 'sqlite']))
+    .option('--model <name>', 'summarise with this model at an OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)')
+    .option('--base-url <url>', 'endpoint for --model (default OPENAI_BASE_URL)')
+    .option('--no-scaling', 'skip the compaction-cost-vs-length benchmark')
+    .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
+    .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")
+    .option('--list', 'list the strategies and peers that can be benchmarked, and exit')
+    .action(async (flags: BenchFlags) => {
+      await bench(flags, argv.slice(2));
+    });
+
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    process.stderr.write(`session-compaction: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+// Run when executed directly (the package's "bin" points at the built dist/bench/cli.js).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
