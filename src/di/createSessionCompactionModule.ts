@@ -43,6 +43,7 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
       .toDynamicValue((ctx) => ({
         ...(options.defaultTimeToLiveMs !== undefined ? { defaultTimeToLiveMs: options.defaultTimeToLiveMs } : {}),
         logger: ctx.get<Logger>(TYPES.Logger),
+        tokenCountEstimator: ctx.get<TokenCountEstimator>(TYPES.TokenCountEstimator),
       }))
       .inSingletonScope();
     bind(TYPES.SessionService).to(DefaultSessionService).inSingletonScope();

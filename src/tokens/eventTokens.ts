@@ -12,6 +12,11 @@ interface Entry {
 }
 
 const caches = new WeakMap<TokenCountEstimator, Map<string, Entry>>();
+/**
+ * Events are immutable, so the same object always has the same count: a hit here skips formatting and
+ * hashing altogether (repositories that hand out the same objects, like the in-memory one, benefit most).
+ */
+const byObject = new WeakMap<TokenCountEstimator, WeakMap<SessionEvent, number>>();
 
 /** FNV-1a: cheap next to tokenising, and guards the memo against two different events reusing one id. */
 function fingerprint(text: string): number {
@@ -25,6 +30,19 @@ function fingerprint(text: string): number {
  * long session again costs only its new events. Every trigger and strategy counts through here.
  */
 export function estimateEventTokens(event: SessionEvent, estimator: TokenCountEstimator): number {
+  let objects = byObject.get(estimator);
+  if (objects === undefined) {
+    objects = new WeakMap();
+    byObject.set(estimator, objects);
+  }
+  const known = objects.get(event);
+  if (known !== undefined) return known;
+  const tokens = countThroughMemo(event, estimator);
+  objects.set(event, tokens);
+  return tokens;
+}
+
+function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): number {
   const text = formatEvent(event);
   let cache = caches.get(estimator);
   if (cache === undefined) {
