@@ -94,7 +94,9 @@ describe('createSessionCompactionModule (inversify)', function () {
   });
 
   it('defaultTimeToLiveMs reaches the service', async function () {
-    const service = containerWith({ repository: 'memory', defaultTimeToLiveMs: 60_000 }).get<SessionService>(TYPES.SessionService);
+    const service = containerWith({ repository: 'memory', defaultTimeToLiveMs: 60_000 }).get<SessionService>(
+      TYPES.SessionService,
+    );
     const s = await service.create({ userId: 'u' });
     expect(s.expiresAt!.getTime() - s.createdAt.getTime()).to.equal(60_000);
   });
