@@ -32,6 +32,11 @@ export {
   type TokenCountCompactionStrategyOptions,
 } from './strategies/TokenCountCompactionStrategy.js';
 export {
+  SummarizingCompactionStrategy,
+  type SummarizingStrategyOptions,
+  type SummaryOutcome,
+} from './strategies/SummarizingCompactionStrategy.js';
+export {
   RecursiveSummarizationCompactionStrategy,
   RECURSIVE_SUMMARIZATION_SOURCE,
   type RecursiveSummarizationCompactionStrategyOptions,

@@ -1,42 +1,18 @@
 import { InvalidArgumentError, requirePositiveInt, requireText } from '../../errors.js';
-import { defaultLogger, type Logger } from '../../logging.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import { splitTurns } from '../../session/turns.js';
-import type { ChatClient } from '../../summarization/ChatClient.js';
 import { mechanicalSummary } from '../../summarization/mechanicalSummary.js';
-import {
-  buildSummaryPrompt,
-  DEFAULT_CONSOLIDATION_SYSTEM_PROMPT,
-  DEFAULT_SUMMARY_SHADOW_PROMPT,
-  DEFAULT_SUMMARY_SYSTEM_PROMPT,
-  summarySystemPrompt,
-} from '../../summarization/prompts.js';
+import { buildSummaryPrompt, DEFAULT_CONSOLIDATION_SYSTEM_PROMPT } from '../../summarization/prompts.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
-import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
-import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
-import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
-import { formatEvent } from '../formatEvent.js';
-import {
-  PREVIEW_SUMMARY_PLACEHOLDER,
-  priorSummaryTexts,
-  renderedTokens,
-  reportFailure,
-  requestSummary,
-  type SummaryCheck,
-  requireChatClient,
-  requireFailureMode,
-  SUMMARY_METADATA,
-  summaryPair,
-  type SummarizationFailureListener,
-  type SummaryFailureMode,
-} from './summaryEvents.js';
+import type { StrategyPreview } from '../CompactionStrategy.js';
 import { originalIdOf } from './replaceInPlace.js';
+import { PREVIEW_SUMMARY_PLACEHOLDER, priorSummaryTexts, SUMMARY_METADATA, summaryPair } from './summaryEvents.js';
+import { SummarizingCompactionStrategy, type SummarizingStrategyOptions } from './SummarizingCompactionStrategy.js';
 import { partitionSynthetic } from './windowCut.js';
 
-export interface AdditiveSummarizationCompactionStrategyOptions {
-  chatClient: ChatClient;
+export interface AdditiveSummarizationCompactionStrategyOptions extends SummarizingStrategyOptions {
   /** Whole turns kept verbatim; default 4. */
   keepTurns?: number;
   /** Token cap of the kept turns: the buffer degrades keepTurns, …, 1, 0 turns while it exceeds it. */
@@ -45,25 +21,11 @@ export interface AdditiveSummarizationCompactionStrategyOptions {
   maxSummaryTokens: number;
   /** Output cap for one chunk summary; default max(64, floor(maxSummaryTokens / 4)). */
   maxChunkSummaryTokens?: number;
-  /** The chunk summariser's task; the transcript rules are appended. Default DEFAULT_SUMMARY_SYSTEM_PROMPT. */
-  systemPrompt?: string;
   /** The consolidation task. Default DEFAULT_CONSOLIDATION_SYSTEM_PROMPT. */
   consolidationPrompt?: string;
-  shadowPrompt?: string;
-  eventFormatter?: (event: SessionEvent) => string;
-  /** Default 'skip'. */
-  failureMode?: SummaryFailureMode;
-  /** Checked before a summary is committed; a rejected summary is handled by `failureMode`. */
-  qualityGate?: SummaryCheck;
-  onSummarizationFailure?: SummarizationFailureListener;
-  tokenCountEstimator?: TokenCountEstimator;
-  logger?: Logger;
-  now?: () => Date;
 }
 
 export const ADDITIVE_SUMMARIZATION_SOURCE = 'additive-summarization';
-
-const STRATEGY = 'AdditiveSummarizationCompactionStrategy';
 
 /**
  * Additive summaries (Lightspeed decision 2): each compaction summarises only the newly archived chunk into
@@ -71,29 +33,17 @@ const STRATEGY = 'AdditiveSummarizationCompactionStrategy';
  * `keepTurns` whole turns, degrading toward 0 while it exceeds `maxKeptTokens` (decision 9). When the summary
  * pairs together exceed `maxSummaryTokens` they are consolidated into one (the recursive fallback).
  */
-export class AdditiveSummarizationCompactionStrategy implements CompactionStrategy {
+export class AdditiveSummarizationCompactionStrategy extends SummarizingCompactionStrategy {
   static readonly DEFAULT_KEEP_TURNS = 4;
 
-  readonly chatClient: ChatClient;
   readonly keepTurns: number;
   readonly maxKeptTokens: number | undefined;
   readonly maxSummaryTokens: number;
   readonly maxChunkSummaryTokens: number;
-  readonly systemPrompt: string;
   readonly consolidationPrompt: string;
-  readonly shadowPrompt: string;
-  readonly failureMode: SummaryFailureMode;
-  readonly qualityGate: SummaryCheck | undefined;
-  readonly tokenCountEstimator: TokenCountEstimator;
-  private readonly eventFormatter: (event: SessionEvent) => string;
-  private readonly customFormatter: boolean;
-  private readonly onSummarizationFailure: SummarizationFailureListener | undefined;
-  private readonly logger: Logger;
-  private readonly now: () => Date;
 
   constructor(options: AdditiveSummarizationCompactionStrategyOptions) {
-    if (options === null || options === undefined) throw new InvalidArgumentError('chatClient must not be null');
-    this.chatClient = requireChatClient(options.chatClient);
+    super(options);
     const keep = options.keepTurns ?? AdditiveSummarizationCompactionStrategy.DEFAULT_KEEP_TURNS;
     if (typeof keep !== 'number' || !Number.isInteger(keep) || keep < 0) throw new InvalidArgumentError('keepTurns must be >= 0');
     this.keepTurns = keep;
@@ -104,20 +54,10 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
       options.maxChunkSummaryTokens ?? Math.max(64, Math.floor(this.maxSummaryTokens / 4)),
       'maxChunkSummaryTokens',
     );
-    this.systemPrompt = requireText(options.systemPrompt ?? DEFAULT_SUMMARY_SYSTEM_PROMPT, 'systemPrompt');
     this.consolidationPrompt = requireText(
       options.consolidationPrompt ?? DEFAULT_CONSOLIDATION_SYSTEM_PROMPT,
       'consolidationPrompt',
     );
-    this.shadowPrompt = requireText(options.shadowPrompt ?? DEFAULT_SUMMARY_SHADOW_PROMPT, 'shadowPrompt');
-    this.failureMode = requireFailureMode(options.failureMode);
-    this.qualityGate = options.qualityGate;
-    this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
-    this.customFormatter = options.eventFormatter !== undefined;
-    this.eventFormatter = options.eventFormatter ?? formatEvent;
-    this.onSummarizationFailure = options.onSummarizationFailure;
-    this.logger = options.logger ?? defaultLogger();
-    this.now = options.now ?? (() => new Date());
   }
 
   /** How many of the last turns stay verbatim: keepTurns, degraded while they exceed maxKeptTokens. */
@@ -147,11 +87,7 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
     if (plan === null)
       return { result: CompactionResult.noop(events, 'nothing-to-archive'), summarizedEvents: [], modelCalled: false };
     const now = this.now();
-    const sourceTokens = renderedTokens(
-      plan.chunk,
-      this.tokenCountEstimator,
-      this.customFormatter ? this.eventFormatter : undefined,
-    );
+    const sourceTokens = this.renderedTokens(plan.chunk);
     const pair = summaryPair(
       request.session.id,
       this.shadowPrompt,
@@ -173,33 +109,17 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
     if (plan === null) return CompactionResult.noop(events);
     const { synthetic, chunk, kept } = plan;
 
-    const outcome = await requestSummary(
-      this.chatClient,
-      {
-        system: summarySystemPrompt(this.systemPrompt),
-        user: buildSummaryPrompt({ transcript: chunk.map(this.eventFormatter) }),
-        maxTokens: this.maxChunkSummaryTokens,
-      },
-      { gate: this.qualityGate, archived: chunk },
+    const outcome = await this.summarize(
+      request,
+      { user: buildSummaryPrompt({ transcript: chunk.map(this.eventFormatter) }), maxTokens: this.maxChunkSummaryTokens },
+      chunk,
+      () => mechanicalSummary(chunk),
     );
-    let summary: string;
-    let method: 'model' | 'stub';
-    if (outcome.ok) {
-      summary = outcome.text;
-      method = 'model';
-    } else {
-      reportFailure(
-        { request, error: outcome.error, mode: this.failureMode, strategy: STRATEGY },
-        this.logger,
-        this.onSummarizationFailure,
-      );
-      if (this.failureMode !== 'stub') return CompactionResult.noop(events, 'summarization-failed');
-      summary = mechanicalSummary(chunk);
-      method = 'stub';
-    }
+    if (outcome === null) return CompactionResult.noop(events, 'summarization-failed');
+    const { summary, method } = outcome;
 
     const now = this.now();
-    const sourceTokens = renderedTokens(chunk, this.tokenCountEstimator, this.customFormatter ? this.eventFormatter : undefined);
+    const sourceTokens = this.renderedTokens(chunk);
     const pair = summaryPair(
       request.session.id,
       this.shadowPrompt,
@@ -242,19 +162,18 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
    */
   private async consolidate(request: CompactionRequest, summaries: SessionEvent[], now: Date): Promise<SessionEvent[]> {
     const texts = priorSummaryTexts(summaries);
-    const outcome = await requestSummary(this.chatClient, {
-      system: summarySystemPrompt(this.consolidationPrompt),
-      user: buildSummaryPrompt({ transcript: texts.map((text, i) => `Summary ${i + 1}: ${text}`) }),
-      maxTokens: Math.max(1, Math.floor(this.maxSummaryTokens / 2)),
-    });
-    if (!outcome.ok) {
-      reportFailure(
-        { request, error: outcome.error, mode: this.failureMode, strategy: `${STRATEGY} (consolidation)` },
-        this.logger,
-        this.onSummarizationFailure,
-      );
-      return summaries;
-    }
+    // On failure the separate pairs are kept whatever the mode: a stub would lose more than it saves.
+    const outcome = await this.summarize(
+      request,
+      {
+        systemPrompt: this.consolidationPrompt,
+        user: buildSummaryPrompt({ transcript: texts.map((text, i) => `Summary ${i + 1}: ${text}`) }),
+        maxTokens: Math.max(1, Math.floor(this.maxSummaryTokens / 2)),
+      },
+      summaries,
+      null,
+    );
+    if (outcome === null) return summaries;
     const coveredIds: string[] = [];
     let sourceTokens = 0;
     for (const e of summaries) {
@@ -270,7 +189,7 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
       [SUMMARY_METADATA.firstEventId]: coveredIds[0] ?? null,
       [SUMMARY_METADATA.lastEventId]: coveredIds[coveredIds.length - 1] ?? null,
       [SUMMARY_METADATA.eventIds]: coveredIds,
-      [SUMMARY_METADATA.tokenCount]: this.tokenCountEstimator.estimate(outcome.text),
+      [SUMMARY_METADATA.tokenCount]: this.tokenCountEstimator.estimate(outcome.summary),
       [SUMMARY_METADATA.sourceTokenCount]: sourceTokens,
       consolidatedSummaries: texts.length,
       ...(this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
@@ -280,6 +199,6 @@ export class AdditiveSummarizationCompactionStrategy implements CompactionStrate
       sessionId: request.session.id,
       summaries: texts.length,
     });
-    return summaryPair(request.session.id, this.shadowPrompt, outcome.text, metadata, now);
+    return summaryPair(request.session.id, this.shadowPrompt, outcome.summary, metadata, now);
   }
 }

@@ -1,61 +1,25 @@
-import { InvalidArgumentError, requirePositiveInt, requireText } from '../../errors.js';
-import { defaultLogger, type Logger } from '../../logging.js';
+import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
-import type { ChatClient } from '../../summarization/ChatClient.js';
 import { mechanicalSummary } from '../../summarization/mechanicalSummary.js';
-import {
-  buildSummaryPrompt,
-  DEFAULT_SUMMARY_SHADOW_PROMPT,
-  DEFAULT_SUMMARY_SYSTEM_PROMPT,
-  summarySystemPrompt,
-} from '../../summarization/prompts.js';
-import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
-import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import { buildSummaryPrompt, DEFAULT_SUMMARY_SHADOW_PROMPT, DEFAULT_SUMMARY_SYSTEM_PROMPT } from '../../summarization/prompts.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
-import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
+import type { StrategyPreview } from '../CompactionStrategy.js';
 import { coveredIds } from '../coverage.js';
-import { formatEvent } from '../formatEvent.js';
 import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
-import {
-  PREVIEW_SUMMARY_PLACEHOLDER,
-  priorSummaryTexts,
-  renderedTokens,
-  reportFailure,
-  requestSummary,
-  type SummaryCheck,
-  requireChatClient,
-  requireFailureMode,
-  SUMMARY_METADATA,
-  summaryPair,
-  type SummarizationFailureListener,
-  type SummaryFailureMode,
-} from './summaryEvents.js';
+import { formatEvent } from '../formatEvent.js';
 import { originalIdOf } from './replaceInPlace.js';
+import { PREVIEW_SUMMARY_PLACEHOLDER, priorSummaryTexts, SUMMARY_METADATA, summaryPair } from './summaryEvents.js';
+import { SummarizingCompactionStrategy, type SummarizingStrategyOptions } from './SummarizingCompactionStrategy.js';
 import { partitionSynthetic, rootCountCut } from './windowCut.js';
 
-export interface RecursiveSummarizationCompactionStrategyOptions {
-  chatClient: ChatClient;
+export interface RecursiveSummarizationCompactionStrategyOptions extends SummarizingStrategyOptions {
   /** Root real events kept verbatim (the sliding window); default 10. */
   maxEventsToKeep?: number;
   /** Kept events shown to the summariser for continuity; default 2, must be < maxEventsToKeep. */
   overlapSize?: number;
-  /** The summariser's task; the transcript rules are appended to it. Default DEFAULT_SUMMARY_SYSTEM_PROMPT. */
-  systemPrompt?: string;
-  /** Text of the synthetic user event opening the summary; default DEFAULT_SUMMARY_SHADOW_PROMPT. */
-  shadowPrompt?: string;
-  /** Renders events for the prompt and for counting; default formatEvent. */
-  eventFormatter?: (event: SessionEvent) => string;
-  onSummarizationFailure?: SummarizationFailureListener;
-  tokenCountEstimator?: TokenCountEstimator;
-  /** Default 'skip'. */
-  failureMode?: SummaryFailureMode;
-  /** Checked before a summary is committed; a rejected summary is handled by `failureMode`. */
-  qualityGate?: SummaryCheck;
   /** Output cap passed to the summariser as `maxTokens`. */
   maxSummaryTokens?: number;
-  logger?: Logger;
-  now?: () => Date;
   /**
    * 'never' (default, the Java cut): snap forward to the next turn start, archiving the whole window when a
    * single long turn is all there is. 'tool-pair-safe': then cut at the next step start instead, keeping the
@@ -71,31 +35,19 @@ export const RECURSIVE_SUMMARIZATION_SOURCE = 'recursive-summarization';
  * with every prior summary, and replaces the prior summaries with one new synthetic pair. A failed summary
  * never loses events: the window stays as it was (or gets a mechanical stub, per `failureMode`).
  */
-export class RecursiveSummarizationCompactionStrategy implements CompactionStrategy {
+export class RecursiveSummarizationCompactionStrategy extends SummarizingCompactionStrategy {
   static readonly DEFAULT_MAX_EVENTS_TO_KEEP = 10;
   static readonly DEFAULT_OVERLAP_SIZE = 2;
   static readonly DEFAULT_SUMMARY_SHADOW_PROMPT = DEFAULT_SUMMARY_SHADOW_PROMPT;
   static readonly DEFAULT_SYSTEM_PROMPT = DEFAULT_SUMMARY_SYSTEM_PROMPT;
 
-  readonly chatClient: ChatClient;
   readonly maxEventsToKeep: number;
   readonly overlapSize: number;
-  readonly systemPrompt: string;
-  readonly shadowPrompt: string;
-  readonly failureMode: SummaryFailureMode;
-  readonly qualityGate: SummaryCheck | undefined;
   readonly maxSummaryTokens: number | undefined;
-  readonly tokenCountEstimator: TokenCountEstimator;
   readonly cutWithinTurn: CutWithinTurn;
-  private readonly eventFormatter: (event: SessionEvent) => string;
-  private readonly customFormatter: boolean;
-  private readonly onSummarizationFailure: SummarizationFailureListener | undefined;
-  private readonly logger: Logger;
-  private readonly now: () => Date;
 
   constructor(options: RecursiveSummarizationCompactionStrategyOptions) {
-    if (options === null || options === undefined) throw new InvalidArgumentError('chatClient must not be null');
-    this.chatClient = requireChatClient(options.chatClient);
+    super(options);
     this.maxEventsToKeep = requirePositiveInt(
       options.maxEventsToKeep ?? RecursiveSummarizationCompactionStrategy.DEFAULT_MAX_EVENTS_TO_KEEP,
       'maxEventsToKeep',
@@ -108,18 +60,8 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
       throw new InvalidArgumentError(`overlapSize (${overlap}) must be less than maxEventsToKeep (${this.maxEventsToKeep})`);
     }
     this.overlapSize = overlap;
-    this.systemPrompt = requireText(options.systemPrompt ?? DEFAULT_SUMMARY_SYSTEM_PROMPT, 'systemPrompt');
-    this.shadowPrompt = requireText(options.shadowPrompt ?? DEFAULT_SUMMARY_SHADOW_PROMPT, 'shadowPrompt');
-    this.failureMode = requireFailureMode(options.failureMode);
-    this.qualityGate = options.qualityGate;
     this.maxSummaryTokens =
       options.maxSummaryTokens === undefined ? undefined : requirePositiveInt(options.maxSummaryTokens, 'maxSummaryTokens');
-    this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
-    this.customFormatter = options.eventFormatter !== undefined;
-    this.eventFormatter = options.eventFormatter ?? formatEvent;
-    this.onSummarizationFailure = options.onSummarizationFailure;
-    this.logger = options.logger ?? defaultLogger();
-    this.now = options.now ?? (() => new Date());
     this.cutWithinTurn = requireCutWithinTurn(options.cutWithinTurn);
   }
 
@@ -168,7 +110,7 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
       now,
     );
     return {
-      result: new CompactionResult([...pair, ...plan.activeWindow], plan.toArchive, this.savedTokens(plan.toArchive)),
+      result: new CompactionResult([...pair, ...plan.activeWindow], plan.toArchive, this.renderedTokens(plan.toArchive)),
       summarizedEvents: plan.toArchive,
       modelCalled: false,
     };
@@ -187,43 +129,19 @@ export class RecursiveSummarizationCompactionStrategy implements CompactionStrat
       transcript: toArchive.map(this.eventFormatter),
       upcoming: overlap.map(this.eventFormatter),
     });
-    const outcome = await requestSummary(
-      this.chatClient,
-      {
-        system: summarySystemPrompt(this.systemPrompt),
-        user,
-        ...(this.maxSummaryTokens !== undefined ? { maxTokens: this.maxSummaryTokens } : {}),
-      },
-      { gate: this.qualityGate, archived: toArchive },
+    const maxTokens = this.maxSummaryTokens;
+    // The stub replaces the prior summaries too, so it carries them verbatim.
+    const outcome = await this.summarize(request, { user, ...(maxTokens !== undefined ? { maxTokens } : {}) }, toArchive, () =>
+      mechanicalSummary(toArchive, priorSummaries),
     );
-
-    let summary: string;
-    let method: 'model' | 'stub';
-    if (outcome.ok) {
-      summary = outcome.text;
-      method = 'model';
-    } else {
-      const strategy = 'RecursiveSummarizationCompactionStrategy';
-      reportFailure(
-        { request, error: outcome.error, mode: this.failureMode, strategy },
-        this.logger,
-        this.onSummarizationFailure,
-      );
-      if (this.failureMode !== 'stub') return CompactionResult.noop(events, 'summarization-failed');
-      // The stub replaces the prior summaries too, so it carries them verbatim.
-      summary = mechanicalSummary(toArchive, priorSummaries);
-      method = 'stub';
-    }
+    if (outcome === null) return CompactionResult.noop(events, 'summarization-failed');
+    const { summary, method } = outcome;
 
     const now = this.now();
     const pair = summaryPair(request.session.id, this.shadowPrompt, summary, this.summaryMetadata(plan, method, now), now);
     // No token count in the metadata: the estimator only ever sees rendered events (scenario 81).
     // Prior synthetic events are superseded (in neither list): the repository drops them, as in Java.
-    return new CompactionResult([...pair, ...activeWindow], toArchive, this.savedTokens(toArchive));
-  }
-
-  private savedTokens(archived: readonly SessionEvent[]): number {
-    return renderedTokens(archived, this.tokenCountEstimator, this.customFormatter ? this.eventFormatter : undefined);
+    return new CompactionResult([...pair, ...activeWindow], toArchive, this.renderedTokens(toArchive));
   }
 
   private summaryMetadata(

@@ -1,0 +1,119 @@
+import { InvalidArgumentError, requireText } from '../../errors.js';
+import { defaultLogger, type Logger } from '../../logging.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import type { ChatClient } from '../../summarization/ChatClient.js';
+import {
+  DEFAULT_SUMMARY_SHADOW_PROMPT,
+  DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  summarySystemPrompt,
+} from '../../summarization/prompts.js';
+import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import type { CompactionRequest } from '../CompactionRequest.js';
+import type { CompactionResult } from '../CompactionResult.js';
+import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
+import { formatEvent } from '../formatEvent.js';
+import {
+  renderedTokens,
+  reportFailure,
+  requestSummary,
+  requireChatClient,
+  requireFailureMode,
+  type SummarizationFailureListener,
+  type SummaryCheck,
+  type SummaryFailureMode,
+} from './summaryEvents.js';
+
+/** Options every summarising strategy takes. */
+export interface SummarizingStrategyOptions {
+  chatClient: ChatClient;
+  /** The summariser's task; the transcript rules are appended to it. Default DEFAULT_SUMMARY_SYSTEM_PROMPT. */
+  systemPrompt?: string;
+  /** Text of the synthetic user event opening a summary; default DEFAULT_SUMMARY_SHADOW_PROMPT. */
+  shadowPrompt?: string;
+  /** Renders events for the prompt and for counting; default formatEvent. */
+  eventFormatter?: (event: SessionEvent) => string;
+  onSummarizationFailure?: SummarizationFailureListener;
+  tokenCountEstimator?: TokenCountEstimator;
+  /** Default 'skip'. */
+  failureMode?: SummaryFailureMode;
+  /** Checked before a summary is committed; a rejected summary is handled by `failureMode`. */
+  qualityGate?: SummaryCheck;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+/** A summary to commit: from the model, or a mechanical stub after a failure in 'stub' mode. */
+export interface SummaryOutcome {
+  summary: string;
+  method: 'model' | 'stub';
+}
+
+/**
+ * What the recursive and additive strategies share: validated settings, the rendering used for prompts and
+ * counts, and one path from a model call to a summary — quality gate, failure report, and the failure mode.
+ */
+export abstract class SummarizingCompactionStrategy implements CompactionStrategy {
+  readonly chatClient: ChatClient;
+  readonly systemPrompt: string;
+  readonly shadowPrompt: string;
+  readonly failureMode: SummaryFailureMode;
+  readonly qualityGate: SummaryCheck | undefined;
+  readonly tokenCountEstimator: TokenCountEstimator;
+  protected readonly eventFormatter: (event: SessionEvent) => string;
+  protected readonly customFormatter: boolean;
+  protected readonly onSummarizationFailure: SummarizationFailureListener | undefined;
+  protected readonly logger: Logger;
+  protected readonly now: () => Date;
+
+  protected constructor(options: SummarizingStrategyOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('chatClient must not be null');
+    this.chatClient = requireChatClient(options.chatClient);
+    this.systemPrompt = requireText(options.systemPrompt ?? DEFAULT_SUMMARY_SYSTEM_PROMPT, 'systemPrompt');
+    this.shadowPrompt = requireText(options.shadowPrompt ?? DEFAULT_SUMMARY_SHADOW_PROMPT, 'shadowPrompt');
+    this.failureMode = requireFailureMode(options.failureMode);
+    this.qualityGate = options.qualityGate;
+    this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.customFormatter = options.eventFormatter !== undefined;
+    this.eventFormatter = options.eventFormatter ?? formatEvent;
+    this.onSummarizationFailure = options.onSummarizationFailure;
+    this.logger = options.logger ?? defaultLogger();
+    this.now = options.now ?? (() => new Date());
+  }
+
+  abstract compact(request: CompactionRequest): Promise<CompactionResult>;
+  abstract preview(request: CompactionRequest): Promise<StrategyPreview>;
+
+  /** Tokens of events as this strategy renders them, so that what is counted is what is sent. */
+  protected renderedTokens(events: readonly SessionEvent[]): number {
+    return renderedTokens(events, this.tokenCountEstimator, this.customFormatter ? this.eventFormatter : undefined);
+  }
+
+  /**
+   * Asks the model for a summary of `archived`. On failure (rejection, blank text, quality gate) it reports,
+   * then: 'throw' rethrows, 'stub' returns `stub()`, 'skip' returns null — the caller then changes nothing.
+   */
+  protected async summarize(
+    request: CompactionRequest,
+    prompt: { user: string; maxTokens?: number; systemPrompt?: string },
+    archived: readonly SessionEvent[],
+    stub: (() => string) | null,
+  ): Promise<SummaryOutcome | null> {
+    const outcome = await requestSummary(
+      this.chatClient,
+      {
+        system: summarySystemPrompt(prompt.systemPrompt ?? this.systemPrompt),
+        user: prompt.user,
+        ...(prompt.maxTokens !== undefined ? { maxTokens: prompt.maxTokens } : {}),
+      },
+      { gate: this.qualityGate, archived },
+    );
+    if (outcome.ok) return { summary: outcome.text, method: 'model' };
+    reportFailure(
+      { request, error: outcome.error, mode: this.failureMode, strategy: this.constructor.name },
+      this.logger,
+      this.onSummarizationFailure,
+    );
+    return this.failureMode === 'stub' && stub !== null ? { summary: stub(), method: 'stub' } : null;
+  }
+}
