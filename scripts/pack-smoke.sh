@@ -13,3 +13,5 @@ npm pkg set type=module >/dev/null
 npm install --no-audit --no-fund --silent "$tmp/$tarball" inversify@^7 reflect-metadata >/dev/null
 cp "$root/scripts/pack-smoke.mjs" ./smoke.mjs
 node smoke.mjs
+# The published CLI resolves and starts from the installed package.
+npx --no-install session-compaction --help | grep -q "bench" && echo "pack smoke test: session-compaction CLI — ok"
