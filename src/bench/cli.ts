@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pathToFileURL } from 'node:url';
 import {
@@ -189,4 +189,5 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
 }
 
 // Run when executed directly (the package's "bin" points at the built dist/bench/cli.js).
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
+// Installed as a bin, argv[1] is the node_modules/.bin symlink: compare real paths.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) await main();
