@@ -22,6 +22,7 @@ import {
   type Message,
   type SessionEvent,
 } from '../src/index.js';
+import { mulberry32 } from '../src/bench/prng.js';
 
 const SIZES = [1_000, 10_000, 100_000];
 /** Runs per size (fresh session each); the median is reported. 100k runs take seconds, so once. */
@@ -36,17 +37,6 @@ const WORDS = (
   'customer agent ticket fare price total segment return outbound date time gate status membership gold ' +
   'silver insurance travel direct connection search available option cost cheaper earlier later morning evening'
 ).split(' ');
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A customer-service-like turn: question, tool call, JSON tool result, answer; numbers keep texts distinct. */
 function turnMessages(turn: number, next: () => number): Message[] {
@@ -120,7 +110,7 @@ async function appendTurns(sessionId: string, from: number, count: number, next:
 
 async function measure(c: Case, events: number, tokensPerSize: Map<number, number>): Promise<Measurement> {
   const session = await service.create({ userId: 'bench' });
-  const next = prng(events);
+  const next = mulberry32(events);
   const turns = events / EVENTS_PER_TURN;
   await appendTurns(session.id, 0, turns, next);
   // The budget comes from a *copy* of the same texts, so this session's events stay untokenised.
@@ -161,7 +151,7 @@ async function measure(c: Case, events: number, tokensPerSize: Map<number, numbe
 /** Token total of a session of `events` events, counted on a throw-away copy with other ids. */
 async function sessionTokens(events: number): Promise<number> {
   const session = await service.create({ userId: 'bench-sizing' });
-  await appendTurns(session.id, 0, events / EVENTS_PER_TURN, prng(events));
+  await appendTurns(session.id, 0, events / EVENTS_PER_TURN, mulberry32(events));
   const all: SessionEvent[] = await service.getEvents(session.id);
   const tokens = estimateEventsTokens(all, estimator);
   await service.delete(session.id);

@@ -11,25 +11,14 @@ import { performance } from 'node:perf_hooks';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
 import { MAX_PIECE_CHARS, TiktokenTokenCountEstimator } from '../src/index.js';
+import { mulberry32 } from '../src/bench/prng.js';
 
 const KB = 1024;
 const JS_TIKTOKEN_BUDGET_MS = 30_000;
 const FIRST_PREFIX = 5 * KB;
 
-/** mulberry32: a seeded PRNG, so every run measures the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomFrom(alphabet: string, length: number, seed: number): string {
-  const next = prng(seed);
+  const next = mulberry32(seed);
   let out = '';
   for (let i = 0; i < length; i++) out += alphabet[Math.floor(next() * alphabet.length)];
   return out;

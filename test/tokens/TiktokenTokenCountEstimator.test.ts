@@ -10,23 +10,13 @@ import {
   defaultTokenCountEstimator,
 } from '../../src/index.js';
 import { expectThrows } from '../support/fixtures.js';
+import { mulberry32 } from '../../src/bench/prng.js';
 
 const exactO200k = new Tiktoken(o200k_base);
 const exact = (text: string, enc: Tiktoken = exactO200k) => enc.encode(text, [], []).length;
 
-/** Deterministic PRNG (mulberry32) so the random inputs are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const randomFrom = (alphabet: string, length: number, seed: number) => {
-  const next = rng(seed);
+  const next = mulberry32(seed);
   let s = '';
   for (let i = 0; i < length; i++) s += alphabet[Math.floor(next() * alphabet.length)];
   return s;

@@ -1,4 +1,5 @@
 import { Messages, type Message } from '../../session/Message.js';
+import { mulberry32 } from '../prng.js';
 
 const WORDS = (
   'flight booking reservation passenger baggage refund policy change cabin economy business seat date ' +
@@ -6,18 +7,6 @@ const WORDS = (
   'test build deploy database query index table column user account payment card certificate amount total ' +
   'schedule meeting project deadline review budget report summary question answer reason detail option'
 ).split(' ');
-
-/** Deterministic PRNG (mulberry32) so every run replays the same synthetic session. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function sentence(random: () => number, words: number, serial: number): string {
   const out: string[] = [];
@@ -30,7 +19,7 @@ function sentence(random: () => number, words: number, serial: number): string {
  * result and the assistant's answer (~20, ~15, ~80 and ~40 words), so that both chat and tool shapes scale.
  */
 export function syntheticMessages(count: number, seed = 42): Message[] {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const out: Message[] = [];
   for (let turn = 0; out.length < count; turn++) {
     const id = `call-${turn}`;
