@@ -16,7 +16,7 @@ import { Container } from 'inversify';
 import { PostgresSessionRepository } from '../../src/repository/PostgresSessionRepository.js';
 import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
 import { badInputDifferential } from './differential.js';
-import { runTorture } from './torture.js';
+import { tortureSuite } from './torture.js';
 import { PG_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
 
@@ -51,27 +51,9 @@ describe('PostgresSessionRepository', function () {
   repositoryContract('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
   badInputDifferential('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
 
-  describe('concurrency torture', function () {
-    it('8 appenders and 4 compactors over two app instances (separate pools): no event lost or duplicated, CAS losers no-op', async function () {
-      this.timeout(120_000);
-      // Two "app instances", each with its own pool; every worker uses its own pool connection per query.
-      const instances = [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix }));
-      try {
-        const stats = await runTorture({
-          makeRepository: (w) => instances[w % 2]!,
-          appenders: 8,
-          compactors: 4,
-          rounds: 40,
-          thinkMs: 100,
-        });
-        expect(stats.violations).to.deep.equal([]);
-        expect(stats.appended).to.equal(8 * 40 * 2);
-        console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
-      } finally {
-        await Promise.all(instances.map((r) => r.close()));
-      }
-    });
-  });
+  tortureSuite('two app instances (separate pools)', () =>
+    [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix })),
+  );
 
   describe('schema and migrations', function () {
     it('concurrent first use by several instances applies each migration exactly once', async function () {

@@ -16,7 +16,7 @@ import {
 } from '../../src/index.js';
 import { Container } from 'inversify';
 import { badInputDifferential } from './differential.js';
-import { runTorture } from './torture.js';
+import { tortureSuite } from './torture.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
@@ -69,26 +69,9 @@ describe('RedisSessionRepository', function () {
   repositoryContract('Redis', async () => new RedisSessionRepository({ client, prefix }));
   badInputDifferential('Redis', async () => new RedisSessionRepository({ client, prefix }));
 
-  describe('concurrency torture', function () {
-    it('8 appenders and 4 compactors over two app instances (separate connections): no event lost or duplicated, CAS losers no-op', async function () {
-      this.timeout(120_000);
-      const instances = [0, 1].map(() => new RedisSessionRepository({ url: REDIS_URL, prefix }));
-      try {
-        const stats = await runTorture({
-          makeRepository: (w) => instances[w % 2]!,
-          appenders: 8,
-          compactors: 4,
-          rounds: 40,
-          thinkMs: 100,
-        });
-        expect(stats.violations).to.deep.equal([]);
-        expect(stats.appended).to.equal(8 * 40 * 2);
-        console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
-      } finally {
-        await Promise.all(instances.map((r) => r.close()));
-      }
-    });
-  });
+  tortureSuite('two app instances (separate connections)', () =>
+    [0, 1].map(() => new RedisSessionRepository({ url: REDIS_URL, prefix })),
+  );
 
   describe('data model', function () {
     it('compaction leaves the archived list untouched except for appending the newly archived ids', async function () {

@@ -6,6 +6,7 @@
  *   const stats = await runTorture({ makeRepository: () => repo, appenders: 8, compactors: 4, rounds: 40 });
  *   expect(stats.violations).to.deep.equal([]);
  */
+import { expect } from 'chai';
 import {
   CharacterTokenCountEstimator,
   DefaultSessionService,
@@ -242,4 +243,31 @@ export async function runTorture(options: TortureOptions): Promise<TortureStats>
     durationMs: Date.now() - started,
     violations,
   };
+}
+
+/**
+ * The torture as a mocha test: 8 appenders and 4 compactors spread over the repositories `makeInstances`
+ * returns (two "app instances" with their own connections, for a networked store), 40 rounds each.
+ */
+export function tortureSuite(label: string, makeInstances: () => SessionRepository[]): void {
+  describe('concurrency torture', function () {
+    it(`8 appenders and 4 compactors over ${label}: no event lost or duplicated, CAS losers no-op`, async function () {
+      this.timeout(120_000);
+      const instances = makeInstances();
+      try {
+        const stats = await runTorture({
+          makeRepository: (w) => instances[w % instances.length]!,
+          appenders: 8,
+          compactors: 4,
+          rounds: 40,
+          thinkMs: 100,
+        });
+        expect(stats.violations).to.deep.equal([]);
+        expect(stats.appended).to.equal(8 * 40 * 2);
+        console.log(`      torture: ${JSON.stringify({ ...stats, violations: undefined })}`);
+      } finally {
+        await Promise.all([...new Set(instances)].map((r) => r.close?.()));
+      }
+    });
+  });
 }
