@@ -1,5 +1,4 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import { InvalidArgumentError } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { SessionService } from '../session/SessionService.js';
 import {
@@ -11,7 +10,9 @@ import {
   pageSlice,
   parseArguments,
   requireContext,
-  requirePageSize,
+  recallToolSettings,
+  INNER_THOUGHT_PARAMETER,
+  PAGE_PARAMETER,
   visibleTo,
   type RecallToolContext,
 } from './recallSupport.js';
@@ -41,9 +42,9 @@ export class ConversationSearchTool {
       parameters: {
         type: 'object',
         properties: {
-          innerThought: { type: 'string', description: 'Deep inner monologue private to you only.' },
+          innerThought: INNER_THOUGHT_PARAMETER,
           query: { type: 'string', description: 'Keyword to search for (case-insensitive substring match).' },
-          page: { type: 'integer', minimum: 0, description: 'Optional 0-based page of results (10 per page by default).' },
+          page: PAGE_PARAMETER,
         },
         required: ['innerThought', 'query'],
         additionalProperties: false,
@@ -53,11 +54,7 @@ export class ConversationSearchTool {
   private readonly service: SessionService;
 
   constructor(options: ConversationSearchToolOptions) {
-    if (options?.sessionService === null || options?.sessionService === undefined) {
-      throw new InvalidArgumentError('sessionService must not be null');
-    }
-    this.service = options.sessionService;
-    this.pageSize = requirePageSize(options.pageSize);
+    ({ service: this.service, pageSize: this.pageSize } = recallToolSettings(options));
   }
 
   /** `args` as the model sent them (JSON text or parsed); `context` from the server, never from the model. */

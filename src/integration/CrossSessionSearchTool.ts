@@ -11,7 +11,9 @@ import {
   pageSlice,
   parseArguments,
   requireContext,
-  requirePageSize,
+  recallToolSettings,
+  INNER_THOUGHT_PARAMETER,
+  PAGE_PARAMETER,
   visibleTo,
   type RecallToolContext,
 } from './recallSupport.js';
@@ -46,7 +48,7 @@ export class CrossSessionSearchTool {
       parameters: {
         type: 'object',
         properties: {
-          innerThought: { type: 'string', description: 'Deep inner monologue private to you only.' },
+          innerThought: INNER_THOUGHT_PARAMETER,
           query: {
             type: 'string',
             description: `Comma-separated search terms (at most ${CrossSessionSearchTool.MAX_QUERY_TERMS}), case-insensitive; empty returns everything.`,
@@ -56,7 +58,7 @@ export class CrossSessionSearchTool {
             type: 'string',
             description: 'Optional ISO-8601 instant, e.g. 2025-01-31T10:00:00Z: only messages at or after it.',
           },
-          page: { type: 'integer', minimum: 0, description: 'Optional 0-based page of results (10 per page by default).' },
+          page: PAGE_PARAMETER,
         },
         required: ['innerThought', 'query'],
         additionalProperties: false,
@@ -66,11 +68,7 @@ export class CrossSessionSearchTool {
   private readonly service: SessionService;
 
   constructor(options: CrossSessionSearchToolOptions) {
-    if (options?.sessionService === null || options?.sessionService === undefined) {
-      throw new InvalidArgumentError('sessionService must not be null');
-    }
-    this.service = options.sessionService;
-    this.pageSize = requirePageSize(options.pageSize);
+    ({ service: this.service, pageSize: this.pageSize } = recallToolSettings(options));
   }
 
   async execute(args: unknown, context: RecallToolContext): Promise<string> {

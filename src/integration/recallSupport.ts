@@ -83,3 +83,22 @@ export function pageSlice<T>(items: readonly T[], page: number, pageSize: number
   const from = page * pageSize;
   return from >= items.length ? [] : items.slice(from, from + pageSize);
 }
+
+/** JSON-schema parameters both recall tools declare, as in the Java design. */
+export const INNER_THOUGHT_PARAMETER = { type: 'string', description: 'Deep inner monologue private to you only.' } as const;
+export const PAGE_PARAMETER = {
+  type: 'integer',
+  minimum: 0,
+  description: 'Optional 0-based page of results (10 per page by default).',
+} as const;
+
+/** The options both recall tools take, validated: the service and the page size (default 10). */
+export function recallToolSettings(options: { sessionService: SessionService; pageSize?: number } | null | undefined): {
+  service: SessionService;
+  pageSize: number;
+} {
+  if (options?.sessionService === null || options?.sessionService === undefined) {
+    throw new InvalidArgumentError('sessionService must not be null');
+  }
+  return { service: options.sessionService, pageSize: requirePageSize(options.pageSize) };
+}
