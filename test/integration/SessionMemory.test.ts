@@ -19,7 +19,7 @@ import {
   type TokenCalibration,
 } from '../../src/index.js';
 import { expectRejects, expectThrows } from '../support/fixtures.js';
-import { CHAT_MODEL, contents, echoReplies, harness, roles, silent, type Harness } from './support/harness.js';
+import { contents, echoReplies, harness, roles, type Harness } from './support/harness.js';
 
 describe('SessionMemory (behaviour reference §8, adapted to the openai client)', function () {
   let h: Harness;
@@ -80,11 +80,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     });
 
     it('auto-creates for defaultUserId when the request has no user', async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         defaultUserId: 'anon',
       });
       await memory.call({ sessionId: 's2', messages: [user('hi')] });
@@ -153,11 +149,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     });
 
     it('reads with the memory filter (e.g. only real events)', async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         eventFilter: EventFilter.realOnly(),
       });
       await h.service.create({ id: 's', userId: 'u' });
@@ -187,11 +179,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     });
 
     it('persists what a custom MessageFilter accepts, nothing else', async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         messageFilter: MessageFilter.byMessageType('assistant'),
       });
       await memory.call({ sessionId: 's', messages: [user('not stored')] });
@@ -261,11 +249,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
 
     it('a retried request appends nothing new and sends the prompt of the first attempt', async function () {
       const gen = new IdempotentSessionEventIdGenerator([SESSION_ID_CONTEXT_KEY, 'requestId']);
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         requestIdGenerator: gen,
         responseIdGenerator: gen,
       });
@@ -279,11 +263,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
 
     it('the same text under different request ids is two turns', async function () {
       const gen = new IdempotentSessionEventIdGenerator([SESSION_ID_CONTEXT_KEY, 'requestId']);
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         requestIdGenerator: gen,
       });
       await memory.call({ sessionId: 's', messages: [user('again')], context: { requestId: 'a' } });
@@ -302,11 +282,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     const sliding = () => new SlidingWindowCompactionStrategy({ maxEvents: 2 });
 
     it('compacts after the reply with its trigger and strategy, and reports it', async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         compactionTrigger: new TurnCountTrigger(2),
         compactionStrategy: sliding(),
       });
@@ -330,11 +306,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
         });
         return new CompactionResult([summary, ...rest.slice(1)], [head!, rest[0]!], 1);
       };
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         compactionTrigger: new TurnCountTrigger(1),
         compactionStrategy: summarise,
       });
@@ -347,11 +319,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
 
     it('compacts BEFORE the call when the prompt would exceed contextWindowTokens', async function () {
       const estimator = new CharacterTokenCountEstimator();
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         tokenCountEstimator: estimator,
         contextWindowTokens: 80,
         // The window arithmetic below is in raw characters: no learned ratio may scale it.
@@ -369,11 +337,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     });
 
     it('fails rather than send a prompt over the window that compaction cannot shrink', async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         tokenCountEstimator: new CharacterTokenCountEstimator(),
         contextWindowTokens: 20,
       });
@@ -389,11 +353,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     it('a failing compaction does not fail the turn: the reply is stored and compactionFailed is emitted', async function () {
       const failures: unknown[] = [];
       h.service.events.on('compactionFailed', (e) => failures.push(e.error));
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         compactionTrigger: () => true,
         compactionStrategy: async () => {
           throw new Error('summariser exploded');
@@ -416,11 +376,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
       h.service.events.on('compactionSkipped', (e) => names.push(`skipped:${e.reason}`));
     });
     const memoryWith = (trigger: () => boolean, strategy: (r: CompactionRequest) => Promise<CompactionResult>) =>
-      new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      h.memoryWith({
         compactionTrigger: trigger,
         compactionStrategy: strategy,
       });
@@ -477,11 +433,7 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
 
   describe('calibration', function () {
     it("folds the provider's prompt tokens against our estimate into the session metadata", async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         tokenCountEstimator: new CharacterTokenCountEstimator(),
         metadataStore: h.repository,
       });
@@ -494,17 +446,13 @@ describe('SessionMemory (behaviour reference §8, adapted to the openai client)'
     });
 
     it('records through the service’s updateMetadata when no store is given', async function () {
-      const memory = new SessionMemory({ sessionService: h.service, client: h.client, model: CHAT_MODEL, logger: silent });
+      const memory = h.memoryWith({});
       await memory.call({ sessionId: 's', messages: [user('hi')] });
       expect((await h.service.findById('s'))!.metadata).to.have.property(METADATA_TOKEN_CALIBRATION);
     });
 
     it('records nothing with calibrate: false', async function () {
-      const memory = new SessionMemory({
-        sessionService: h.service,
-        client: h.client,
-        model: CHAT_MODEL,
-        logger: silent,
+      const memory = h.memoryWith({
         calibrate: false,
       });
       await memory.call({ sessionId: 's', messages: [user('hi')] });

@@ -3,12 +3,11 @@ import {
   IllegalStateError,
   OpenAIChatClient,
   RecursiveSummarizationCompactionStrategy,
-  SessionMemory,
   TurnCountTrigger,
   type SessionMemoryStreamEvent,
 } from '../../src/index.js';
 import { expectRejects } from '../support/fixtures.js';
-import { CHAT_MODEL, contents, echoReplies, harness, silent, type Harness } from './support/harness.js';
+import { contents, echoReplies, harness, silent, type Harness } from './support/harness.js';
 
 const SUMMARY_MODEL = 'summary-model';
 
@@ -77,11 +76,7 @@ describe('SessionMemory.stream', function () {
       ]);
       return { content: 'SUMMARY: the user asked two questions.' };
     });
-    const memory = new SessionMemory({
-      sessionService: h.service,
-      client: h.client,
-      model: CHAT_MODEL,
-      logger: silent,
+    const memory = h.memoryWith({
       compactionTrigger: new TurnCountTrigger(1),
       compactionStrategy: new RecursiveSummarizationCompactionStrategy({
         chatClient: new OpenAIChatClient({ client: h.client, model: SUMMARY_MODEL, logger: silent }),
@@ -108,11 +103,7 @@ describe('SessionMemory.stream', function () {
 
   it('reports compaction_skipped after compaction_started when the summary fails', async function () {
     h.server.respondWith((body) => (body.model === SUMMARY_MODEL ? { status: 500 } : { content: 'fine' }));
-    const memory = new SessionMemory({
-      sessionService: h.service,
-      client: h.client,
-      model: CHAT_MODEL,
-      logger: silent,
+    const memory = h.memoryWith({
       compactionTrigger: new TurnCountTrigger(1),
       compactionStrategy: new RecursiveSummarizationCompactionStrategy({
         chatClient: new OpenAIChatClient({ client: h.client, model: SUMMARY_MODEL, maxRetries: 0, logger: silent }),

@@ -15,6 +15,8 @@ export interface Harness {
   service: DefaultSessionService;
   client: OpenAI;
   memory: SessionMemory;
+  /** Another SessionMemory on the same service, client and model, with `options` on top. */
+  memoryWith(options: Partial<SessionMemoryOptions>): SessionMemory;
   /** Requests the chat model received (summariser calls use another model name). */
   chatRequests(): FakeRequestBody[];
   close(): Promise<void>;
@@ -42,6 +44,7 @@ export async function harness(options: Partial<SessionMemoryOptions> = {}): Prom
     service,
     client,
     memory,
+    memoryWith: (extra) => new SessionMemory({ sessionService: service, client, model: CHAT_MODEL, logger: silent, ...extra }),
     chatRequests: () => server.requests.filter((r) => r.model === CHAT_MODEL),
     close: () => server.close(),
   };
