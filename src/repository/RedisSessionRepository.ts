@@ -88,34 +88,23 @@ export class RedisSessionRepository implements SessionRepository {
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
-    const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
-    await this.withOwner(s.id, (owner) =>
-      scripts.save.run(
-        this.client,
-        [k1, this.userKey(s.userId), this.expiryKey(), this.userKey(owner), k2, k3, k4, k5],
-        [
-          owner,
-          s.id,
-          s.userId,
-          s.createdAt.getTime(),
-          s.expiresAt === null ? '' : s.expiresAt.getTime(),
-          JSON.stringify(s.metadata),
-          this.ttlFlag,
-        ],
-      ),
-    );
+    await this.withOwner(s.id, (owner) => this.runSave(s, owner));
     return s;
   }
 
   /** The save script refuses when the stored owner differs from the expected one: expecting none is insert-if-absent. */
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
-    const s = Session.from(session);
+    return Number(await this.runSave(Session.from(session), '')) === 1;
+  }
+
+  /** One atomic save, valid only while the stored owner is still `expectedOwner` ('' = no session). */
+  private runSave(s: Session, expectedOwner: string) {
     const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
-    const inserted = await scripts.save.run(
+    return scripts.save.run(
       this.client,
-      [k1, this.userKey(s.userId), this.expiryKey(), this.userKey(''), k2, k3, k4, k5],
+      [k1, this.userKey(s.userId), this.expiryKey(), this.userKey(expectedOwner), k2, k3, k4, k5],
       [
-        '',
+        expectedOwner,
         s.id,
         s.userId,
         s.createdAt.getTime(),
@@ -124,7 +113,6 @@ export class RedisSessionRepository implements SessionRepository {
         this.ttlFlag,
       ],
     );
-    return Number(inserted) === 1;
   }
 
   async findById(id: string): Promise<Session | null> {
