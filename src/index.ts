@@ -1,10 +1,9 @@
-import 'reflect-metadata';
-
 export { InvalidArgumentError, IllegalStateError } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
 
 export * from './session/index.js';
 export * from './filter/index.js';
+export * from './service/index.js';
 export * from './repository/index.js';
 export * from './compaction/index.js';
 export * from './tokens/index.js';

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import 'reflect-metadata';
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
 import { existsSync, realpathSync } from 'node:fs';

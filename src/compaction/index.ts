@@ -14,7 +14,6 @@ export {
   type CompactionStrategyLike,
   type StrategyPreview,
 } from './CompactionStrategy.js';
-export { formatEvent, formatMessage } from './formatEvent.js';
 export { snapToTurnStart } from './snapToTurnStart.js';
 export { TurnCountTrigger } from './triggers/TurnCountTrigger.js';
 export { TokenCountTrigger, type TokenCountTriggerOptions } from './triggers/TokenCountTrigger.js';

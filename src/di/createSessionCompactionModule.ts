@@ -3,7 +3,7 @@ import { ContainerModule } from 'inversify';
 import type { Logger } from '../logging.js';
 import { createDefaultLogger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
-import { DefaultSessionService, type DefaultSessionServiceOptions } from '../session/DefaultSessionService.js';
+import { DefaultSessionService, type DefaultSessionServiceOptions } from '../service/DefaultSessionService.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
@@ -46,7 +46,15 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
         tokenCountEstimator: ctx.get<TokenCountEstimator>(TYPES.TokenCountEstimator),
       }))
       .inSingletonScope();
-    bind(TYPES.SessionService).to(DefaultSessionService).inSingletonScope();
+    bind<DefaultSessionService>(TYPES.SessionService)
+      .toDynamicValue(
+        (ctx) =>
+          new DefaultSessionService(
+            ctx.get<SessionRepository>(TYPES.SessionRepository),
+            ctx.get<DefaultSessionServiceOptions>(TYPES.SessionServiceOptions),
+          ),
+      )
+      .inSingletonScope();
     bind<TokenCountEstimator>(TYPES.TokenCountEstimator).toConstantValue(
       options.tokenCountEstimator ?? defaultTokenCountEstimator(),
     );

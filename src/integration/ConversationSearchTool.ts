@@ -1,6 +1,6 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { EventFilter } from '../filter/EventFilter.js';
-import type { SessionService } from '../session/SessionService.js';
+import type { SessionService } from '../service/SessionService.js';
 import {
   NO_RESULTS,
   hasText,

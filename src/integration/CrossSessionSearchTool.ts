@@ -2,7 +2,7 @@ import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completio
 import { InvalidArgumentError } from '../errors.js';
 import { EventFilter, type EventFilterOptions } from '../filter/EventFilter.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
-import type { SessionService } from '../session/SessionService.js';
+import type { SessionService } from '../service/SessionService.js';
 import {
   NO_RESULTS,
   hasText,

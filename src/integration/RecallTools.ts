@@ -4,7 +4,7 @@ import type {
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
 import { InvalidArgumentError } from '../errors.js';
-import type { SessionService } from '../session/SessionService.js';
+import type { SessionService } from '../service/SessionService.js';
 import { ConversationSearchTool } from './ConversationSearchTool.js';
 import { CrossSessionSearchTool } from './CrossSessionSearchTool.js';
 import type { RecallToolContext } from './recallSupport.js';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { isBranchVisible } from '../filter/EventFilter.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
-import type { SessionService } from '../session/SessionService.js';
+import type { SessionService } from '../service/SessionService.js';
 import { accessDenied } from './sessionAccess.js';
 
 /**

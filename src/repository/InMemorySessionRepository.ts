@@ -1,4 +1,3 @@
-import { injectable } from 'inversify';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { Session, type SessionLike } from '../session/Session.js';
@@ -23,7 +22,6 @@ interface SessionData {
  * so on Node's single thread each one is atomic per session: concurrent async callers cannot interleave
  * inside an append or a compaction.
  */
-@injectable()
 export class InMemorySessionRepository implements SessionRepository {
   private readonly sessions = new Map<string, SessionData>();
 

@@ -4,12 +4,4 @@ export { Session, DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } 
 export { type CreateSessionRequest } from './CreateSessionRequest.js';
 export { toOpenAIMessages, fromOpenAIMessage, type OpenAIMessageParam, type FromOpenAIOptions } from './OpenAIMessages.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './turns.js';
-export { type SessionService, type AppendMessageOptions, type CompactionPreview, type PreviewOptions } from './SessionService.js';
-export {
-  SessionServiceEvents,
-  type SessionServiceEventMap,
-  type SessionServiceEventName,
-  type CompactionSkipReason,
-} from './SessionServiceEvents.js';
-export { KeyedMutex } from './KeyedMutex.js';
-export { DefaultSessionService, type DefaultSessionServiceOptions } from './DefaultSessionService.js';
+export { formatEvent, formatMessage } from './formatEvent.js';

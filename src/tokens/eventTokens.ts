@@ -1,4 +1,4 @@
-import { formatEvent } from '../compaction/formatEvent.js';
+import { formatEvent } from '../session/formatEvent.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { TokenCountEstimator } from './TokenCountEstimator.js';
 

@@ -4,7 +4,6 @@ import {
   DefaultSessionService,
   EventFilter,
   InMemorySessionRepository,
-  KeyedMutex,
   Messages,
   SessionEvent,
   SlidingWindowCompactionStrategy,
@@ -13,6 +12,7 @@ import {
   type CompactionRequest,
   type CompactionSkipReason,
 } from '../../src/index.js';
+import { KeyedMutex } from '../../src/service/KeyedMutex.js';
 import { CharEstimator } from '../support/fixtures.js';
 
 const silent = createDefaultLogger({ silent: true });

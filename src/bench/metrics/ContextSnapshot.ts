@@ -1,4 +1,4 @@
-import { formatMessage } from '../../compaction/formatEvent.js';
+import { formatMessage } from '../../session/formatEvent.js';
 import type { Message } from '../../session/Message.js';
 import type { RecordedEvent, RecordedProbe } from '../recorded/RecordedSession.js';
 

@@ -1,5 +1,5 @@
 import { pruneMessages, type ModelMessage } from 'ai';
-import { formatMessage } from '../../compaction/formatEvent.js';
+import { formatMessage } from '../../session/formatEvent.js';
 import { Messages, type Message, type ToolCall } from '../../session/Message.js';
 import type { ContenderContext, HistoryItem, PeerRunner, PeerSelection } from '../registry/ContenderRegistry.js';
 

@@ -1,4 +1,4 @@
-import { DefaultSessionService } from '../../session/DefaultSessionService.js';
+import { DefaultSessionService } from '../../service/DefaultSessionService.js';
 import type { Message } from '../../session/Message.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../logging.js';
-import { DefaultSessionService } from '../../session/DefaultSessionService.js';
+import { DefaultSessionService } from '../../service/DefaultSessionService.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';

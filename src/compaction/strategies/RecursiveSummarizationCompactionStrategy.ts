@@ -7,7 +7,7 @@ import { CompactionResult } from '../CompactionResult.js';
 import type { StrategyPreview } from '../CompactionStrategy.js';
 import { coveredIds } from '../coverage.js';
 import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
-import { formatEvent } from '../formatEvent.js';
+import { formatEvent } from '../../session/formatEvent.js';
 import { originalIdOf } from './replaceInPlace.js';
 import { PREVIEW_SUMMARY_PLACEHOLDER, priorSummaryTexts, SUMMARY_METADATA, summaryPair } from './summaryEvents.js';
 import { SummarizingCompactionStrategy, type SummarizingStrategyOptions } from './SummarizingCompactionStrategy.js';

@@ -12,7 +12,7 @@ import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import type { CompactionRequest } from '../CompactionRequest.js';
 import type { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
-import { formatEvent } from '../formatEvent.js';
+import { formatEvent } from '../../session/formatEvent.js';
 import {
   renderedTokens,
   reportFailure,

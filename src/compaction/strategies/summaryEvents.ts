@@ -6,7 +6,7 @@ import type { ChatClient, ChatRequest } from '../../summarization/ChatClient.js'
 import { SummarizationError } from '../../summarization/SummarizationError.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
-import { formatEvent } from '../formatEvent.js';
+import { formatEvent } from '../../session/formatEvent.js';
 import type { CompactionRequest } from '../CompactionRequest.js';
 
 /**

@@ -9,11 +9,11 @@ import {
   createDefaultLogger,
   estimateEventsTokens,
   defaultTokenCountEstimator,
-} from '../../src/index.js';
-import type { RecordedSession } from '../../src/bench/recorded/RecordedSession.js';
-import { skipWithReason } from '../support/services.js';
-import { toolPairsIntact } from './events.js';
-import { hasMiniSwe, hasTauBench, miniSweSessions, tauBenchSessions, toEvents } from './recorded.js';
+} from '../../../src/index.js';
+import type { RecordedSession } from '../../../src/bench/recorded/RecordedSession.js';
+import { skipWithReason } from '../../support/services.js';
+import { toolPairsIntact } from '../../support/beyondEvents.js';
+import { hasMiniSwe, hasTauBench, miniSweSessions, tauBenchSessions, toEvents } from '../../support/recorded.js';
 
 const BUDGET = 8000;
 const estimator = defaultTokenCountEstimator();

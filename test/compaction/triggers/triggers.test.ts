@@ -8,8 +8,19 @@ import {
   TurnCountTrigger,
   formatEvent,
   type TokenCountEstimator,
-} from '../../src/index.js';
-import { A, CharEstimator, SA, SU, TC, U, compactionRequest, expectRejects, expectThrows, event } from '../support/fixtures.js';
+} from '../../../src/index.js';
+import {
+  A,
+  CharEstimator,
+  SA,
+  SU,
+  TC,
+  U,
+  compactionRequest,
+  expectRejects,
+  expectThrows,
+  event,
+} from '../../support/fixtures.js';
 
 const turns = (n: number) => Array.from({ length: n }, (_, i) => [U(`q${i + 1}`), A(`a${i + 1}`)]).flat();
 

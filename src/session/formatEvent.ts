@@ -1,5 +1,5 @@
-import type { Message } from '../session/Message.js';
-import type { SessionEvent } from '../session/SessionEvent.js';
+import type { Message } from './Message.js';
+import type { SessionEvent } from './SessionEvent.js';
 
 const ROLE = { user: 'User', assistant: 'Assistant', system: 'System', tool: 'Tool' } as const;
 

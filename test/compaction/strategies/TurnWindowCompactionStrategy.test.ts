@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, TurnWindowCompactionStrategy, type CompactionRequest } from '../../src/index.js';
+import { InvalidArgumentError, TurnWindowCompactionStrategy, type CompactionRequest } from '../../../src/index.js';
 import {
   A,
   CharEstimator,
@@ -12,7 +12,7 @@ import {
   expectRejects,
   expectThrows,
   texts,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 const turnWindow = (maxTurns: number) => new TurnWindowCompactionStrategy({ maxTurns, tokenCountEstimator: new CharEstimator() });
 const run = (maxTurns: number, events: Parameters<typeof compactionRequest>[0]) =>

@@ -6,7 +6,7 @@ import {
   type ChatClient,
   type RecursiveSummarizationCompactionStrategyOptions,
   type SessionEvent,
-} from '../../src/index.js';
+} from '../../../src/index.js';
 import {
   A,
   CharEstimator,
@@ -20,8 +20,8 @@ import {
   expectThrows,
   msgs,
   texts,
-} from '../support/fixtures.js';
-import { SUMMARY, ScriptedChatClient, silentLogger } from './support.js';
+} from '../../support/fixtures.js';
+import { SUMMARY, ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 
 const DEFAULT_SHADOW = 'Summarize the conversation we had so far.';
 

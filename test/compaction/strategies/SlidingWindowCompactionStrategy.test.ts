@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, SlidingWindowCompactionStrategy, type CompactionRequest } from '../../src/index.js';
+import { InvalidArgumentError, SlidingWindowCompactionStrategy, type CompactionRequest } from '../../../src/index.js';
 import {
   A,
   CharEstimator,
@@ -13,7 +13,7 @@ import {
   expectThrows,
   msgs,
   texts,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 const sliding = (maxEvents: number) =>
   new SlidingWindowCompactionStrategy({ maxEvents, tokenCountEstimator: new CharEstimator() });

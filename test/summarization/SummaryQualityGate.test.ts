@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { InvalidArgumentError, Messages, SummaryQualityGate, salientIdentifiers } from '../../src/index.js';
 import { A, CharEstimator, U, expectThrows } from '../support/fixtures.js';
-import { call, result } from './events.js';
+import { call, result } from '../support/beyondEvents.js';
 
 const archived = [
   U('My user id is mia_li_3668 and I want to change reservation NO6JO3 to flight HAT170 on 2024-05-17.'),

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { inject, injectable, optional } from 'inversify';
 import { CompactionRequest } from '../compaction/CompactionRequest.js';
 import { CompactionResult } from '../compaction/CompactionResult.js';
 import { toCompactionStrategy, type CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import { verifyCoverage, type CoverageReport } from '../compaction/coverage.js';
-import { TYPES } from '../di/types.js';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
@@ -13,11 +11,11 @@ import type { SessionRepository } from '../repository/SessionRepository.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
-import { validateCreateSessionRequest, type CreateSessionRequest } from './CreateSessionRequest.js';
+import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import { KeyedMutex } from './KeyedMutex.js';
-import type { Message } from './Message.js';
-import { DEFAULT_TIME_TO_LIVE_MS, Session } from './Session.js';
-import { SessionEvent } from './SessionEvent.js';
+import type { Message } from '../session/Message.js';
+import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
+import { SessionEvent } from '../session/SessionEvent.js';
 import type { AppendMessageOptions, CompactionPreview, PreviewOptions, SessionService } from './SessionService.js';
 import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
 
@@ -44,7 +42,6 @@ export interface DefaultSessionServiceOptions {
   lockCompactions?: boolean;
 }
 
-@injectable()
 export class DefaultSessionService implements SessionService {
   readonly defaultTimeToLiveMs: number;
   /** Compaction lifecycle events: compactionStarted, compactionCompleted, compactionSkipped, compactionFailed. */
@@ -57,8 +54,8 @@ export class DefaultSessionService implements SessionService {
   private readonly lock: KeyedMutex | null;
 
   constructor(
-    @inject(TYPES.SessionRepository) protected readonly repository: SessionRepository,
-    @inject(TYPES.SessionServiceOptions) @optional() options: DefaultSessionServiceOptions = {},
+    protected readonly repository: SessionRepository,
+    options: DefaultSessionServiceOptions = {},
   ) {
     if (repository === null || repository === undefined) throw new InvalidArgumentError('repository must not be null');
     const opts = options ?? {};

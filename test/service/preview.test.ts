@@ -14,7 +14,7 @@ import {
   type CompactionStrategy,
 } from '../../src/index.js';
 import { CharEstimator } from '../support/fixtures.js';
-import { long } from './events.js';
+import { long } from '../support/beyondEvents.js';
 
 const est = new CharEstimator();
 

@@ -12,8 +12,8 @@ import {
 } from '../../src/index.js';
 import { A, CharEstimator, SYS, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
 import { skipWithReason } from '../support/services.js';
-import { call, long, result, toolPairsIntact } from './events.js';
-import { hasMiniSwe, miniSweSessions, toEvents } from './recorded.js';
+import { call, long, result, toolPairsIntact } from '../support/beyondEvents.js';
+import { hasMiniSwe, miniSweSessions, toEvents } from '../support/recorded.js';
 
 const est = new CharEstimator();
 

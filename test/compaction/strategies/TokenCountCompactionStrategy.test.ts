@@ -5,7 +5,7 @@ import {
   TokenCountCompactionStrategy,
   formatEvent,
   type CompactionRequest,
-} from '../../src/index.js';
+} from '../../../src/index.js';
 import {
   A,
   CharEstimator,
@@ -18,7 +18,7 @@ import {
   expectRejects,
   expectThrows,
   texts,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 const tokenCount = (maxTokens: number) =>
   new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: new CharEstimator() });

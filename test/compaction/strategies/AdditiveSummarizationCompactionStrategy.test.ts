@@ -14,9 +14,9 @@ import {
   type ChatClient,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
-import { A, CharEstimator, U, compactionRequest, expectRejects, expectThrows, texts } from '../support/fixtures.js';
-import { ScriptedChatClient, silentLogger } from './support.js';
+} from '../../../src/index.js';
+import { A, CharEstimator, U, compactionRequest, expectRejects, expectThrows, texts } from '../../support/fixtures.js';
+import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 
 const additive = (chatClient: ChatClient, options: Partial<AdditiveSummarizationCompactionStrategyOptions> = {}) =>
   new AdditiveSummarizationCompactionStrategy({

@@ -2,10 +2,10 @@ import type { CompactionResult } from '../compaction/CompactionResult.js';
 import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import type { EventFilter } from '../filter/EventFilter.js';
-import type { CreateSessionRequest } from './CreateSessionRequest.js';
-import type { Message } from './Message.js';
-import type { Session } from './Session.js';
-import type { SessionEvent } from './SessionEvent.js';
+import type { CreateSessionRequest } from '../session/CreateSessionRequest.js';
+import type { Message } from '../session/Message.js';
+import type { Session } from '../session/Session.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
 
 export interface AppendMessageOptions {
   branch?: string | null;

@@ -14,10 +14,10 @@ import {
   clearRegisteredModelContextWindows,
   contextWindowOf,
   registerModelContextWindows,
-} from '../../src/index.js';
-import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows, fixtureSession } from '../support/fixtures.js';
-import { call, long, result } from './events.js';
-import { Messages } from '../../src/index.js';
+} from '../../../src/index.js';
+import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows, fixtureSession } from '../../support/fixtures.js';
+import { call, long, result } from '../../support/beyondEvents.js';
+import { Messages } from '../../../src/index.js';
 
 const est = new CharEstimator();
 /** One user event costing exactly `n` tokens with the character estimator ("User: " is 6). */

@@ -10,9 +10,9 @@ import {
   SessionEvent,
   createDefaultLogger,
   maskExcerpt,
-} from '../../src/index.js';
-import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
-import { call, data, long, result } from './events.js';
+} from '../../../src/index.js';
+import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
+import { call, data, long, result } from '../../support/beyondEvents.js';
 
 const masking = (options: ConstructorParameters<typeof ObservationMaskingCompactionStrategy>[0] = {}) =>
   new ObservationMaskingCompactionStrategy({ tokenCountEstimator: new CharEstimator(), ...options });

@@ -16,9 +16,9 @@ import {
   estimateEventsTokens,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
-import { A, CharEstimator, U, compactionRequest, expectThrows } from '../support/fixtures.js';
-import { call, long, result } from './events.js';
+} from '../../../src/index.js';
+import { A, CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
+import { call, long, result } from '../../support/beyondEvents.js';
 
 const est = new CharEstimator();
 const mask = () => new ObservationMaskingCompactionStrategy({ tokenCountEstimator: est });

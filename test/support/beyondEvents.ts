@@ -1,5 +1,5 @@
 import { Messages, SessionEvent } from '../../src/index.js';
-import { event } from '../support/fixtures.js';
+import { event } from './fixtures.js';
 
 /** An assistant message calling `name` with call id `id` (optionally with text and reasoning). */
 export const call = (id: string, name = 'bash', args = '{"command":"ls"}', text: string | null = null, reasoning?: string) =>

@@ -10,9 +10,9 @@ import {
   defaultToolStatus,
   type AssistantMessage,
   type SessionEvent,
-} from '../../src/index.js';
-import { A, CharEstimator, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
-import { call, data, long, result } from './events.js';
+} from '../../../src/index.js';
+import { A, CharEstimator, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
+import { call, data, long, result } from '../../support/beyondEvents.js';
 
 const policy = (options: ConstructorParameters<typeof ContentPolicyCompactionStrategy>[0] = {}) =>
   new ContentPolicyCompactionStrategy({ tokenCountEstimator: new CharEstimator(), ...options });

@@ -1,0 +1,8 @@
+export { type SessionService, type AppendMessageOptions, type CompactionPreview, type PreviewOptions } from './SessionService.js';
+export {
+  SessionServiceEvents,
+  type SessionServiceEventMap,
+  type SessionServiceEventName,
+  type CompactionSkipReason,
+} from './SessionServiceEvents.js';
+export { DefaultSessionService, type DefaultSessionServiceOptions } from './DefaultSessionService.js';
