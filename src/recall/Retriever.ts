@@ -1,0 +1,32 @@
+import type { SessionEvent } from '../session/SessionEvent.js';
+
+/** What a retriever is asked: a query over one session's log, or over all of one user's sessions. */
+export interface RetrievalRequest {
+  sessionId: string;
+  query: string;
+  /** Most hits to return; default 20. */
+  limit?: number;
+  /** 'session' (default): only this session. 'user': every session of `userId`. */
+  scope?: 'session' | 'user';
+  /** Required for scope 'user'; must come from the server side (the authenticated user), never from the model. */
+  userId?: string;
+  /** Also return events of the active window; default false (they are already in the prompt). */
+  includeActive?: boolean;
+  /** The branch the request sees: root events, its own branch and its ancestors (the recall tools' rules). */
+  branch?: string | null;
+}
+
+export interface RetrievedEvent {
+  event: SessionEvent;
+  score: number;
+}
+
+/**
+ * Finds archived events that a request needs. Never returns an event of another user or of a branch the
+ * request cannot see; an empty or blank query, or a missing session, returns [].
+ */
+export interface Retriever {
+  retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]>;
+}
+
+export const DEFAULT_RETRIEVAL_LIMIT = 20;
