@@ -6,7 +6,9 @@ import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { buildEventQuery } from './postgres/eventQuery.js';
-import { MIGRATIONS, postgresTables, type PostgresTables } from './postgres/schema.js';
+import { postgresTables, type PostgresTables } from './postgres/schema.js';
+import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './postgres/postgresMigrator.js';
+import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import type { SessionRepository } from './SessionRepository.js';
 
 export interface PostgresSessionRepositoryOptions {
@@ -113,7 +115,7 @@ function rowToSession(row: SessionRow): Session {
  * window). Compaction archives rows in place and rewrites only the active window: its cost does not grow with
  * the archived history.
  */
-export class PostgresSessionRepository implements SessionRepository {
+export class PostgresSessionRepository implements SessionRepository, MigratableRepository {
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly tables: PostgresTables;
@@ -144,28 +146,19 @@ export class PostgresSessionRepository implements SessionRepository {
   }
 
   /**
-   * Applies pending migrations; returns the versions it applied. Concurrent callers (several app instances
-   * starting at once) serialise on a transaction-scoped advisory lock, so each migration runs once.
+   * Applies pending migrations, lowest version first, in one transaction; returns the versions it applied
+   * (with `dryRun`, the versions it would apply). Concurrent callers (several app instances starting at once)
+   * serialise on a transaction-scoped advisory lock, so each migration runs once. Throws SchemaVersionError,
+   * changing nothing, when the tables were written by a newer version of this library.
    */
-  async migrate(): Promise<number[]> {
-    return this.transaction(async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.tables.migrations}`]);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${this.tables.migrations} (
-          version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-      );
-      const done = await client.query<{ version: number }>(`SELECT version FROM ${this.tables.migrations}`);
-      const applied = new Set(done.rows.map((r) => r.version));
-      const ran: number[] = [];
-      for (const m of MIGRATIONS) {
-        if (applied.has(m.version)) continue;
-        for (const statement of m.statements(this.tables)) await client.query(statement);
-        await client.query(`INSERT INTO ${this.tables.migrations} (version, name) VALUES ($1, $2)`, [m.version, m.name]);
-        ran.push(m.version);
-      }
-      if (ran.length > 0) this.logger.info('applied schema migrations', { prefix: this.tables.prefix, versions: ran });
-      return ran;
-    });
+  async migrate(options: MigrateOptions = {}): Promise<number[]> {
+    if (options?.dryRun === true) return postgresPendingVersions(this.pool, this.tables);
+    return this.transaction((client) => migratePostgres(client, this.tables, this.logger));
+  }
+
+  /** Applied, pending and unknown schema versions, with the SQL of each pending step. */
+  async schemaStatus(): Promise<SchemaStatus> {
+    return postgresSchemaStatus(this.pool, this.tables);
   }
 
   async save(session: SessionLike): Promise<Session> {
@@ -325,8 +318,8 @@ export class PostgresSessionRepository implements SessionRepository {
   }
 
   private ready(): Promise<void> {
-    if (!this.initializeSchema) return Promise.resolve();
-    this.schemaReady ??= this.migrate().then(
+    // Without initializeSchema the schema is the caller's, but a newer one is still refused.
+    this.schemaReady ??= (this.initializeSchema ? this.migrate() : postgresPendingVersions(this.pool, this.tables)).then(
       () => undefined,
       (error: unknown) => {
         // A failed first use (server down) must not poison the instance: the next call retries.

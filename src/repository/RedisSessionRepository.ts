@@ -8,6 +8,8 @@ import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { RedisScript } from './redis/RedisScript.js';
 import { APPEND_SCRIPT, COMPACT_SCRIPT, DELETE_SCRIPT, READ_SCRIPT, SAVE_SCRIPT } from './redis/scripts.js';
 import type { SessionRepository } from './SessionRepository.js';
+import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './redis/redisMigrator.js';
+import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 
 export interface RedisSessionRepositoryOptions {
   /** Used to create (and later quit) a client when `client` is not given. */
@@ -16,7 +18,10 @@ export interface RedisSessionRepositoryOptions {
   client?: Redis;
   /** Key prefix; default 'sc'. */
   prefix?: string;
-  /** Accepted for symmetry with the SQL backends; Redis needs no schema. */
+  /**
+   * Record (and apply) the key-layout version on first use; default true. With false, call `migrate()`.
+   * Either way, keys written by a newer version of this library are refused.
+   */
   initializeSchema?: boolean;
   /**
    * Give every key of a session the session's `expiresAt` as its Redis expiry, so Redis itself reclaims
@@ -55,12 +60,14 @@ function decodeValue(value: string): SessionEvent {
  * single Lua scripts, hence atomic; a compaction reads and rewrites only the active window. Plain Redis 6.2+
  * (standalone or Sentinel): the per-user and expiry indexes span sessions, so Redis Cluster is not supported.
  */
-export class RedisSessionRepository implements SessionRepository {
+export class RedisSessionRepository implements SessionRepository, MigratableRepository {
   private readonly client: Redis;
   private readonly ownsClient: boolean;
   private readonly prefix: string;
   private readonly ttlFlag: '0' | '1';
   private readonly logger: Logger;
+  private readonly initializeSchema: boolean;
+  private schemaReady: Promise<void> | undefined;
 
   constructor(options: RedisSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -80,20 +87,36 @@ export class RedisSessionRepository implements SessionRepository {
       this.ownsClient = true;
     }
     this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';
+    this.initializeSchema = opts.initializeSchema ?? true;
     this.logger = opts.logger ?? defaultLogger();
     // ioredis reconnects by itself; without a listener it prints every connection error to the console.
     if (this.ownsClient)
       this.client.on('error', (error: Error) => this.logger.warn('Redis connection error', { error: error.message }));
   }
 
+  /**
+   * Applies pending layout versions, lowest first, and records each in `<prefix>:migrations`; returns them
+   * (with `dryRun`, the ones it would apply). Throws SchemaVersionError when newer code wrote the keys.
+   */
+  async migrate(options: MigrateOptions = {}): Promise<number[]> {
+    if (options?.dryRun === true) return redisPendingVersions(this.client, this.prefix);
+    return migrateRedis(this.client, this.prefix, this.logger);
+  }
+
+  async schemaStatus(): Promise<SchemaStatus> {
+    return redisSchemaStatus(this.client, this.prefix);
+  }
+
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
+    await this.ready();
     await this.withOwner(s.id, (owner) => this.runSave(s, owner));
     return s;
   }
 
   /** The save script refuses when the stored owner differs from the expected one: expecting none is insert-if-absent. */
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    await this.ready();
     return Number(await this.runSave(Session.from(session), '')) === 1;
   }
 
@@ -116,11 +139,13 @@ export class RedisSessionRepository implements SessionRepository {
   }
 
   async findById(id: string): Promise<Session | null> {
+    await this.ready();
     const hash = await this.client.hgetall(this.sessionKeys(id)[0]);
     return this.toSession(id, hash);
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
+    await this.ready();
     const key = this.userKey(userId);
     const ids = await this.client.smembers(key);
     if (ids.length === 0) return [];
@@ -144,10 +169,12 @@ export class RedisSessionRepository implements SessionRepository {
   async findExpiredSessionIds(before: Date): Promise<string[]> {
     if (!(before instanceof Date) || Number.isNaN(before.getTime()))
       throw new InvalidArgumentError('before must be a valid Date');
+    await this.ready();
     return this.client.zrangebyscore(this.expiryKey(), '-inf', `(${before.getTime()}`);
   }
 
   async delete(id: string): Promise<void> {
+    await this.ready();
     const keys = this.sessionKeys(id);
     await this.withOwner(id, (owner) =>
       scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey()], [owner, id]),
@@ -156,6 +183,7 @@ export class RedisSessionRepository implements SessionRepository {
 
   async appendEvent(event: SessionEvent): Promise<void> {
     if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
+    await this.ready();
     const result = await scripts.append.run(this.client, this.sessionKeys(event.sessionId), [
       event.id,
       encodeValue(event, event.archived),
@@ -165,12 +193,14 @@ export class RedisSessionRepository implements SessionRepository {
   }
 
   async getEventVersion(id: string): Promise<number> {
+    await this.ready();
     const version = await this.client.hget(this.sessionKeys(id)[0], 'version');
     return version === null ? 0 : Number(version);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
     const f = filter ?? EventFilter.all();
+    await this.ready();
     const scope = f.excludeArchived ? 'active' : 'all';
     if (f.lastN !== undefined && onlyWindowCriteria(f)) {
       // Only the tail is read; an event appended already archived can still sit in the window, so when
@@ -193,6 +223,7 @@ export class RedisSessionRepository implements SessionRepository {
     expectedVersion: number,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
+    await this.ready();
     const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length];
     for (const e of archived) args.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
@@ -205,6 +236,18 @@ export class RedisSessionRepository implements SessionRepository {
 
   async close(): Promise<void> {
     if (this.ownsClient) await this.client.quit();
+  }
+
+  private ready(): Promise<void> {
+    this.schemaReady ??= (this.initializeSchema ? this.migrate() : redisPendingVersions(this.client, this.prefix)).then(
+      () => undefined,
+      (error: unknown) => {
+        // A failed first use (server down) must not poison the instance: the next call retries.
+        this.schemaReady = undefined;
+        throw error;
+      },
+    );
+    return this.schemaReady;
   }
 
   private async read(id: string, scope: 'all' | 'active', lastN?: number): Promise<SessionEvent[]> {

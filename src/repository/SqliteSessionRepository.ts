@@ -7,7 +7,9 @@ import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import type { SessionRepository } from './SessionRepository.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
-import { DEFAULT_SQLITE_PREFIX, SQLITE_MIGRATIONS, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
+import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
+import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
+import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -81,7 +83,7 @@ const STATEMENT_CACHE_LIMIT = 128;
  * so its cost does not grow with archived history. better-sqlite3 is synchronous: a call blocks the
  * event loop for its duration, including up to `busyTimeoutMs` while another process holds the write lock.
  */
-export class SqliteSessionRepository implements SessionRepository {
+export class SqliteSessionRepository implements SessionRepository, MigratableRepository {
   readonly path: string;
   readonly prefix: string;
   readonly tables: SqliteTables;
@@ -123,12 +125,20 @@ export class SqliteSessionRepository implements SessionRepository {
   }
 
   /**
-   * Applies pending migrations in one IMMEDIATE transaction (so two processes starting together migrate
-   * once) and returns the versions it applied.
+   * Applies pending migrations, lowest version first, in one IMMEDIATE transaction (so two processes starting
+   * together migrate once) and returns the versions it applied; with `dryRun`, the versions it would apply.
+   * Throws SchemaVersionError, changing nothing, when the file was written by a newer version of this library.
    */
-  async migrate(): Promise<number[]> {
+  async migrate(options: MigrateOptions = {}): Promise<number[]> {
     this.requireOpen();
+    if (options?.dryRun === true) return sqlitePendingVersions(this.db, this.tables, this.path);
     return this.migrateNow();
+  }
+
+  /** Applied, pending and unknown schema versions, with the SQL of each pending step. */
+  async schemaStatus(): Promise<SchemaStatus> {
+    this.requireOpen();
+    return sqliteSchemaStatus(this.db, this.tables, this.path);
   }
 
   async save(session: SessionLike): Promise<Session> {
@@ -220,7 +230,9 @@ export class SqliteSessionRepository implements SessionRepository {
   private ready(): Statements {
     this.requireOpen();
     if (this.statements === undefined) {
+      // A newer schema is refused either way: statements prepared against it could silently drop its data.
       if (this.initializeSchema) this.migrateNow();
+      else sqlitePendingVersions(this.db, this.tables, this.path);
       try {
         this.statements = this.prepare();
       } catch (error) {
@@ -235,33 +247,7 @@ export class SqliteSessionRepository implements SessionRepository {
   }
 
   private migrateNow(): number[] {
-    const t = this.tables;
-    return this.db
-      .transaction((): number[] => {
-        this.db.exec(
-          `CREATE TABLE IF NOT EXISTS ${t.migrations} (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
-        );
-        const done = new Set(this.db.prepare(`SELECT version FROM ${t.migrations}`).pluck().all() as number[]);
-        const known = new Set(SQLITE_MIGRATIONS.map((m) => m.version));
-        const unknown = [...done].filter((v) => !known.has(v));
-        if (unknown.length > 0) {
-          this.logger.warn('SQLite schema has migrations this library version does not know; a newer version wrote it', {
-            path: this.path,
-            versions: unknown,
-          });
-        }
-        const applied: number[] = [];
-        const record = this.db.prepare(`INSERT INTO ${t.migrations} (version, name, applied_at) VALUES (?, ?, ?)`);
-        for (const m of SQLITE_MIGRATIONS) {
-          if (done.has(m.version)) continue;
-          this.db.exec(m.sql(t));
-          record.run(m.version, m.name, Date.now());
-          applied.push(m.version);
-        }
-        if (applied.length > 0) this.logger.info('SQLite schema migrated', { path: this.path, applied });
-        return applied;
-      })
-      .immediate();
+    return migrateSqlite(this.db, this.tables, this.path, this.logger);
   }
 
   private prepare(): Statements {

@@ -4,3 +4,5 @@ export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './eventC
 export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from './SqliteSessionRepository.js';
 export { PostgresSessionRepository, type PostgresSessionRepositoryOptions } from './PostgresSessionRepository.js';
 export { RedisSessionRepository, type RedisSessionRepositoryOptions } from './RedisSessionRepository.js';
+export { SchemaVersionError } from './SchemaVersionError.js';
+export type { MigrateOptions, MigrationStep, SchemaStatus } from './schemaMigrations.js';

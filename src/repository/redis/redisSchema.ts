@@ -1,0 +1,35 @@
+import type { Redis } from 'ioredis';
+
+/** What a Redis migration step gets: the client and the repository's key prefix. */
+export interface RedisMigrationContext {
+  client: Redis;
+  prefix: string;
+}
+
+export interface RedisMigration {
+  version: number;
+  name: string;
+  /** What the step changes, as `migrate --dry-run` prints it. */
+  statements: readonly string[];
+  /**
+   * Rewrites keys. Redis cannot roll a multi-key change back, so a step must be idempotent: a run cut short
+   * is simply run again, since its version is recorded only after it finishes.
+   */
+  run?: (context: RedisMigrationContext) => Promise<void>;
+}
+
+/**
+ * Append-only, like the SQL lists: a released step is never edited, a layout change is a new version.
+ * Version 1 is the layout that existed before versions were recorded, so recording it changes no key.
+ */
+export const REDIS_MIGRATIONS: readonly RedisMigration[] = Object.freeze([
+  {
+    version: 1,
+    name: 'sessions and events',
+    statements: [
+      '<prefix>:{<id>}:session hash (userId, createdAt, expiresAt, metadata, version)',
+      '<prefix>:{<id>}:events hash (event id -> archived flag + JSON), :active and :archived id lists, :pending set',
+      '<prefix>:user:<userId> set of session ids, <prefix>:expiry sorted set (expiresAt)',
+    ],
+  },
+]);
