@@ -8,5 +8,6 @@ export * from './repository/index.js';
 export * from './compaction/index.js';
 export * from './tokens/index.js';
 export * from './summarization/index.js';
+export * from './recall/index.js';
 export * from './di/index.js';
 export * from './integration/index.js';

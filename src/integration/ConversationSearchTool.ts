@@ -1,11 +1,10 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { SessionService } from '../service/SessionService.js';
+import { hasText, ownSession, visibleTo } from '../recall/access.js';
 import {
   NO_RESULTS,
-  hasText,
   optionalString,
-  ownSession,
   pageArgument,
   pageSlice,
   parseArguments,
@@ -13,7 +12,6 @@ import {
   recallToolSettings,
   INNER_THOUGHT_PARAMETER,
   PAGE_PARAMETER,
-  visibleTo,
   type RecallToolContext,
 } from './recallSupport.js';
 

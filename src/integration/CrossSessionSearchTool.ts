@@ -3,9 +3,9 @@ import { InvalidArgumentError } from '../errors.js';
 import { EventFilter, type EventFilterOptions } from '../filter/EventFilter.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { SessionService } from '../service/SessionService.js';
+import { hasText, visibleTo } from '../recall/access.js';
 import {
   NO_RESULTS,
-  hasText,
   optionalString,
   pageArgument,
   pageSlice,
@@ -14,7 +14,6 @@ import {
   recallToolSettings,
   INNER_THOUGHT_PARAMETER,
   PAGE_PARAMETER,
-  visibleTo,
   type RecallToolContext,
 } from './recallSupport.js';
 

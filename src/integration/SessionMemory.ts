@@ -29,7 +29,7 @@ import {
 } from './eventIdGenerators.js';
 import { messageToPersist, systemMessagesFirst, toolNameResolver } from './requestMessages.js';
 import { metadataStoreOf, SessionCalibrator } from './SessionCalibrator.js';
-import { accessDenied } from './sessionAccess.js';
+import { accessDenied } from '../service/sessionAccess.js';
 import type {
   ContextStatus,
   SessionMemoryOptions,

@@ -23,4 +23,3 @@ export { ConversationSearchTool, type ConversationSearchToolOptions } from './Co
 export { CrossSessionSearchTool, type CrossSessionSearchToolOptions } from './CrossSessionSearchTool.js';
 export { RecallTools, type RecallToolsOptions } from './RecallTools.js';
 export { NO_RESULTS, type RecallToolContext } from './recallSupport.js';
-export { accessDeniedMessage } from './sessionAccess.js';

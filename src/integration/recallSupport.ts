@@ -1,8 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { isBranchVisible } from '../filter/EventFilter.js';
-import type { SessionEvent } from '../session/SessionEvent.js';
 import type { SessionService } from '../service/SessionService.js';
-import { accessDenied } from './sessionAccess.js';
 
 /**
  * Who is calling a recall tool, from trusted server-side state (the authenticated user, the session the
@@ -35,23 +32,6 @@ export function requireContext(context: RecallToolContext): { sessionId: string;
     throw new InvalidArgumentError('context.userId must not be null or empty');
   return { sessionId, userId, branch: typeof branch === 'string' && branch !== '' ? branch : null };
 }
-
-/** The caller's own session or null when it does not exist yet; another user's session is an access violation. */
-export async function ownSession(service: SessionService, sessionId: string, userId: string) {
-  const session = await service.findById(sessionId);
-  if (session !== null && session.userId !== userId) throw accessDenied(sessionId, userId);
-  return session;
-}
-
-/**
- * Branch scoping the Java tools lack: a branch sees root events, its own and its ancestors' (never siblings'
- * or children's); the root conversation sees root events only.
- */
-export function visibleTo(branch: string | null): (event: SessionEvent) => boolean {
-  return branch === null ? (e) => e.branch === null : (e) => isBranchVisible(branch, e.branch);
-}
-
-export const hasText = (e: SessionEvent): boolean => e.text !== null && e.text.trim() !== '';
 
 /** Tool arguments arrive as JSON text from the model, or already parsed from a framework. */
 export function parseArguments(args: unknown): Record<string, unknown> {

@@ -154,6 +154,10 @@ export class DefaultSessionService implements SessionService {
     return (await this.getEvents(sessionId)).map((e) => e.message);
   }
 
+  async getEventVersion(sessionId: string): Promise<number> {
+    return this.repository.getEventVersion(requireText(sessionId, 'sessionId'));
+  }
+
   /**
    * 1. missing session → "Session not found: <id>";
    * 2. read the version BEFORE the events, so that any append after it makes the CAS write fail;

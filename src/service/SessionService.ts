@@ -45,6 +45,12 @@ export interface SessionService {
   getEvents(sessionId: string, filter?: EventFilter): Promise<SessionEvent[]>;
   /** Every message of the log, archived included. */
   getMessages(sessionId: string): Promise<Message[]>;
+  /**
+   * The log's CAS version (0 for a missing session): it changes with every append and compaction, so a
+   * reader can tell cheaply whether anything it derived from the log (a search index) is stale. Optional
+   * for custom services; without it such readers re-read the log on every request.
+   */
+  getEventVersion?(sessionId: string): Promise<number>;
   /** The only compaction entry point; see DefaultSessionService for the protocol. */
   compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
 }

@@ -6,3 +6,4 @@ export {
   type CompactionSkipReason,
 } from './SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './DefaultSessionService.js';
+export { accessDeniedMessage } from './sessionAccess.js';

@@ -1,0 +1,147 @@
+import { InvalidArgumentError, requirePositiveInt } from '../errors.js';
+import { EventFilter } from '../filter/EventFilter.js';
+import { KeyedMutex } from '../service/KeyedMutex.js';
+import type { SessionService } from '../service/SessionService.js';
+import type { SessionServiceEvents } from '../service/SessionServiceEvents.js';
+import type { Session } from '../session/Session.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import { ownSession, visibleTo } from './access.js';
+import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
+import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
+import { SessionIndex } from './SessionIndex.js';
+
+export interface Bm25RetrieverOptions {
+  sessionService: SessionService;
+  /**
+   * Sessions whose index is kept in memory (default 100); beyond it the least recently searched one is
+   * dropped and rebuilt from the log when it is searched again.
+   */
+  maxIndexedSessions?: number;
+}
+
+export const DEFAULT_MAX_INDEXED_SESSIONS = 100;
+
+/**
+ * In-process full-text recall: BM25 ranking (minisearch) over the whole log of a session — archived events
+ * and summaries included — or over every session of one user.
+ *
+ * The index of a session is built lazily, on its first search, and then kept current from the log's
+ * version: a search after N appends indexes only those N events; a compaction or any other change is
+ * caught up by diffing the log against the index, never by rebuilding it. One update per session runs at a
+ * time, so concurrent searches of a cold session build its index once. Memory is bounded by
+ * `maxIndexedSessions` (least recently searched dropped first).
+ *
+ * With a service that has no `getEventVersion`, every search re-reads the log (still diffing, not
+ * rebuilding); DefaultSessionService has it.
+ */
+export class Bm25Retriever implements Retriever {
+  readonly maxIndexedSessions: number;
+  private readonly service: SessionService;
+  /** Insertion order is recency order: a search moves its session to the end. */
+  private readonly indexes = new Map<string, SessionIndex>();
+  private readonly updates = new KeyedMutex();
+  /** Sessions compacted through this service since their index was last brought up to date. */
+  private readonly compacted = new Set<string>();
+  private readonly unsubscribe: () => void;
+
+  constructor(options: Bm25RetrieverOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
+    if (options.sessionService === null || options.sessionService === undefined) {
+      throw new InvalidArgumentError('sessionService must not be null');
+    }
+    this.service = options.sessionService;
+    this.maxIndexedSessions =
+      options.maxIndexedSessions === undefined
+        ? DEFAULT_MAX_INDEXED_SESSIONS
+        : requirePositiveInt(options.maxIndexedSessions, 'maxIndexedSessions');
+    // A compaction can look like appends from the log's tail alone (a strategy may put a summary last);
+    // the service's own notice removes the doubt for every compaction run in this process.
+    const events = (this.service as { events?: SessionServiceEvents }).events;
+    this.unsubscribe =
+      events?.on('compactionCompleted', ({ sessionId }) => {
+        if (this.indexes.has(sessionId)) this.compacted.add(sessionId);
+      }) ?? (() => undefined);
+  }
+
+  async retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]> {
+    const r = normaliseRetrievalRequest(request);
+    if (r.query.trim() === '') return [];
+    // The request's own session must be the caller's whenever a caller is named, in either scope.
+    const session =
+      r.userId === null ? await this.service.findById(r.sessionId) : await ownSession(this.service, r.sessionId, r.userId);
+    if (r.scope === 'session') {
+      if (session === null) return [];
+      return this.searchSession(session, r);
+    }
+    const hits: RetrievedEvent[] = [];
+    for (const other of await this.service.findByUserId(r.userId!)) {
+      // Defence in depth: a repository must only return the user's sessions, but a leak here would be a privacy bug.
+      if (other.userId !== r.userId) continue;
+      hits.push(...(await this.searchSession(other, r)));
+    }
+    hits.sort((a, b) => b.score - a.score || b.event.timestamp.getTime() - a.event.timestamp.getTime());
+    return hits.slice(0, r.limit);
+  }
+
+  /** Sessions whose index is in memory, least recently searched first (for monitoring and tests). */
+  indexedSessionIds(): string[] {
+    return [...this.indexes.keys()];
+  }
+
+  /** Drops one session's index (or all); the next search rebuilds it from the log. */
+  evict(sessionId?: string): void {
+    if (sessionId === undefined) this.indexes.clear();
+    else this.indexes.delete(sessionId);
+  }
+
+  /** Stops listening to the service and frees every index. */
+  close(): void {
+    this.unsubscribe();
+    this.indexes.clear();
+    this.compacted.clear();
+  }
+
+  private async searchSession(session: Session, r: NormalisedRetrievalRequest): Promise<RetrievedEvent[]> {
+    const index = await this.currentIndex(session);
+    const visible = visibleTo(r.branch);
+    // Active events are already in the prompt of the request's own session; other sessions' never are.
+    const excludeActive = !r.includeActive && session.id === r.sessionId;
+    const accept = (e: SessionEvent) => visible(e) && (!excludeActive || e.isArchived());
+    return index.query(r.query, accept, r.limit).map((hit) => ({ event: hit.event, score: hit.score }));
+  }
+
+  private currentIndex(session: Session): Promise<SessionIndex> {
+    return this.updates.run(session.id, async () => {
+      let index = this.indexes.get(session.id);
+      if (index !== undefined && (index.owner !== session.userId || index.createdAt !== session.createdAt.getTime())) {
+        // The id now names another session (deleted and created again): nothing of the old log may leak.
+        index = undefined;
+      }
+      index ??= new SessionIndex(session.id, session.userId, session.createdAt.getTime());
+      await this.update(index);
+      this.indexes.delete(session.id);
+      this.indexes.set(session.id, index);
+      while (this.indexes.size > this.maxIndexedSessions) this.indexes.delete(this.indexes.keys().next().value as string);
+      return index;
+    });
+  }
+
+  private async update(index: SessionIndex): Promise<void> {
+    const id = index.sessionId;
+    if (this.service.getEventVersion === undefined) {
+      index.sync(await this.service.getEvents(id, EventFilter.all()), -1);
+      return;
+    }
+    // The version is read before the events: an append in between only makes the next search catch up.
+    const compacted = this.compacted.delete(id);
+    const version = await this.service.getEventVersion(id);
+    if (index.version === version && !compacted) return;
+    const appended = index.version === null || compacted ? -1 : version - index.version;
+    if (appended > 0 && index.lastEventId !== null) {
+      // Pure appends leave the last indexed event, unchanged, right before `appended` unknown ones.
+      const tail = await this.service.getEvents(id, EventFilter.lastN(appended + 1));
+      if (tail.length === appended + 1 && index.continues(tail[0]!) && index.append(tail.slice(1), version)) return;
+    }
+    index.sync(await this.service.getEvents(id, EventFilter.all()), version);
+  }
+}

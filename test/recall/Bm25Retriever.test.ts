@@ -1,0 +1,403 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import {
+  Bm25Retriever,
+  DefaultSessionService,
+  EventFilter,
+  IllegalStateError,
+  InMemorySessionRepository,
+  InvalidArgumentError,
+  Messages,
+  SessionEvent,
+  SlidingWindowCompactionStrategy,
+  type Message,
+  type SessionService,
+} from '../../src/index.js';
+import { expectRejects } from '../support/fixtures.js';
+import { propertyParams } from '../support/arbitraries.js';
+
+const silent = { error() {}, warn() {}, info() {}, debug() {} };
+
+/** DefaultSessionService that records how the log is read, to tell an incremental update from a rebuild. */
+class CountingService extends DefaultSessionService {
+  readonly reads: EventFilter[] = [];
+  override async getEvents(sessionId: string, filter: EventFilter = EventFilter.all()) {
+    this.reads.push(filter);
+    return super.getEvents(sessionId, filter);
+  }
+  fullReads(): number {
+    return this.reads.filter((f) => f.lastN === undefined && !f.excludeArchived).length;
+  }
+}
+
+describe('Bm25Retriever', function () {
+  let repository: InMemorySessionRepository;
+  let service: CountingService;
+  let retriever: Bm25Retriever;
+
+  beforeEach(function () {
+    repository = new InMemorySessionRepository();
+    service = new CountingService(repository, { logger: silent });
+    retriever = new Bm25Retriever({ sessionService: service });
+  });
+  afterEach(function () {
+    retriever.close();
+  });
+
+  async function session(id: string, userId: string, ...messages: Array<Message | [Message, string]>) {
+    await service.create({ id, userId });
+    for (const m of messages) {
+      const [message, branch] = Array.isArray(m) ? m : [m, null];
+      await service.appendMessage(id, message, { branch });
+    }
+  }
+
+  /** Archives everything but the newest `keep` events, as a sliding window would. */
+  async function archiveAllBut(id: string, keep: number) {
+    await service.compact(id, () => true, new SlidingWindowCompactionStrategy({ maxEvents: keep }));
+  }
+
+  const texts = (hits: { event: SessionEvent }[]) => hits.map((h) => h.event.text);
+
+  const chat = [
+    Messages.user('My dog is called Biscuit and he loves the beach.'),
+    Messages.assistant('Biscuit sounds like a happy dog!'),
+    Messages.user('I work as a nurse at the children hospital.'),
+    Messages.assistant('Nursing is demanding work.'),
+    Messages.user('What should I cook tonight?'),
+    Messages.assistant('Try a mushroom risotto.'),
+  ];
+
+  describe('ranking', function () {
+    it('finds archived events by their words, best first', async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'where does the dog Biscuit go, the beach?' });
+      expect(texts(hits)[0]).to.equal('My dog is called Biscuit and he loves the beach.');
+      expect(texts(hits)).to.include('Biscuit sounds like a happy dog!');
+      expect(hits.map((h) => h.score)).to.deep.equal([...hits.map((h) => h.score)].sort((a, b) => b - a));
+    });
+
+    it('leaves out events of the active window unless includeActive is set', async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'mushroom risotto' })).to.deep.equal([]);
+      const withActive = await retriever.retrieve({ sessionId: 's', query: 'mushroom risotto', includeActive: true });
+      expect(texts(withActive)).to.deep.equal(['Try a mushroom risotto.']);
+    });
+
+    it('returns at most `limit` hits (default 20)', async function () {
+      await session('s', 'alice', ...Array.from({ length: 30 }, (_, i) => Messages.user(`note ${i} about apples`)));
+      expect(await retriever.retrieve({ sessionId: 's', query: 'apples', includeActive: true })).to.have.length(20);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'apples', includeActive: true, limit: 3 })).to.have.length(3);
+    });
+
+    it('matches a longer word by its beginning (paint finds painting)', async function () {
+      await session('s', 'alice', Messages.user('I finished my painting of a sunset'));
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'paint', includeActive: true });
+      expect(texts(hits)).to.deep.equal(['I finished my painting of a sunset']);
+    });
+
+    it('finds tool results and tool-call arguments, not only chat text', async function () {
+      await session(
+        's',
+        'alice',
+        Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'lookup', '{"reservation":"ZFA04Y"}')] }),
+        Messages.tool([Messages.toolResponse('c1', 'lookup', 'flight HAT170 departs 2024-05-16')]),
+      );
+      const byArgument = await retriever.retrieve({ sessionId: 's', query: 'ZFA04Y', includeActive: true });
+      const byResult = await retriever.retrieve({ sessionId: 's', query: 'HAT170', includeActive: true });
+      expect(byArgument.map((h) => h.event.messageType)).to.deep.equal(['assistant']);
+      expect(byResult.map((h) => h.event.messageType)).to.deep.equal(['tool']);
+    });
+
+    it('does not index shadow prompts (the synthetic user message opening a summary)', async function () {
+      await service.create({ id: 's', userId: 'alice' });
+      const synthetic = { synthetic: true, compactionSource: 'test' };
+      await service.appendMessage('s', Messages.user('Summarize the conversation we had so far.'), { metadata: synthetic });
+      await service.appendMessage('s', Messages.assistant('The user summarized their tax return.'), { metadata: synthetic });
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'summarize conversation', includeActive: true });
+      expect(texts(hits)).to.deep.equal(['The user summarized their tax return.']);
+    });
+  });
+
+  describe('requests', function () {
+    it('returns [] for an empty or blank query, without reading the log', async function () {
+      await session('s', 'alice', ...chat);
+      expect(await retriever.retrieve({ sessionId: 's', query: '' })).to.deep.equal([]);
+      expect(await retriever.retrieve({ sessionId: 's', query: '  \n ' })).to.deep.equal([]);
+      expect(service.reads).to.deep.equal([]);
+    });
+
+    it('returns [] for a missing session', async function () {
+      expect(await retriever.retrieve({ sessionId: 'nope', query: 'dog' })).to.deep.equal([]);
+      expect(await retriever.retrieve({ sessionId: 'nope', query: 'dog', userId: 'alice' })).to.deep.equal([]);
+    });
+
+    it('rejects invalid requests with the field named', async function () {
+      await expectRejects(retriever.retrieve({ sessionId: ' ', query: 'x' }), InvalidArgumentError, 'sessionId');
+      await expectRejects(retriever.retrieve({ sessionId: 's', query: 'x', limit: 0 }), InvalidArgumentError, 'limit');
+      await expectRejects(
+        retriever.retrieve({ sessionId: 's', query: 'x', scope: 'all' as 'user' }),
+        InvalidArgumentError,
+        'scope',
+      );
+      await expectRejects(
+        retriever.retrieve({ sessionId: 's', query: 'x', scope: 'user' }),
+        InvalidArgumentError,
+        "userId is required for scope 'user'",
+      );
+    });
+
+    it('refuses to construct without a service or with a non-positive bound', function () {
+      expect(() => new Bm25Retriever({ sessionService: undefined as unknown as SessionService })).to.throw(
+        InvalidArgumentError,
+        'sessionService',
+      );
+      expect(() => new Bm25Retriever({ sessionService: service, maxIndexedSessions: 0 })).to.throw(
+        InvalidArgumentError,
+        'maxIndexedSessions',
+      );
+    });
+  });
+
+  describe('privacy', function () {
+    beforeEach(async function () {
+      await session('a1', 'alice', Messages.user('alice secret: the vault code is 4711'));
+      await session('a2', 'alice', Messages.user('alice likes the vault in Zurich'));
+      await session('b1', 'bob', Messages.user('bob secret: the vault code is 9999'));
+    });
+
+    it('refuses a session of another user with the access-denied message, in either scope', async function () {
+      await expectRejects(
+        retriever.retrieve({ sessionId: 'b1', userId: 'alice', query: 'vault', includeActive: true }),
+        IllegalStateError,
+        "Session 'b1' does not belong to user 'alice'. Access denied.",
+      );
+      await expectRejects(
+        retriever.retrieve({ sessionId: 'b1', userId: 'alice', scope: 'user', query: 'vault' }),
+        IllegalStateError,
+        'Access denied',
+      );
+    });
+
+    it("scope 'session' never leaves the session", async function () {
+      const hits = await retriever.retrieve({ sessionId: 'a1', query: 'vault code', includeActive: true });
+      expect(hits.map((h) => h.event.sessionId)).to.deep.equal(['a1']);
+    });
+
+    it("scope 'user' searches every session of that user and none of another's", async function () {
+      const hits = await retriever.retrieve({ sessionId: 'a1', userId: 'alice', scope: 'user', query: 'vault code' });
+      expect(hits.map((h) => h.event.sessionId).sort()).to.deep.equal(['a2']);
+      const all = await retriever.retrieve({
+        sessionId: 'a1',
+        userId: 'alice',
+        scope: 'user',
+        query: 'vault code',
+        includeActive: true,
+      });
+      expect(all.map((h) => h.event.sessionId).sort()).to.deep.equal(['a1', 'a2']);
+      expect(all.map((h) => h.event.text).join(' ')).not.to.include('9999');
+    });
+
+    it('a session id deleted and created again by another user never returns the old log', async function () {
+      expect(await retriever.retrieve({ sessionId: 'b1', query: 'vault', includeActive: true })).to.have.length(1);
+      await service.delete('b1');
+      await session('b1', 'carol', Messages.user('carol has a garden'));
+      const hits = await retriever.retrieve({ sessionId: 'b1', query: 'vault garden', includeActive: true });
+      expect(texts(hits)).to.deep.equal(['carol has a garden']);
+    });
+
+    it("property: 'user' scope returns only that user's events, 'session' scope only that session's", async function () {
+      const words = ['alpha', 'beta', 'gamma', 'delta', 'omega'];
+      const textArb = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 }).map((w) => w.join(' '));
+      const logArb = fc.array(fc.record({ owner: fc.constantFrom('u1', 'u2'), session: fc.nat(3), text: textArb }), {
+        maxLength: 25,
+      });
+      await fc.assert(
+        fc.asyncProperty(logArb, textArb, fc.constantFrom('u1', 'u2'), async (log, query, caller) => {
+          const repo = new InMemorySessionRepository();
+          const svc = new DefaultSessionService(repo, { logger: silent });
+          const r = new Bm25Retriever({ sessionService: svc, maxIndexedSessions: 3 });
+          const owners = new Map<string, string>();
+          for (const entry of log) {
+            const id = `${entry.owner}-s${entry.session}`;
+            if (!owners.has(id)) {
+              owners.set(id, entry.owner);
+              await svc.create({ id, userId: entry.owner });
+            }
+            await svc.appendMessage(id, Messages.user(entry.text));
+          }
+          for (const id of owners.keys()) {
+            const own = owners.get(id) === caller;
+            const user = own
+              ? await r.retrieve({ sessionId: id, userId: caller, scope: 'user', query, includeActive: true, limit: 100 })
+              : [];
+            for (const hit of user) expect(owners.get(hit.event.sessionId)).to.equal(caller);
+            const single = await r.retrieve({ sessionId: id, query, includeActive: true, limit: 100 });
+            for (const hit of single) expect(hit.event.sessionId).to.equal(id);
+          }
+          r.close();
+        }),
+        propertyParams(60),
+      );
+    });
+  });
+
+  describe('branches', function () {
+    beforeEach(async function () {
+      await session(
+        's',
+        'alice',
+        Messages.user('root question about comets'),
+        [Messages.assistant('orchestrator notes on comets'), 'orch'],
+        [Messages.assistant('researcher found comets data'), 'orch.researcher'],
+        [Messages.assistant('writer drafted comets story'), 'orch.writer'],
+      );
+    });
+
+    it('the root conversation sees root events only', async function () {
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'comets', includeActive: true });
+      expect(texts(hits)).to.deep.equal(['root question about comets']);
+    });
+
+    it('a branch sees root events, its own and its ancestors, never siblings', async function () {
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'comets', includeActive: true, branch: 'orch.researcher' });
+      expect(texts(hits).sort()).to.deep.equal(
+        ['orchestrator notes on comets', 'researcher found comets data', 'root question about comets'].sort(),
+      );
+    });
+  });
+
+  describe('keeping the index current', function () {
+    it('indexes only the new events after appends: no full read of the log', async function () {
+      await session('s', 'alice', ...chat);
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      const before = service.fullReads();
+      await service.appendMessage('s', Messages.user('We adopted a parrot named Kiwi.'));
+      await service.appendMessage('s', Messages.assistant('Kiwi is a lovely name.'));
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'parrot Kiwi', includeActive: true });
+      expect(texts(hits)).to.deep.equal(['We adopted a parrot named Kiwi.', 'Kiwi is a lovely name.']);
+      expect(service.fullReads()).to.equal(before);
+      expect(service.reads.at(-1)!.lastN).to.equal(3);
+    });
+
+    it('reads nothing but the version when the log has not changed', async function () {
+      await session('s', 'alice', ...chat);
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      const reads = service.reads.length;
+      await retriever.retrieve({ sessionId: 's', query: 'nurse', includeActive: true });
+      expect(service.reads.length).to.equal(reads);
+    });
+
+    it('sees a compaction: events archived since the last search become recallable', async function () {
+      await session('s', 'alice', ...chat);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'nurse hospital' })).to.deep.equal([]);
+      await archiveAllBut('s', 2);
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'nurse hospital' });
+      expect(texts(hits)[0]).to.equal('I work as a nurse at the children hospital.');
+    });
+
+    it('forgets the old words of an event rewritten in place (e.g. redacted)', async function () {
+      await session('s', 'alice', Messages.user('my card number is 4111 1111'), Messages.assistant('noted'));
+      expect(await retriever.retrieve({ sessionId: 's', query: '4111', includeActive: true })).to.have.length(1);
+      const [card, reply] = await service.getEvents('s');
+      const redacted = card!.with({ message: Messages.user('my card number is [redacted]') });
+      const version = await repository.getEventVersion('s');
+      expect(await repository.compactEvents('s', [], [redacted, reply!], version)).to.equal(true);
+      expect(await retriever.retrieve({ sessionId: 's', query: '4111', includeActive: true })).to.deep.equal([]);
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'redacted card', includeActive: true }))).to.deep.equal([
+        'my card number is [redacted]',
+      ]);
+    });
+
+    it('drops events a compaction removed (a superseded summary)', async function () {
+      await session('s', 'alice', Messages.user('q1'));
+      const summary = SessionEvent.create({
+        sessionId: 's',
+        message: Messages.assistant('summary mentions zeppelins'),
+        metadata: { synthetic: true },
+      });
+      await service.appendEvent(summary);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true })).to.have.length(1);
+      // A consolidation replaces a summary: the old one is in neither list and leaves the log.
+      const [q1] = await service.getEvents('s');
+      expect(await repository.compactEvents('s', [], [q1!], await repository.getEventVersion('s'))).to.equal(true);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true })).to.deep.equal([]);
+    });
+
+    it('works with a service that cannot report versions, by diffing a full read', async function () {
+      await session('s', 'alice', ...chat);
+      const plain: SessionService = {
+        create: (r) => service.create(r),
+        findById: (id) => service.findById(id),
+        findByUserId: (u) => service.findByUserId(u),
+        delete: (id) => service.delete(id),
+        deleteExpiredSessions: (d) => service.deleteExpiredSessions(d),
+        appendEvent: (e) => service.appendEvent(e),
+        appendMessage: (id, m, o) => service.appendMessage(id, m, o),
+        getEvents: (id, f) => service.getEvents(id, f),
+        getMessages: (id) => service.getMessages(id),
+        compact: (id, t, s) => service.compact(id, t, s),
+      };
+      const r = new Bm25Retriever({ sessionService: plain });
+      expect(await r.retrieve({ sessionId: 's', query: 'risotto', includeActive: true })).to.have.length(1);
+      await service.appendMessage('s', Messages.user('risotto again tomorrow'));
+      expect(await r.retrieve({ sessionId: 's', query: 'risotto', includeActive: true })).to.have.length(2);
+    });
+  });
+
+  describe('memory bound and concurrency', function () {
+    it('keeps at most maxIndexedSessions indexes, dropping the least recently searched', async function () {
+      const bounded = new Bm25Retriever({ sessionService: service, maxIndexedSessions: 2 });
+      for (const id of ['s1', 's2', 's3']) await session(id, 'alice', Messages.user(`topic ${id}`));
+      await bounded.retrieve({ sessionId: 's1', query: 'topic' });
+      await bounded.retrieve({ sessionId: 's2', query: 'topic' });
+      await bounded.retrieve({ sessionId: 's1', query: 'topic' });
+      await bounded.retrieve({ sessionId: 's3', query: 'topic' });
+      expect(bounded.indexedSessionIds()).to.deep.equal(['s1', 's3']);
+      const reads = service.fullReads();
+      expect(await bounded.retrieve({ sessionId: 's2', query: 'topic', includeActive: true })).to.have.length(1);
+      expect(service.fullReads()).to.equal(reads + 1);
+      expect(bounded.indexedSessionIds()).to.deep.equal(['s3', 's2']);
+      bounded.close();
+    });
+
+    it("scope 'user' over more sessions than the bound still holds the bound", async function () {
+      const bounded = new Bm25Retriever({ sessionService: service, maxIndexedSessions: 2 });
+      for (let i = 0; i < 5; i++) await session(`s${i}`, 'alice', Messages.user(`kite number ${i}`));
+      const hits = await bounded.retrieve({
+        sessionId: 's0',
+        userId: 'alice',
+        scope: 'user',
+        query: 'kite',
+        includeActive: true,
+      });
+      expect(hits).to.have.length(5);
+      expect(bounded.indexedSessionIds()).to.have.length(2);
+      bounded.close();
+    });
+
+    it('builds the index of a cold session once, however many searches arrive together', async function () {
+      await session('s', 'alice', ...chat);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true })),
+      );
+      expect(service.fullReads()).to.equal(1);
+      for (const hits of results) expect(texts(hits)).to.deep.equal(texts(results[0]!));
+    });
+
+    it('concurrent searches and appends never index an event twice', async function () {
+      await session('s', 'alice', Messages.user('start'));
+      const work: Promise<unknown>[] = [];
+      for (let i = 0; i < 20; i++) {
+        work.push(service.appendMessage('s', Messages.user(`walrus ${i}`)));
+        work.push(retriever.retrieve({ sessionId: 's', query: 'walrus', includeActive: true, limit: 100 }));
+      }
+      await Promise.all(work);
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'walrus', includeActive: true, limit: 100 });
+      expect(hits).to.have.length(20);
+      expect(new Set(hits.map((h) => h.event.id)).size).to.equal(20);
+    });
+  });
+});
