@@ -1,6 +1,3 @@
-import type OpenAI from 'openai';
-import type { ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
 import { toCompactionStrategy, type CompactionStrategy } from '../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTrigger } from '../compaction/CompactionTrigger.js';
@@ -10,8 +7,6 @@ import { EventFilter } from '../filter/EventFilter.js';
 import { MessageFilter } from '../filter/MessageFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { KeyedMutex } from '../service/KeyedMutex.js';
-import type { Message } from '../session/Message.js';
-import { fromOpenAIMessage, toOpenAIMessages } from '../session/OpenAIMessages.js';
 import type { Session } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { calibrationRatio } from '../tokens/calibration.js';
@@ -19,7 +14,7 @@ import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { AsyncQueue } from './AsyncQueue.js';
-import { ChatCompletionChunkAggregator } from './ChatCompletionChunkAggregator.js';
+import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
   SESSION_ID_CONTEXT_KEY,
   USER_ID_CONTEXT_KEY,
@@ -27,7 +22,7 @@ import {
   type EventIdContext,
   type SessionEventIdGenerator,
 } from './eventIdGenerators.js';
-import { messageToPersist, systemMessagesFirst, toolNameResolver } from './requestMessages.js';
+import { OpenAIChatProvider, type OpenAIChatTypes } from './OpenAIChatProvider.js';
 import { metadataStoreOf, SessionCalibrator } from './SessionCalibrator.js';
 import { accessDenied } from '../service/sessionAccess.js';
 import type {
@@ -39,16 +34,16 @@ import type {
   SessionMemoryStreamEvent,
 } from './SessionMemoryTypes.js';
 
-type Sink = AsyncQueue<SessionMemoryStreamEvent>;
+type Sink<T extends ChatProviderTypes> = AsyncQueue<SessionMemoryStreamEvent<T>>;
 
 /** Everything worked out before the model call. */
-interface PreparedTurn {
+interface PreparedTurn<T extends ChatProviderTypes> {
   sessionId: string;
   idContext: EventIdContext;
   model: string;
-  chatParams: Record<string, unknown>;
+  chatParams: T['params'];
   signal: AbortSignal | undefined;
-  prompt: ChatCompletionMessageParam[];
+  prompt: T['prompt'];
   contextStatus: ContextStatus;
   estimatedPromptTokens: number;
   persisted: SessionEvent[];
@@ -58,7 +53,8 @@ interface PreparedTurn {
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
 /**
- * Session memory around an OpenAI-compatible chat client (the Java SessionMemoryAdvisor, adapted). Per request:
+ * Session memory around a chat model (the Java SessionMemoryAdvisor, adapted): an OpenAI-compatible client by
+ * default, or any API through a ChatProvider (e.g. Anthropic's). Per request:
  * 1. resolve the session: auto-create on first use; a request `userId` different from the owner is refused;
  * 2. read the active history through eventFilter ⊕ request filter ⊕ EventFilter.active();
  * 3. persist the incoming user message (or tool results) through the MessageFilter — after the read, so the
@@ -68,7 +64,7 @@ const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
  * Event ids come from the id generators; with IdempotentSessionEventIdGenerator a retried request appends nothing
  * new, and its prompt is the one the original attempt sent.
  */
-export class SessionMemory {
+export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   static readonly DEFAULT_USER_ID = 'default-user';
 
   readonly model: string;
@@ -77,31 +73,36 @@ export class SessionMemory {
   readonly messageFilter: MessageFilter;
   readonly contextWindowTokens: number | undefined;
   private readonly service: SessionMemoryService;
-  private readonly client: OpenAI;
+  private readonly provider: ChatProvider<T>;
   private readonly trigger: CompactionTrigger | undefined;
   private readonly strategy: CompactionStrategy | undefined;
   private readonly requestIds: SessionEventIdGenerator;
   private readonly responseIds: SessionEventIdGenerator;
   private readonly estimator: TokenCountEstimator;
   private readonly calibrator: SessionCalibrator | null;
-  private readonly streamUsage: boolean;
   private readonly logger: Logger;
   /** Serialises session resolution per id in this process, so two first requests cannot both create it. */
   private readonly resolving = new KeyedMutex();
 
-  constructor(options: SessionMemoryOptions) {
+  constructor(options: SessionMemoryOptions<T>) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
     if (options.sessionService === null || options.sessionService === undefined) {
       throw new InvalidArgumentError('sessionService must not be null');
     }
-    if (options.client === null || options.client === undefined) throw new InvalidArgumentError('client must not be null');
+    const provider = options.provider ?? null;
+    if (provider === null && (options.client === null || options.client === undefined)) {
+      throw new InvalidArgumentError('client must not be null');
+    }
+    if (provider !== null && options.client !== undefined) throw new InvalidArgumentError('set client or provider, not both');
     if ((options.compactionTrigger === undefined) !== (options.compactionStrategy === undefined)) {
       throw new InvalidArgumentError('compactionTrigger and compactionStrategy must be set together — set both or neither');
     }
     if (options.eventFilter === null) throw new InvalidArgumentError('eventFilter must not be null');
     if (options.messageFilter === null) throw new InvalidArgumentError('messageFilter must not be null');
     this.service = options.sessionService;
-    this.client = options.client;
+    // Without a provider, T is the default OpenAIChatTypes: the client's provider is the one T describes.
+    this.provider =
+      provider ?? (new OpenAIChatProvider(options.client!, { streamUsage: options.streamUsage }) as unknown as ChatProvider<T>);
     this.model = requireText(options.model, 'model');
     this.defaultUserId =
       options.defaultUserId === undefined ? SessionMemory.DEFAULT_USER_ID : requireText(options.defaultUserId, 'defaultUserId');
@@ -119,19 +120,18 @@ export class SessionMemory {
     this.logger = options.logger ?? defaultLogger();
     const store = options.metadataStore ?? metadataStoreOf(options.sessionService);
     this.calibrator = store === undefined || options.calibrate === false ? null : new SessionCalibrator(store, this.logger);
-    this.streamUsage = options.streamUsage ?? true;
   }
 
   /** One non-streaming turn. */
-  async call(request: SessionMemoryRequest): Promise<SessionMemoryResponse> {
+  async call(request: SessionMemoryRequest<T>): Promise<SessionMemoryResponse<T>> {
     const turn = await this.prepare(request, null);
-    const completion: ChatCompletion = await this.client.chat.completions.create(
-      { ...turn.chatParams, model: turn.model, messages: turn.prompt, stream: false },
-      turn.signal === undefined ? {} : { signal: turn.signal },
-    );
-    const choice = completion.choices[0];
-    if (choice === undefined) throw new IllegalStateError('the model returned no choices');
-    return this.finish(turn, choice.message, completion.usage ?? null, choice.finish_reason ?? null, null, completion);
+    const outcome = await this.provider.call({
+      model: turn.model,
+      prompt: turn.prompt,
+      params: turn.chatParams,
+      ...(turn.signal === undefined ? {} : { signal: turn.signal }),
+    });
+    return this.finish(turn, outcome, null);
   }
 
   /**
@@ -141,12 +141,12 @@ export class SessionMemory {
    * model call and nothing of the interrupted reply is persisted; stopping the iteration early aborts a call
    * still in progress (a reply already received in full is still persisted).
    */
-  stream(request: SessionMemoryRequest): AsyncGenerator<SessionMemoryStreamEvent, void, undefined> {
+  stream(request: SessionMemoryRequest<T>): AsyncGenerator<SessionMemoryStreamEvent<T>, void, undefined> {
     return this.streamEvents(request);
   }
 
-  private async *streamEvents(request: SessionMemoryRequest): AsyncGenerator<SessionMemoryStreamEvent, void, undefined> {
-    const queue: Sink = new AsyncQueue();
+  private async *streamEvents(request: SessionMemoryRequest<T>): AsyncGenerator<SessionMemoryStreamEvent<T>, void, undefined> {
+    const queue: Sink<T> = new AsyncQueue();
     const abort = new AbortController();
     const signal = request?.signal === undefined ? abort.signal : AbortSignal.any([request.signal, abort.signal]);
     const producer = this.produceStream(request, signal, queue).then(
@@ -164,28 +164,16 @@ export class SessionMemory {
     }
   }
 
-  private async produceStream(request: SessionMemoryRequest, signal: AbortSignal, sink: Sink): Promise<void> {
+  private async produceStream(request: SessionMemoryRequest<T>, signal: AbortSignal, sink: Sink<T>): Promise<void> {
     const turn = await this.prepare(request, sink);
-    const stream = await this.client.chat.completions.create(
-      {
-        ...turn.chatParams,
-        model: turn.model,
-        messages: turn.prompt,
-        stream: true,
-        ...(this.streamUsage ? { stream_options: { include_usage: true } } : {}),
-      },
-      { signal },
+    const outcome = await this.provider.stream(
+      { model: turn.model, prompt: turn.prompt, params: turn.chatParams, signal },
+      (chunk) => sink.push({ type: 'chunk', chunk }),
     );
-    const aggregator = new ChatCompletionChunkAggregator();
-    for await (const chunk of stream) {
-      aggregator.add(chunk);
-      sink.push({ type: 'chunk', chunk });
-    }
-    const { message, usage, finishReason } = aggregator.result();
-    sink.push({ type: 'done', response: await this.finish(turn, message, usage, finishReason, sink) });
+    sink.push({ type: 'done', response: await this.finish(turn, outcome, sink) });
   }
 
-  private async prepare(request: SessionMemoryRequest, sink: Sink | null): Promise<PreparedTurn> {
+  private async prepare(request: SessionMemoryRequest<T>, sink: Sink<T> | null): Promise<PreparedTurn<T>> {
     if (request === null || request === undefined) throw new InvalidArgumentError('request must not be null');
     const { sessionId: rawSessionId, userId: rawUserId, messages, filter, context, model, signal, ...chatParams } = request;
     const sessionId = requireText(rawSessionId, 'sessionId');
@@ -199,21 +187,21 @@ export class SessionMemory {
       [SESSION_ID_CONTEXT_KEY]: sessionId,
       [USER_ID_CONTEXT_KEY]: userId ?? null,
     };
-    const readHistory = async (): Promise<{ history: SessionEvent[]; incoming: Message | null; incomingId: string | null }> => {
+    const readHistory = async (): Promise<{ history: SessionEvent[]; incoming: PersistableMessage[]; incomingIds: string[] }> => {
       const all = await this.service.getEvents(sessionId, historyFilter);
-      const incoming = messageToPersist(messages, toolNameResolver(all, messages));
-      const incomingId = incoming === null ? null : this.requestIds.generate(idContext, incoming);
+      const incoming = this.provider.incoming(messages, all);
+      const incomingIds = incoming.map((m) => this.requestIds.generate(idContext, m.message));
       // A retried request finds its own message already stored: send the context its first attempt saw.
-      const replayAt = incomingId === null ? -1 : all.findIndex((e) => e.id === incomingId);
-      return { history: replayAt < 0 ? all : all.slice(0, replayAt), incoming, incomingId };
+      const replayAt = incomingIds.length === 0 ? -1 : all.findIndex((e) => e.id === incomingIds[0]);
+      return { history: replayAt < 0 ? all : all.slice(0, replayAt), incoming, incomingIds };
     };
 
-    let { history, incoming, incomingId } = await readHistory();
+    let { history, incoming, incomingIds } = await readHistory();
     let compaction: CompactionResult | undefined;
     if (this.contextWindowTokens !== undefined) {
       const limit = this.contextWindowTokens;
       const ratio = calibrationRatio(session);
-      const needed = () => Math.ceil(this.estimatePrompt(history, messages) * ratio);
+      const needed = () => Math.ceil(this.estimatePrompt(history, messages, chatParams) * ratio);
       if (needed() > limit) {
         if (this.strategy === undefined) {
           throw new IllegalStateError(
@@ -221,7 +209,7 @@ export class SessionMemory {
           );
         }
         compaction = await this.runCompaction(sessionId, ALWAYS, this.strategy, sink);
-        ({ history, incoming, incomingId } = await readHistory());
+        ({ history, incoming, incomingIds } = await readHistory());
         if (needed() > limit) {
           throw new IllegalStateError(
             `the prompt needs about ${needed()} tokens, more than contextWindowTokens (${limit}), even after compaction`,
@@ -231,39 +219,42 @@ export class SessionMemory {
     }
 
     const persisted: SessionEvent[] = [];
-    if (incoming !== null && this.messageFilter.shouldPersist(incoming)) {
-      persisted.push(await this.service.appendMessage(sessionId, incoming, { id: incomingId as string }));
+    for (const [i, { message, metadata }] of incoming.entries()) {
+      if (!this.messageFilter.shouldPersist(message)) continue;
+      persisted.push(
+        await this.service.appendMessage(sessionId, message, { id: incomingIds[i]!, ...(metadata ? { metadata } : {}) }),
+      );
     }
     return {
       sessionId,
       idContext,
       model: model ?? this.model,
-      chatParams: chatParams as Record<string, unknown>,
+      chatParams: chatParams as T['params'],
       signal,
-      prompt: systemMessagesFirst([...toOpenAIMessages(history), ...messages]),
+      prompt: this.provider.prompt(history, messages, chatParams as T['params']),
       contextStatus: history.some((e) => e.isSynthetic()) ? 'summarized' : 'full',
-      estimatedPromptTokens: this.estimatePrompt(history, messages),
+      estimatedPromptTokens: this.estimatePrompt(history, messages, chatParams),
       persisted,
       compaction,
     };
   }
 
   private async finish(
-    turn: PreparedTurn,
-    message: ChatCompletionMessage,
-    usage: CompletionUsage | null,
-    finishReason: string | null,
-    sink: Sink | null,
-    completion?: ChatCompletion,
-  ): Promise<SessionMemoryResponse> {
-    const reply = fromOpenAIMessage(message);
+    turn: PreparedTurn<T>,
+    outcome: ChatProviderOutcome<T>,
+    sink: Sink<T> | null,
+  ): Promise<SessionMemoryResponse<T>> {
+    const { message: reply, metadata } = outcome.persist;
     if (this.messageFilter.shouldPersist(reply)) {
       turn.persisted.push(
-        await this.service.appendMessage(turn.sessionId, reply, { id: this.responseIds.generate(turn.idContext, reply) }),
+        await this.service.appendMessage(turn.sessionId, reply, {
+          id: this.responseIds.generate(turn.idContext, reply),
+          ...(metadata ? { metadata } : {}),
+        }),
       );
     }
-    if (this.calibrator !== null && usage !== null) {
-      await this.calibrator.record(turn.sessionId, usage.prompt_tokens, turn.estimatedPromptTokens);
+    if (this.calibrator !== null && outcome.promptTokens !== undefined) {
+      await this.calibrator.record(turn.sessionId, outcome.promptTokens, turn.estimatedPromptTokens);
     }
     let compaction = turn.compaction;
     if (this.trigger !== undefined && this.strategy !== undefined) {
@@ -271,13 +262,13 @@ export class SessionMemory {
     }
     return {
       sessionId: turn.sessionId,
-      message,
+      message: outcome.reply,
       contextStatus: turn.contextStatus,
       ...(compaction !== undefined ? { compaction } : {}),
-      usage,
-      finishReason,
+      usage: outcome.usage,
+      finishReason: outcome.finishReason,
       persisted: turn.persisted,
-      ...(completion !== undefined ? { completion } : {}),
+      ...(outcome.completion !== undefined ? { completion: outcome.completion } : {}),
     };
   }
 
@@ -301,16 +292,10 @@ export class SessionMemory {
   }
 
   /** Our estimate of the prompt: the history as counted by the triggers plus the request's own messages. */
-  private estimatePrompt(history: readonly SessionEvent[], messages: readonly ChatCompletionMessageParam[]): number {
+  private estimatePrompt(history: readonly SessionEvent[], messages: readonly T['message'][], params: object): number {
     let total = estimateEventsTokens(history, this.estimator);
-    for (const m of messages) {
-      let text: string;
-      try {
-        text = formatMessage(fromOpenAIMessage(m));
-      } catch {
-        text = JSON.stringify(m);
-      }
-      total += this.estimator.estimate(text);
+    for (const m of this.provider.requestMessages(messages, params as T['params'])) {
+      total += this.estimator.estimate(formatMessage(m));
     }
     return total;
   }
@@ -323,7 +308,7 @@ export class SessionMemory {
     sessionId: string,
     trigger: CompactionTrigger,
     strategy: CompactionStrategy,
-    sink: Sink | null,
+    sink: Sink<T> | null,
   ): Promise<CompactionResult | undefined> {
     const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(sessionId, sink);
     try {
@@ -337,7 +322,7 @@ export class SessionMemory {
     }
   }
 
-  private forwardCompactionEvents(sessionId: string, sink: Sink): () => void {
+  private forwardCompactionEvents(sessionId: string, sink: Sink<T>): () => void {
     const events = this.service.events;
     if (events === undefined) return () => undefined;
     let started = false;

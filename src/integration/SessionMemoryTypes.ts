@@ -1,12 +1,4 @@
 import type OpenAI from 'openai';
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionMessage,
-  ChatCompletionMessageParam,
-} from 'openai/resources/chat/completions';
-import type { CompletionUsage } from 'openai/resources/completions';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
 import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
@@ -17,7 +9,9 @@ import type { SessionService } from '../service/SessionService.js';
 import type { CompactionSkipReason, SessionServiceEvents } from '../service/SessionServiceEvents.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import type { ChatProvider, ChatProviderTypes } from './ChatProvider.js';
 import type { SessionEventIdGeneratorLike } from './eventIdGenerators.js';
+import type { OpenAIChatTypes } from './OpenAIChatProvider.js';
 import type { SessionMetadataStore } from './SessionCalibrator.js';
 
 /** 'summarized' when the context sent to the model contained a summary (a synthetic event). */
@@ -26,10 +20,12 @@ export type ContextStatus = 'full' | 'summarized';
 /** A SessionService; when it exposes lifecycle `events` (DefaultSessionService does), streams report compactions. */
 export type SessionMemoryService = SessionService & { readonly events?: SessionServiceEvents };
 
-export interface SessionMemoryOptions {
+export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTypes> {
   sessionService: SessionMemoryService;
-  /** The `openai` SDK client: any OpenAI-compatible endpoint through its `baseURL`. */
-  client: OpenAI;
+  /** The `openai` SDK client: any OpenAI-compatible endpoint through its `baseURL`. Set this or `provider`. */
+  client?: OpenAI;
+  /** Another chat API (e.g. Anthropic's, from `session-compaction/anthropic`). Set this or `client`. */
+  provider?: ChatProvider<T>;
   /** Model for chat calls (a request may override it). */
   model: string;
   /** Owner of sessions auto-created by a request without `userId`; default 'default-user'. */
@@ -61,20 +57,18 @@ export interface SessionMemoryOptions {
   metadataStore?: SessionMetadataStore;
   /** Learn the provider/estimate token ratio per session (default true); false records nothing. */
   calibrate?: boolean;
-  /** Ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
+  /** With `client`: ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
   streamUsage?: boolean;
   logger?: Logger;
 }
 
-type ExtraChatParams = Omit<ChatCompletionCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'stream_options'>;
-
-/** One chat request: the session and the NEW messages of this turn, plus any chat parameter (tools, temperature...). */
-export interface SessionMemoryRequest extends ExtraChatParams {
+/** The session part of a request; the chat parameters of the provider (tools, temperature...) come on top. */
+export interface SessionMemoryRequestBase<TMessage> {
   sessionId: string;
   /** The caller, from trusted server-side auth. When set, a session owned by someone else is refused. */
   userId?: string;
   /** New messages only (system prompt, the user message or tool results); the history comes from the session. */
-  messages: ChatCompletionMessageParam[];
+  messages: TMessage[];
   /** Merged over the memory's eventFilter for this request's history. */
   filter?: EventFilter;
   /** Extra values for the id generators (e.g. `{ requestId }` from an idempotency header). */
@@ -83,25 +77,29 @@ export interface SessionMemoryRequest extends ExtraChatParams {
   signal?: AbortSignal;
 }
 
-export interface SessionMemoryResponse {
+/** One chat request: the session and the NEW messages of this turn, plus any chat parameter (tools, temperature...). */
+export type SessionMemoryRequest<T extends ChatProviderTypes = OpenAIChatTypes> = SessionMemoryRequestBase<T['message']> &
+  T['params'];
+
+export interface SessionMemoryResponse<T extends ChatProviderTypes = OpenAIChatTypes> {
   sessionId: string;
-  message: ChatCompletionMessage;
+  message: T['reply'];
   contextStatus: ContextStatus;
   /** Present when a compaction archived events during this request. */
   compaction?: CompactionResult;
-  usage: CompletionUsage | null;
+  usage: T['usage'] | null;
   finishReason: string | null;
   /** The events this request appended (those the MessageFilter accepted; a replayed id is listed too). */
   persisted: SessionEvent[];
   /** The raw completion (non-streaming calls only). */
-  completion?: ChatCompletion;
+  completion?: T['completion'];
 }
 
-export type SessionMemoryStreamEvent =
-  | { type: 'chunk'; chunk: ChatCompletionChunk }
+export type SessionMemoryStreamEvent<T extends ChatProviderTypes = OpenAIChatTypes> =
+  | { type: 'chunk'; chunk: T['chunk'] }
   | { type: 'compaction_started'; sessionId: string }
   | { type: 'compaction_completed'; sessionId: string; result: CompactionResult }
   /** Only after a compaction_started, so a client can close its "Compacting…" indicator. */
   | { type: 'compaction_skipped'; sessionId: string; reason: CompactionSkipReason }
   | { type: 'compaction_failed'; sessionId: string; error: unknown }
-  | { type: 'done'; response: SessionMemoryResponse };
+  | { type: 'done'; response: SessionMemoryResponse<T> };

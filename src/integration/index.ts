@@ -2,11 +2,25 @@ export { SessionMemory } from './SessionMemory.js';
 export {
   type SessionMemoryOptions,
   type SessionMemoryRequest,
+  type SessionMemoryRequestBase,
   type SessionMemoryResponse,
   type SessionMemoryStreamEvent,
   type SessionMemoryService,
   type ContextStatus,
 } from './SessionMemoryTypes.js';
+export {
+  type ChatProvider,
+  type ChatProviderCall,
+  type ChatProviderOutcome,
+  type ChatProviderTypes,
+  type PersistableMessage,
+} from './ChatProvider.js';
+export {
+  OpenAIChatProvider,
+  type OpenAIChatParams,
+  type OpenAIChatProviderOptions,
+  type OpenAIChatTypes,
+} from './OpenAIChatProvider.js';
 export {
   SESSION_ID_CONTEXT_KEY,
   USER_ID_CONTEXT_KEY,

@@ -1,0 +1,124 @@
+import type OpenAI from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import { IllegalStateError, InvalidArgumentError } from '../errors.js';
+import { Messages, type Message } from '../session/Message.js';
+import { fromOpenAIMessage, toOpenAIMessages } from '../session/OpenAIMessages.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import { ChatCompletionChunkAggregator } from './ChatCompletionChunkAggregator.js';
+import type {
+  ChatProvider,
+  ChatProviderCall,
+  ChatProviderOutcome,
+  ChatProviderTypes,
+  PersistableMessage,
+} from './ChatProvider.js';
+import { messageToPersist, systemMessagesFirst, toolNameResolver } from './requestMessages.js';
+
+/** Chat parameters a request may add (tools, temperature...): everything but what SessionMemory sets itself. */
+export type OpenAIChatParams = Omit<ChatCompletionCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'stream_options'>;
+
+/** The OpenAI Chat Completions API, as SessionMemory sees it. */
+export interface OpenAIChatTypes extends ChatProviderTypes {
+  message: ChatCompletionMessageParam;
+  params: OpenAIChatParams;
+  prompt: ChatCompletionMessageParam[];
+  reply: ChatCompletionMessage;
+  usage: CompletionUsage;
+  chunk: ChatCompletionChunk;
+  completion: ChatCompletion;
+}
+
+export interface OpenAIChatProviderOptions {
+  /** Ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
+  streamUsage?: boolean;
+}
+
+/** Any OpenAI-compatible Chat Completions endpoint through the `openai` SDK client (its `baseURL`). */
+export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
+  declare readonly types?: OpenAIChatTypes;
+  private readonly streamUsage: boolean;
+
+  constructor(
+    private readonly client: OpenAI,
+    options: OpenAIChatProviderOptions = {},
+  ) {
+    if (client === null || client === undefined) throw new InvalidArgumentError('client must not be null');
+    this.streamUsage = options.streamUsage ?? true;
+  }
+
+  prompt(history: readonly SessionEvent[], messages: readonly ChatCompletionMessageParam[]): ChatCompletionMessageParam[] {
+    return systemMessagesFirst([...toOpenAIMessages(history), ...messages]);
+  }
+
+  requestMessages(messages: readonly ChatCompletionMessageParam[]): Message[] {
+    return messages.map((m) => {
+      try {
+        return fromOpenAIMessage(m);
+      } catch {
+        // A role this library does not model still takes room in the prompt.
+        return Messages.system(JSON.stringify(m));
+      }
+    });
+  }
+
+  incoming(messages: readonly ChatCompletionMessageParam[], history: readonly SessionEvent[]): PersistableMessage[] {
+    const message = messageToPersist(messages, toolNameResolver(history, messages));
+    return message === null ? [] : [{ message }];
+  }
+
+  async call(call: ChatProviderCall<OpenAIChatTypes>): Promise<ChatProviderOutcome<OpenAIChatTypes>> {
+    const completion = await this.client.chat.completions.create(
+      { ...call.params, model: call.model, messages: call.prompt, stream: false },
+      call.signal === undefined ? {} : { signal: call.signal },
+    );
+    const choice = completion.choices[0];
+    if (choice === undefined) throw new IllegalStateError('the model returned no choices');
+    return outcome(choice.message, completion.usage ?? null, choice.finish_reason ?? null, completion);
+  }
+
+  async stream(
+    call: ChatProviderCall<OpenAIChatTypes>,
+    onChunk: (chunk: ChatCompletionChunk) => void,
+  ): Promise<ChatProviderOutcome<OpenAIChatTypes>> {
+    const stream = await this.client.chat.completions.create(
+      {
+        ...call.params,
+        model: call.model,
+        messages: call.prompt,
+        stream: true,
+        ...(this.streamUsage ? { stream_options: { include_usage: true } } : {}),
+      },
+      { signal: call.signal },
+    );
+    const aggregator = new ChatCompletionChunkAggregator();
+    for await (const chunk of stream) {
+      aggregator.add(chunk);
+      onChunk(chunk);
+    }
+    const { message, usage, finishReason } = aggregator.result();
+    return outcome(message, usage, finishReason);
+  }
+}
+
+function outcome(
+  message: ChatCompletionMessage,
+  usage: CompletionUsage | null,
+  finishReason: string | null,
+  completion?: ChatCompletion,
+): ChatProviderOutcome<OpenAIChatTypes> {
+  return {
+    reply: message,
+    persist: { message: fromOpenAIMessage(message) },
+    usage,
+    promptTokens: usage?.prompt_tokens,
+    finishReason,
+    ...(completion !== undefined ? { completion } : {}),
+  };
+}
