@@ -50,6 +50,7 @@ export const DEFAULT_CONTENDERS: readonly string[] = Object.freeze([
   'turn-window',
   'token-count',
   'token-count-pair-safe',
+  'token-count-java',
   'observation-masking',
   'content-policy',
   'recursive-summarization',

@@ -51,7 +51,16 @@ export {
   type SummaryFailureMode,
   type SummarizationFailureListener,
 } from './strategies/summaryEvents.js';
-export { toolPairSafeCut, stepStarts, isStepStart, cutAt, type CutWithinTurn } from './cutWithinTurn.js';
+export {
+  toolPairSafeCut,
+  agentSafeCut,
+  stepStarts,
+  isStepStart,
+  cutAt,
+  CUT_WITHIN_TURN_MODES,
+  DEFAULT_CUT_WITHIN_TURN,
+  type CutWithinTurn,
+} from './cutWithinTurn.js';
 export { originalIdOf } from './strategies/replaceInPlace.js';
 export {
   ObservationMaskingCompactionStrategy,

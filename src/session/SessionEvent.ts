@@ -21,6 +21,8 @@ export interface SessionEventInit {
 export class SessionEvent {
   static readonly METADATA_SYNTHETIC = 'synthetic';
   static readonly METADATA_COMPACTION_SOURCE = 'compactionSource';
+  /** `metadata.pinned === true`: no compaction archives, masks or summarises the event away. */
+  static readonly METADATA_PINNED = 'pinned';
 
   readonly id: string;
   readonly sessionId: string;
@@ -76,6 +78,11 @@ export class SessionEvent {
 
   isSynthetic(): boolean {
     return this.metadata[SessionEvent.METADATA_SYNTHETIC] === true;
+  }
+
+  /** Pinned events stay in the active window whatever the strategy (see `SessionService.pinEvent`). */
+  isPinned(): boolean {
+    return this.metadata[SessionEvent.METADATA_PINNED] === true;
   }
 
   isRootEvent(): boolean {

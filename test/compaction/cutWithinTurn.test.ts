@@ -26,11 +26,13 @@ function agentRun(steps: number, size = 200): SessionEvent[] {
 }
 
 describe("cutWithinTurn: 'tool-pair-safe'", function () {
-  it('keeps the Java cut (whole window archived) by default, byte for byte', async function () {
+  it("keeps the Java cut (whole window archived) with 'never', byte for byte", async function () {
     const events = agentRun(10);
-    const java = await new SlidingWindowCompactionStrategy({ maxEvents: 6, tokenCountEstimator: est }).compact(
-      compactionRequest(events),
-    );
+    const java = await new SlidingWindowCompactionStrategy({
+      maxEvents: 6,
+      tokenCountEstimator: est,
+      cutWithinTurn: 'never',
+    }).compact(compactionRequest(events));
     expect(java.compactedEvents).to.deep.equal([]);
     expect(java.archivedEvents).to.have.length(events.length);
   });
@@ -88,7 +90,7 @@ describe("cutWithinTurn: 'tool-pair-safe'", function () {
     expectThrows(
       () => new SlidingWindowCompactionStrategy({ cutWithinTurn: 'anywhere' as never }),
       InvalidArgumentError,
-      "cutWithinTurn must be 'never' or 'tool-pair-safe'",
+      "cutWithinTurn must be 'agent-safe', 'tool-pair-safe' or 'never'",
     );
   });
 

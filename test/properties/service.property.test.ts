@@ -42,11 +42,12 @@ function strategyFor(spec: MechanicalStrategySpec): CompactionStrategy {
   const tokenCountEstimator = new CharEstimator();
   switch (spec.kind) {
     case 'sliding':
-      return new SlidingWindowCompactionStrategy({ maxEvents: spec.maxEvents, tokenCountEstimator });
+      // The turn-boundary invariant checked here is the Java cut's, an explicit option.
+      return new SlidingWindowCompactionStrategy({ maxEvents: spec.maxEvents, tokenCountEstimator, cutWithinTurn: 'never' });
     case 'turnWindow':
       return new TurnWindowCompactionStrategy({ maxTurns: spec.maxTurns, tokenCountEstimator });
     case 'tokenCount':
-      return new TokenCountCompactionStrategy({ maxTokens: spec.maxTokens, tokenCountEstimator });
+      return new TokenCountCompactionStrategy({ maxTokens: spec.maxTokens, tokenCountEstimator, cutWithinTurn: 'never' });
   }
 }
 

@@ -62,7 +62,11 @@ describe('property: mechanical strategies partition the window at turn boundarie
   it('SlidingWindow: archived ∪ compacted = input, synthetic kept, window starts a turn, at most maxEvents root events kept', async function () {
     await fc.assert(
       fc.asyncProperty(eventSequenceArb(), fc.integer({ min: 1, max: 10 }), async (events, maxEvents) => {
-        const strategy = new SlidingWindowCompactionStrategy({ maxEvents, tokenCountEstimator: new CharEstimator() });
+        const strategy = new SlidingWindowCompactionStrategy({
+          maxEvents,
+          tokenCountEstimator: new CharEstimator(),
+          cutWithinTurn: 'never',
+        });
         const result = await strategy.compact(request(events));
         const rootReal = events.filter((e) => !isSynthetic(e) && e.branch === null).length;
         expect(result.archivedEvents.length > 0, 'compacts exactly when there are more root events than maxEvents').to.equal(
@@ -78,7 +82,11 @@ describe('property: mechanical strategies partition the window at turn boundarie
   it('TokenCount: archived ∪ compacted = input, synthetic kept, window starts a turn and fits the budget left after synthetic events', async function () {
     await fc.assert(
       fc.asyncProperty(eventSequenceArb(), fc.integer({ min: 1, max: 600 }), async (events, maxTokens) => {
-        const strategy = new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: new CharEstimator() });
+        const strategy = new TokenCountCompactionStrategy({
+          maxTokens,
+          tokenCountEstimator: new CharEstimator(),
+          cutWithinTurn: 'never',
+        });
         const result = await strategy.compact(request(events));
         const split = checkPrefixCut(events, result);
         const real = events.filter((e) => !isSynthetic(e));

@@ -7,6 +7,7 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   type SessionEvent,
+  type CutWithinTurn,
 } from '../../src/index.js';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
@@ -88,7 +89,7 @@ describe('RecursiveSummarizationCompactionStrategy cutWithinTurn', function () {
     }
     return { service, id: s.id };
   }
-  const strategy = (cutWithinTurn?: 'never' | 'tool-pair-safe') =>
+  const strategy = (cutWithinTurn?: CutWithinTurn) =>
     new RecursiveSummarizationCompactionStrategy({
       chatClient: new ScriptedChatClient(['summary of the early steps']),
       maxEventsToKeep: 4,
@@ -98,9 +99,9 @@ describe('RecursiveSummarizationCompactionStrategy cutWithinTurn', function () {
     });
   const realWindow = (events: readonly SessionEvent[]) => events.filter((e) => !e.isSynthetic());
 
-  it("default ('never'): one long turn is summarised whole — the Java behaviour, current work included", async function () {
+  it("'never': one long turn is summarised whole — the Java behaviour, current work included", async function () {
     const { service, id } = await agentRun();
-    await service.compact(id, () => true, strategy());
+    await service.compact(id, () => true, strategy('never'));
     expect(realWindow(await service.getEvents(id, EventFilter.active()))).to.deep.equal([]);
   });
 

@@ -142,6 +142,20 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     })
     .register({
       kind: 'strategy',
+      name: 'token-count-java',
+      description: "token-count with cutWithinTurn 'never' (the Java cut): archives a whole long agent turn",
+      create: (context, options) => ({
+        trigger: budgetTrigger(context),
+        strategy: new TokenCountCompactionStrategy({
+          maxTokens: targetTokens(context, options),
+          tokenCountEstimator: context.estimator,
+          cutWithinTurn: 'never',
+          ...passThrough(options),
+        }),
+      }),
+    })
+    .register({
+      kind: 'strategy',
       name: 'observation-masking',
       description: 'ObservationMaskingCompactionStrategy: consumed tool results cut to a 300-character excerpt',
       create: (context, options) => ({

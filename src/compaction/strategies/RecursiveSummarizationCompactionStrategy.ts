@@ -6,7 +6,7 @@ import { requireRequest, type CompactionRequest } from '../CompactionRequest.js'
 import { CompactionResult } from '../CompactionResult.js';
 import type { StrategyPreview } from '../CompactionStrategy.js';
 import { coveredIds } from '../coverage.js';
-import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
+import { planCut, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
 import { formatEvent } from '../../session/formatEvent.js';
 import { originalIdOf } from './replaceInPlace.js';
 import { PREVIEW_SUMMARY_PLACEHOLDER, priorSummaryTexts, SUMMARY_METADATA, summaryPair } from './summaryEvents.js';
@@ -21,9 +21,10 @@ export interface RecursiveSummarizationCompactionStrategyOptions extends Summari
   /** Output cap passed to the summariser as `maxTokens`. */
   maxSummaryTokens?: number;
   /**
-   * 'never' (default, the Java cut): snap forward to the next turn start, archiving the whole window when a
-   * single long turn is all there is. 'tool-pair-safe': then cut at the next step start instead, keeping the
-   * agent's current work (see compaction/cutWithinTurn.ts).
+   * 'agent-safe' (default): never empties the window, never splits a tool call from its result, and keeps
+   * the turn's opening user message (the task) when it cuts inside a turn. 'tool-pair-safe': cut at the
+   * next step start. 'never' (the Java cut): snap forward to the next turn start, archiving the whole window
+   * when a single long turn is all there is. See compaction/cutWithinTurn.ts.
    */
   cutWithinTurn?: CutWithinTurn;
 }
@@ -83,15 +84,14 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     const { synthetic, real } = partitionSynthetic(events);
     const rawCut = rootCountCut(real, this.maxEventsToKeep);
     if (rawCut < 0) return null;
-    const cut = cutAt(real, rawCut, this.cutWithinTurn);
-    const toArchive = real.slice(0, cut);
+    const { cut, archived: toArchive, kept: activeWindow } = planCut(real, rawCut, this.cutWithinTurn);
     if (toArchive.length === 0) return null;
-    const activeWindow = real.slice(cut);
+    const after = real.slice(cut);
     return {
       synthetic,
       toArchive,
       activeWindow,
-      overlap: activeWindow.slice(0, Math.min(this.overlapSize, activeWindow.length)),
+      overlap: after.slice(0, Math.min(this.overlapSize, after.length)),
     };
   }
 

@@ -4,22 +4,24 @@ import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy } from '../CompactionStrategy.js';
-import { cutAt, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
+import { planCut, requireCutWithinTurn, type CutWithinTurn } from '../cutWithinTurn.js';
 import { cutResult, partitionSynthetic, rootCountCut } from './windowCut.js';
 
 export interface SlidingWindowCompactionStrategyOptions {
   maxEvents?: number;
   tokenCountEstimator?: TokenCountEstimator;
   /**
-   * 'never' (default): the Java cut, which archives the whole window when no turn starts after the cut.
-   * 'tool-pair-safe': then cut at the first later step start instead (see compaction/cutWithinTurn.ts).
+   * 'agent-safe' (default): never empties the window, never splits a tool call from its result, and keeps
+   * the turn's opening user message when it cuts inside a turn. 'tool-pair-safe': cut at the first later
+   * step start. 'never': the Java cut, which archives the whole window when no turn starts after the cut.
+   * See compaction/cutWithinTurn.ts.
    */
   cutWithinTurn?: CutWithinTurn;
 }
 
 /**
  * Keeps the last `maxEvents` root real events, with the cut moved forward to a turn start. When no turn
- * starts after the cut (one long turn) the whole real window is archived: that is the Java behaviour.
+ * starts after the cut (one long turn), the `cutWithinTurn` mode decides; pinned events are always kept.
  */
 export class SlidingWindowCompactionStrategy implements CompactionStrategy {
   static readonly DEFAULT_MAX_EVENTS = 20;
@@ -42,6 +44,6 @@ export class SlidingWindowCompactionStrategy implements CompactionStrategy {
     const { synthetic, real } = partitionSynthetic(events);
     const rawCut = rootCountCut(real, this.maxEvents);
     if (rawCut < 0) return CompactionResult.noop(events);
-    return cutResult(events, synthetic, real, cutAt(real, rawCut, this.cutWithinTurn), this.tokenCountEstimator);
+    return cutResult(events, synthetic, planCut(real, rawCut, this.cutWithinTurn), this.tokenCountEstimator);
   }
 }

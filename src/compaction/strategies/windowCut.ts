@@ -2,6 +2,7 @@ import type { SessionEvent } from '../../session/SessionEvent.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { CompactionResult } from '../CompactionResult.js';
+import type { CutPlan } from '../cutWithinTurn.js';
 
 /** Synthetic events (summaries) are never archived by a cut; real events are what strategies trim. */
 export function partitionSynthetic(events: readonly SessionEvent[]): { synthetic: SessionEvent[]; real: SessionEvent[] } {
@@ -26,15 +27,13 @@ export function rootCountCut(real: readonly SessionEvent[], keep: number): numbe
   return real.length;
 }
 
-/** Archive real[0, cut), keep synthetic events first and real[cut, end) after them. */
+/** Archive what the plan archives; synthetic events first, then what it keeps. */
 export function cutResult(
   events: readonly SessionEvent[],
   synthetic: readonly SessionEvent[],
-  real: readonly SessionEvent[],
-  cut: number,
+  plan: CutPlan,
   estimator: TokenCountEstimator,
 ): CompactionResult {
-  if (cut <= 0) return CompactionResult.noop(events);
-  const archived = real.slice(0, cut);
-  return new CompactionResult([...synthetic, ...real.slice(cut)], archived, estimateEventsTokens(archived, estimator));
+  if (plan.archived.length === 0) return CompactionResult.noop(events);
+  return new CompactionResult([...synthetic, ...plan.kept], plan.archived, estimateEventsTokens(plan.archived, estimator));
 }

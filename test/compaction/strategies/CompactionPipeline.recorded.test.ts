@@ -27,6 +27,8 @@ function maskThenSummarise(): CompactionPipeline {
         chatClient: new ExtractiveSummarizer({ maxTokens: 1000 }),
         maxEventsToKeep: 12,
         overlapSize: 2,
+        // Summarising the whole long agent turn (the Java cut) is what brings these sessions under budget.
+        cutWithinTurn: 'never',
         logger: createDefaultLogger({ silent: true }),
       }),
     ],

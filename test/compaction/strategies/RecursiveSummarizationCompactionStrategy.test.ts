@@ -278,7 +278,9 @@ describe('RecursiveSummarizationCompactionStrategy (behaviour reference §11 I)'
   it('an empty active window (one long turn) still summarises everything, as in Java', async function () {
     const client = new ScriptedChatClient();
     const events = [U('start'), A('a'), A('b'), A('c')];
-    const result = await strategy(client, { maxEventsToKeep: 2, overlapSize: 0 }).compact(compactionRequest(events));
+    const result = await strategy(client, { maxEventsToKeep: 2, overlapSize: 0, cutWithinTurn: 'never' }).compact(
+      compactionRequest(events),
+    );
     expect(client.callCount).to.equal(1);
     expect(result.archivedEvents).to.have.length(4);
     expect(texts(result.compactedEvents)).to.deep.equal([DEFAULT_SHADOW, SUMMARY]);

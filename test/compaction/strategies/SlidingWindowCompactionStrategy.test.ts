@@ -15,8 +15,9 @@ import {
   texts,
 } from '../../support/fixtures.js';
 
+// These scenarios assert the Java cut, which is an explicit option since 'agent-safe' became the default.
 const sliding = (maxEvents: number) =>
-  new SlidingWindowCompactionStrategy({ maxEvents, tokenCountEstimator: new CharEstimator() });
+  new SlidingWindowCompactionStrategy({ maxEvents, tokenCountEstimator: new CharEstimator(), cutWithinTurn: 'never' });
 const run = (maxEvents: number, events: Parameters<typeof compactionRequest>[0]) =>
   sliding(maxEvents).compact(compactionRequest(events));
 

@@ -20,8 +20,9 @@ import {
   texts,
 } from '../../support/fixtures.js';
 
+// These scenarios assert the Java cut, which is an explicit option since 'agent-safe' became the default.
 const tokenCount = (maxTokens: number) =>
-  new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: new CharEstimator() });
+  new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: new CharEstimator(), cutWithinTurn: 'never' });
 const run = (maxTokens: number, events: Parameters<typeof compactionRequest>[0]) =>
   tokenCount(maxTokens).compact(compactionRequest(events));
 
