@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Development entry (`npm run bench` runs it through tsx); the published "bin" is the built dist/bench/cli.js.
-import { main } from '../src/bench/cli.js';
+// Development entry (`npm run bench` runs it through tsx); the published "bin" is the built dist/cli/main.js.
+import { main } from '../src/cli/main.js';
 
 await main(process.argv);

@@ -1,9 +1,7 @@
-#!/usr/bin/env node
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { pathToFileURL } from 'node:url';
 import {
   applyConfigFile,
   createDefaultContenderRegistry,
@@ -143,14 +141,9 @@ async function bench(flags: BenchFlags, argv: readonly string[]): Promise<void> 
   );
 }
 
-/** The `session-compaction` command line; `argv` as in `process.argv`. Sets `process.exitCode` on failure. */
-export async function main(argv: readonly string[] = process.argv): Promise<void> {
-  const program = new Command()
-    .name('session-compaction')
-    .description('Tools for the session-compaction library.')
-    .showHelpAfterError();
-
-  program
+/** Adds the `bench` command to the `session-compaction` program (src/cli/main.ts); `argv` as in `process.argv`. */
+export function registerBenchCommand(program: Command, argv: readonly string[]): Command {
+  return program
     .command('bench')
     .description('Replay recorded sessions through every compaction strategy and peer library; write tables and charts.')
     .option('--quick', 'a few sessions per source, budgets 4k and 8k, scaling up to 10k events (about a minute)')
@@ -178,15 +171,4 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
     .action(async (flags: BenchFlags) => {
       await bench(flags, argv.slice(2));
     });
-
-  try {
-    await program.parseAsync([...argv]);
-  } catch (error) {
-    process.stderr.write(`session-compaction: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  }
 }
-
-// Run when executed directly (the package's "bin" points at the built dist/bench/cli.js).
-// Installed as a bin, argv[1] is the node_modules/.bin symlink: compare real paths.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) await main();

@@ -2,7 +2,8 @@ import { InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
-import type { SessionRepository } from './SessionRepository.js';
+import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
+import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 
 interface SessionData {
   session: Session;
@@ -112,6 +113,28 @@ export class InMemorySessionRepository implements SessionRepository {
     data.active = active;
     data.version++;
     return true;
+  }
+
+  async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+    requireEventsOf(sessionId, events);
+    const data = this.require(sessionId);
+    let added = 0;
+    for (const e of events) {
+      if (data.ids.has(e.id)) continue;
+      data.active.push(e);
+      data.ids.add(e.id);
+      data.version++;
+      added++;
+    }
+    return added;
+  }
+
+  async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
+    const limit = pageLimit(options);
+    const after = options?.cursor ?? null;
+    const ids = [...this.sessions.keys()].filter((id) => after === null || id > after).sort();
+    const page = ids.slice(0, limit);
+    return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
   }
 
   async close(): Promise<void> {

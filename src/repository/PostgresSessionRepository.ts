@@ -9,7 +9,9 @@ import { buildEventQuery } from './postgres/eventQuery.js';
 import { postgresTables, type PostgresTables } from './postgres/schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './postgres/postgresMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
-import type { SessionRepository } from './SessionRepository.js';
+import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
+import { bulkStatements } from './postgres/bulkStatements.js';
 
 export interface PostgresSessionRepositoryOptions {
   /** Used to create (and later end) a pool when `pool` is not given. */
@@ -123,6 +125,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private readonly logger: Logger;
   private schemaReady: Promise<void> | undefined;
   private readonly sql: ReturnType<typeof statements>;
+  private readonly bulk: ReturnType<typeof bulkStatements>;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -143,6 +146,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     if (this.ownsPool)
       this.pool.on('error', (error) => this.logger.warn('idle PostgreSQL connection failed', { error: error.message }));
     this.sql = statements(this.tables);
+    this.bulk = bulkStatements(this.tables);
   }
 
   /**
@@ -311,6 +315,47 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
     if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
     return outcome === 'committed';
+  }
+
+  /** One transaction holding the session row's lock, like appendEvent: the batch keeps its place and order. */
+  async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+    requireEventsOf(sessionId, events);
+    await this.ready();
+    const c = toColumns(events);
+    return this.transaction(async (client) => {
+      if ((await client.query(this.bulk.lockSession, [sessionId])).rowCount === 0)
+        throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+      if (events.length === 0) return 0;
+      const inserted = await client.query(this.bulk.appendMany, [
+        sessionId,
+        c.ids,
+        c.types,
+        c.texts,
+        c.lowered,
+        c.data,
+        c.synthetic,
+        events.map((e) => e.archived),
+        c.branches,
+        c.metadata,
+        c.timestamps,
+      ]);
+      const added = inserted.rowCount ?? 0;
+      if (added > 0) await client.query(this.bulk.bumpVersionBy, [sessionId, added]);
+      return added;
+    });
+  }
+
+  /** Ids in ascending order (the primary-key index); the cursor is the last id of the page. */
+  async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
+    const limit = pageLimit(options);
+    await this.ready();
+    const after = options?.cursor ?? null;
+    const { rows } =
+      after === null
+        ? await this.pool.query<{ id: string }>(this.bulk.firstIds, [limit + 1])
+        : await this.pool.query<{ id: string }>(this.bulk.idsAfter, [after, limit + 1]);
+    const page = rows.slice(0, limit).map((r) => r.id);
+    return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
   }
 
   async close(): Promise<void> {

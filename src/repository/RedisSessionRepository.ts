@@ -7,7 +7,9 @@ import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { RedisScript } from './redis/RedisScript.js';
 import { APPEND_SCRIPT, COMPACT_SCRIPT, DELETE_SCRIPT, READ_SCRIPT, SAVE_SCRIPT } from './redis/scripts.js';
-import type { SessionRepository } from './SessionRepository.js';
+import { APPEND_MANY_SCRIPT } from './redis/scripts.js';
+import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './redis/redisMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 
@@ -40,6 +42,7 @@ const scripts = {
   read: new RedisScript(READ_SCRIPT),
   save: new RedisScript(SAVE_SCRIPT),
   delete: new RedisScript(DELETE_SCRIPT),
+  appendMany: new RedisScript(APPEND_MANY_SCRIPT),
 };
 
 /** The stored value: one flag character ('1' archived) then the codec's JSON, so Lua can archive in place. */
@@ -232,6 +235,31 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
     if (result === 0) this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
     return result === 1;
+  }
+
+  /** One script call for the batch: atomic, in order. */
+  async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+    requireEventsOf(sessionId, events);
+    await this.ready();
+    const args: (string | number)[] = [this.ttlFlag];
+    for (const e of events) args.push(e.id, encodeValue(e, e.archived));
+    const result = Number(await scripts.appendMany.run(this.client, this.sessionKeys(sessionId), args));
+    if (result === -1) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    return result;
+  }
+
+  /**
+   * SCAN over the session hashes: the cursor is Redis's, pages come in no particular order and may repeat an
+   * id (SCAN's guarantee is that every key present for the whole scan is returned at least once).
+   */
+  async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
+    const limit = pageLimit(options);
+    await this.ready();
+    const head = `${this.prefix}:{`;
+    const tail = '}:session';
+    const [next, keys] = await this.client.scan(options?.cursor ?? '0', 'MATCH', `${head}*${tail}`, 'COUNT', limit);
+    const ids = keys.map((k) => k.slice(head.length, k.length - tail.length));
+    return { ids, cursor: next === '0' ? null : next };
   }
 
   async close(): Promise<void> {

@@ -40,6 +40,31 @@ export interface SessionRepository {
     retained: readonly SessionEvent[],
     expectedVersion: number,
   ): Promise<boolean>;
+  /**
+   * Optional: appends events of one session in order, atomically, each with appendEvent's semantics (a
+   * repeated id is a no-op and does not bump the version); returns how many were new. Import and copy use it
+   * to write a log in one round trip; without it they call appendEvent per event.
+   */
+  appendEvents?(sessionId: string, events: readonly SessionEvent[]): Promise<number>;
+  /**
+   * Optional: every session id, one page at a time (pass the returned `cursor` back; `null` means done).
+   * Admin tools (verify, export, copy) enumerate a store with it. A page may repeat an id of an earlier one
+   * on backends without an ordered index (Redis SCAN).
+   */
+  listSessionIds?(options?: ListSessionIdsOptions): Promise<SessionIdPage>;
   /** Releases connections; a repository is unusable afterwards. */
   close?(): Promise<void>;
+}
+
+export interface ListSessionIdsOptions {
+  /** From the previous page; absent or null for the first page. */
+  cursor?: string | null;
+  /** Page size hint; default 500. */
+  limit?: number;
+}
+
+export interface SessionIdPage {
+  ids: string[];
+  /** Pass to the next call; null when every id has been returned. */
+  cursor: string | null;
 }

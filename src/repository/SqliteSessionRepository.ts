@@ -5,7 +5,8 @@ import { defaultLogger, type Logger } from '../logging.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
-import type { SessionRepository } from './SessionRepository.js';
+import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
@@ -91,6 +92,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private readonly initializeSchema: boolean;
   private readonly logger: Logger;
   private statements: Statements | undefined;
+  private appendMany: Database.Transaction<(sessionId: string, rows: EventParams[]) => number> | undefined;
   private readonly queryCache = new Map<string, Database.Statement>();
   private closed = false;
 
@@ -214,11 +216,45 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     return st.compact.immediate(id, archivedParams, retainedParams, expectedVersion);
   }
 
+  /** One IMMEDIATE transaction for the whole batch: a crash keeps all of it or none. */
+  async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+    requireEventsOf(sessionId, events);
+    const st = this.ready();
+    const params = events.map((e) => toParams(sessionId, encodeEvent(e)));
+    this.appendMany ??= this.db.transaction((id: string, rows: EventParams[]): number => {
+      if (st.version.get(id) === undefined) throw new InvalidArgumentError(`Session not found: ${id}`);
+      let added = 0;
+      for (const row of rows) added += st.insertEvent.run(row).changes;
+      if (added > 0)
+        this.statement(`UPDATE ${this.tables.sessions} SET event_version = event_version + ? WHERE id = ?`).run(added, id);
+      return added;
+    });
+    return this.appendMany.immediate(sessionId, params);
+  }
+
+  /** Ids in ascending order; the cursor is the last id of the page. */
+  async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
+    const limit = pageLimit(options);
+    this.ready();
+    const after = options?.cursor ?? null;
+    const sql =
+      after === null
+        ? `SELECT id FROM ${this.tables.sessions} ORDER BY id LIMIT ?`
+        : `SELECT id FROM ${this.tables.sessions} WHERE id > ? ORDER BY id LIMIT ?`;
+    const params = after === null ? [limit + 1] : [after, limit + 1];
+    const ids = this.statement(sql)
+      .pluck()
+      .all(...params) as string[];
+    const page = ids.slice(0, limit);
+    return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.queryCache.clear();
     this.statements = undefined;
+    this.appendMany = undefined;
     this.db.close();
   }
 

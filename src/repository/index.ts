@@ -6,3 +6,4 @@ export { PostgresSessionRepository, type PostgresSessionRepositoryOptions } from
 export { RedisSessionRepository, type RedisSessionRepositoryOptions } from './RedisSessionRepository.js';
 export { SchemaVersionError } from './SchemaVersionError.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './schemaMigrations.js';
+export type { ListSessionIdsOptions, SessionIdPage } from './SessionRepository.js';

@@ -149,3 +149,22 @@ if owner then redis.call('SREM', KEYS[6], ARGV[2]) end
 redis.call('ZREM', KEYS[7], ARGV[2])
 return 1
 `;
+
+/**
+ * APPEND_SCRIPT for a batch, in order. ARGV: ttl flag, then (id, value) pairs. Returns -1 missing session,
+ * else how many ids were new (the version grows by that much).
+ */
+export const APPEND_MANY_SCRIPT = `${ALIGN_TTL}
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local added = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('RPUSH', KEYS[3], ARGV[i])
+    if string.sub(ARGV[i + 1], 1, 1) == '1' then redis.call('SADD', KEYS[5], ARGV[i]) end
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('HINCRBY', KEYS[1], 'version', added) end
+if ARGV[1] == '1' then align_ttl(KEYS) end
+return added
+`;
