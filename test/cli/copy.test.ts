@@ -137,7 +137,7 @@ describe('cli: copy between backends', function () {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && child.exitCode === null) {
       await new Promise((resolve) => setTimeout(resolve, 25));
-      let events = 0;
+      let events: number;
       try {
         const db = new Database(target, { readonly: true, fileMustExist: true });
         try {
