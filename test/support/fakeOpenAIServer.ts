@@ -4,6 +4,10 @@
  * Speaks `POST /v1/chat/completions`, non-streaming JSON and `stream: true` SSE (chunks ending with
  * `data: [DONE]`, plus a usage chunk when `stream_options.include_usage` is set). Each request takes the
  * next enqueued reply, or else the default responder's reply. Every parsed request body is recorded.
+ *
+ * With `{ strict: true }` it answers 400 like the real API on a request whose tool messages are not paired:
+ * a `tool` message that does not answer a call of the assistant message before its run of tool messages, or
+ * an assistant `tool_calls` entry without its `tool` message right after.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -51,6 +55,8 @@ export type FakeResponder = (body: FakeRequestBody) => FakeReply | Promise<FakeR
 export interface FakeOpenAIServer {
   /** Base URL ending in `/v1`, for `new OpenAI({ baseURL })`. */
   readonly url: string;
+  /** The 400s a strict server sent, with the validation message. */
+  readonly rejections: string[];
   /** Every parsed request body, in arrival order (including retried ones). */
   readonly requests: FakeRequestBody[];
   /** Request headers, parallel to `requests`. */
@@ -64,7 +70,39 @@ export interface FakeOpenAIServer {
 
 const roughTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? '').length / 4);
 
-export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
+/** The Chat Completions API's pairing checks, with its error messages. Null when the request is valid. */
+export function openAIPairingError(body: FakeRequestBody): string | null {
+  const messages = body.messages ?? [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'tool') {
+      let j = i - 1;
+      while (j >= 0 && messages[j]!.role === 'tool') j--;
+      const calls = (messages[j]?.role === 'assistant' ? ((messages[j]!.tool_calls as Array<{ id: string }>) ?? []) : []).map(
+        (c) => c.id,
+      );
+      if (!calls.includes(m.tool_call_id ?? '')) {
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      }
+    } else if (m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
+      const answered = new Set<string>();
+      for (let j = i + 1; j < messages.length && messages[j]!.role === 'tool'; j++) answered.add(messages[j]!.tool_call_id ?? '');
+      const missing = (m.tool_calls as Array<{ id: string }>).map((c) => c.id).filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`;
+      }
+    }
+  }
+  return null;
+}
+
+export interface FakeOpenAIServerOptions {
+  /** Reject unpaired tool messages with a 400, as the real API does. */
+  strict?: boolean;
+}
+
+export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {}): Promise<FakeOpenAIServer> {
+  const rejections: string[] = [];
   const queue: FakeReply[] = [];
   const requests: FakeRequestBody[] = [];
   const requestHeaders: IncomingMessage['headers'][] = [];
@@ -105,6 +143,13 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
     }
     requests.push(body);
     requestHeaders.push(req.headers);
+    const invalid = options.strict ? openAIPairingError(body) : null;
+    if (invalid !== null) {
+      rejections.push(invalid);
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: invalid, type: 'invalid_request_error', param: 'messages', code: null } }));
+      return;
+    }
     const reply = queue.shift() ?? (await responder(body));
     if (reply.delayMs) await sleep(reply.delayMs, res);
     if (res.destroyed || res.writableEnded) return;
@@ -209,6 +254,7 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
+    rejections,
     requests,
     requestHeaders,
     enqueue: (...replies) => queue.push(...replies),

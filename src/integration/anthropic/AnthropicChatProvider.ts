@@ -1,0 +1,141 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type {
+  Message as AnthropicReply,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  MessageStreamEvent,
+  Usage,
+} from '@anthropic-ai/sdk/resources/messages';
+import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
+import type { Message } from '../../session/Message.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import type {
+  ChatProvider,
+  ChatProviderCall,
+  ChatProviderOutcome,
+  ChatProviderTypes,
+  PersistableMessage,
+} from '../ChatProvider.js';
+import {
+  anthropicPrompt,
+  fromAnthropicMessage,
+  fromAnthropicReply,
+  type AnthropicPrompt,
+  type ToAnthropicOptions,
+} from './AnthropicMessages.js';
+
+/** Request parameters a SessionMemory request may add (tools, thinking, temperature...); `max_tokens` defaults. */
+export type AnthropicChatParams = Omit<MessageCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'max_tokens'> & {
+  max_tokens?: number;
+};
+
+/** The Anthropic Messages API, as SessionMemory sees it. */
+export interface AnthropicChatTypes extends ChatProviderTypes {
+  message: MessageParam;
+  params: AnthropicChatParams;
+  prompt: AnthropicPrompt;
+  reply: AnthropicReply;
+  usage: Usage;
+  chunk: MessageStreamEvent;
+  completion: AnthropicReply;
+}
+
+/** The part of the `@anthropic-ai/sdk` client this provider calls. */
+export type AnthropicClient = Pick<Anthropic, 'messages'>;
+
+export interface AnthropicChatProviderOptions extends ToAnthropicOptions {
+  /** `max_tokens` of a request that does not set it; default 4096. */
+  maxTokens?: number;
+}
+
+/** Prompt tokens as billed: uncached input plus what was written to and read from the prompt cache. */
+export function anthropicPromptTokens(
+  usage: Pick<Usage, 'input_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens'>,
+): number {
+  return usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+}
+
+/** The Messages API through an `@anthropic-ai/sdk` client (`new Anthropic({ baseURL })` for any compatible endpoint). */
+export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
+  static readonly DEFAULT_MAX_TOKENS = 4096;
+  declare readonly types?: AnthropicChatTypes;
+  readonly maxTokens: number;
+  private readonly promptOptions: ToAnthropicOptions;
+
+  constructor(
+    private readonly client: AnthropicClient,
+    options: AnthropicChatProviderOptions = {},
+  ) {
+    if (client === null || client === undefined) throw new InvalidArgumentError('client must not be null');
+    const { maxTokens, ...promptOptions } = options ?? {};
+    this.maxTokens = requirePositiveInt(maxTokens ?? AnthropicChatProvider.DEFAULT_MAX_TOKENS, 'maxTokens');
+    this.promptOptions = promptOptions;
+    // Validates the thinking policy now rather than on the first request.
+    anthropicPrompt([], [], undefined, promptOptions);
+  }
+
+  prompt(history: readonly SessionEvent[], messages: readonly MessageParam[], params: AnthropicChatParams): AnthropicPrompt {
+    return anthropicPrompt(history, messages, params.system, this.promptOptions);
+  }
+
+  requestMessages(messages: readonly MessageParam[], params: AnthropicChatParams): Message[] {
+    const all = params.system === undefined ? messages : [{ role: 'system' as const, content: params.system }, ...messages];
+    return all.flatMap((m) => fromAnthropicMessage(m).map((e) => e.message));
+  }
+
+  incoming(messages: readonly MessageParam[], history: readonly SessionEvent[]): PersistableMessage[] {
+    // The trailing user messages are this turn's new conversation (the API combines them into one turn).
+    let first = messages.length;
+    while (first > 0 && messages[first - 1]!.role === 'user') first--;
+    const names = new Map<string, string>();
+    for (const e of history) {
+      if (e.message.type === 'assistant') for (const c of e.message.toolCalls ?? []) names.set(c.id, c.name);
+    }
+    for (const m of messages) {
+      if (m.role !== 'assistant' || typeof m.content === 'string') continue;
+      for (const b of m.content) if (b.type === 'tool_use') names.set(b.id, b.name);
+    }
+    const resolveToolName = (id: string) => names.get(id);
+    return messages.slice(first).flatMap((m) => fromAnthropicMessage(m, { resolveToolName }));
+  }
+
+  async call(call: ChatProviderCall<AnthropicChatTypes>): Promise<ChatProviderOutcome<AnthropicChatTypes>> {
+    const reply = await this.client.messages.create(
+      { ...this.body(call), stream: false },
+      call.signal === undefined ? {} : { signal: call.signal },
+    );
+    return outcome(reply, true);
+  }
+
+  async stream(
+    call: ChatProviderCall<AnthropicChatTypes>,
+    onChunk: (chunk: MessageStreamEvent) => void,
+  ): Promise<ChatProviderOutcome<AnthropicChatTypes>> {
+    // The SDK's own accumulator folds the events (text, tool input JSON, thinking and signature deltas).
+    const stream = this.client.messages.stream(this.body(call), call.signal === undefined ? {} : { signal: call.signal });
+    for await (const event of stream) onChunk(event);
+    return outcome(await stream.finalMessage(), false);
+  }
+
+  private body(call: ChatProviderCall<AnthropicChatTypes>): MessageCreateParamsNonStreaming {
+    const { system: _requestSystem, ...params } = call.params;
+    return {
+      ...params,
+      max_tokens: call.params.max_tokens ?? this.maxTokens,
+      model: call.model,
+      ...(call.prompt.system !== undefined ? { system: call.prompt.system } : {}),
+      messages: call.prompt.messages,
+    };
+  }
+}
+
+function outcome(reply: AnthropicReply, withCompletion: boolean): ChatProviderOutcome<AnthropicChatTypes> {
+  return {
+    reply,
+    persist: fromAnthropicReply(reply),
+    usage: reply.usage ?? null,
+    promptTokens: reply.usage === undefined || reply.usage === null ? undefined : anthropicPromptTokens(reply.usage),
+    finishReason: reply.stop_reason ?? null,
+    ...(withCompletion ? { completion: reply } : {}),
+  };
+}
