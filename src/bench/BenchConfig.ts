@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
+import { providerPreset, requireModelPrices, requirePromptCacheRules, type ProviderPreset } from '../tokens/ModelPrices.js';
 import { RECORDED_SOURCES, type RecordedSourceName } from './loaders/loadRecordedData.js';
 import type { ProbeTiming } from './replay/PreparedSession.js';
 import type { SummarizerSettings } from './replay/createSummarizer.js';
@@ -39,6 +40,8 @@ export interface BenchConfig {
   scaling: ScalingConfig | null;
   /** Budget of the token-sawtooth chart; default the budget closest to 8000. */
   sawtoothBudget?: number;
+  /** Price tables and prompt-cache rules every call is priced under: preset names or your own tables. */
+  pricing: PricingSpec[];
   outDir: string;
   /** The command line that produced the run, printed in the report. */
   command?: string;
@@ -60,6 +63,37 @@ export const DEFAULT_CONTENDERS: readonly string[] = Object.freeze([
   'ai-sdk-prune',
 ]);
 
+/** A preset name, or a user-supplied table: `name`, `prices` and `cache` required, the rest optional. */
+export type PricingSpec = string | (Pick<ProviderPreset, 'name' | 'prices' | 'cache'> & Partial<ProviderPreset>);
+
+/** The presets a run prices calls under unless told otherwise. */
+export const DEFAULT_PRICING: readonly string[] = Object.freeze(['openai-gpt-4.1', 'anthropic-claude-sonnet-4.5']);
+
+/** Preset names resolved, custom tables checked. */
+export function resolvePricing(pricing: readonly PricingSpec[]): ProviderPreset[] {
+  const resolved = pricing.map((p, i) => {
+    if (typeof p === 'string') return providerPreset(p);
+    if (p === null || typeof p !== 'object' || typeof p.name !== 'string' || p.name.trim() === '')
+      throw new InvalidArgumentError(`pricing[${i}] must be a preset name or {name, prices, cache, ...}`);
+    requireModelPrices(p.prices, `pricing[${i}].prices`);
+    requirePromptCacheRules(p.cache, `pricing[${i}].cache`);
+    const preset: ProviderPreset = {
+      name: p.name,
+      provider: p.provider ?? 'custom',
+      model: p.model ?? p.name,
+      asOf: p.asOf ?? 'user-supplied',
+      sources: p.sources ?? [],
+      prices: p.prices,
+      cache: p.cache,
+    };
+    return preset;
+  });
+  const names = resolved.map((p) => p.name);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate !== undefined) throw new InvalidArgumentError(`pricing names must be unique ('${duplicate}' twice)`);
+  return resolved;
+}
+
 /** The full run committed in docs/benchmarks (see docs/benchmarking.md for its runtime). */
 export function fullConfig(data: string[], outDir: string): BenchConfig {
   return {
@@ -72,6 +106,7 @@ export function fullConfig(data: string[], outDir: string): BenchConfig {
     locomoDateHeaders: false,
     summarizer: {},
     scaling: { sizes: [1000, 10000, 100000], repositories: ['memory', 'sqlite'], budgetTokens: 8000, repeats: 3 },
+    pricing: [...DEFAULT_PRICING],
     outDir,
   };
 }
@@ -127,6 +162,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'summarizer',
     'scaling',
     'sawtoothBudget',
+    'pricing',
     'outDir',
   ]);
   const unknown = Object.keys(file).filter((k) => !known.has(k));
@@ -202,6 +238,15 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     }
   }
   if (file.sawtoothBudget !== undefined) out.sawtoothBudget = positiveInts([file.sawtoothBudget], `${where}: sawtoothBudget`)[0]!;
+  if (file.pricing !== undefined) {
+    if (!Array.isArray(file.pricing)) throw new InvalidArgumentError(`${where}: pricing must be an array`);
+    out.pricing = file.pricing as PricingSpec[];
+    try {
+      resolvePricing(out.pricing);
+    } catch (error) {
+      throw new InvalidArgumentError(`${where}: ${(error as Error).message}`);
+    }
+  }
   if (file.outDir !== undefined) {
     if (typeof file.outDir !== 'string') throw new InvalidArgumentError(`${where}: outDir must be a path`);
     out.outDir = file.outDir;

@@ -14,7 +14,8 @@ import {
   type BenchProgress,
   type RecordedSourceName,
 } from './index.js';
-import { parseProbeTiming } from './BenchConfig.js';
+import { DEFAULT_PRICING, parseProbeTiming, resolvePricing } from './BenchConfig.js';
+import { PROVIDER_PRESETS } from '../tokens/ModelPrices.js';
 import { readJson } from './loaders/readJson.js';
 import { renderMarkdown } from './report/renderMarkdown.js';
 import { createDefaultLogger } from '../logging.js';
@@ -88,6 +89,7 @@ interface BenchFlags {
   scalingSizes?: number[];
   dateHeaders?: boolean;
   list?: boolean;
+  pricing?: string[];
 }
 
 function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
@@ -111,9 +113,11 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
   if (flags.model !== undefined) config.summarizer = { ...config.summarizer, model: flags.model };
   if (flags.baseUrl !== undefined) config.summarizer = { ...config.summarizer, baseURL: flags.baseUrl };
   if (flags.dateHeaders === true) config.locomoDateHeaders = true;
+  if (flags.pricing !== undefined) config.pricing = flags.pricing;
   if (flags.scaling === false) config.scaling = null;
   else if (flags.scalingSizes !== undefined && config.scaling !== null)
     config.scaling = { ...config.scaling, sizes: flags.scalingSizes };
+  resolvePricing(config.pricing);
   config.command = ['session-compaction', ...argv].join(' ');
   return config;
 }
@@ -167,6 +171,11 @@ export function registerBenchCommand(program: Command, argv: readonly string[]):
     .option('--no-scaling', 'skip the compaction-cost-vs-length benchmark')
     .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
     .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")
+    .option(
+      '--pricing <presets>',
+      `comma-separated provider presets every call is priced under (default ${DEFAULT_PRICING.join(',')}; known: ${Object.keys(PROVIDER_PRESETS).join(', ')})`,
+      list,
+    )
     .option('--list', 'list the strategies and peers that can be benchmarked, and exit')
     .action(async (flags: BenchFlags) => {
       await bench(flags, argv.slice(2));

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import type { Logger } from '../logging.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
-import type { BenchConfig } from './BenchConfig.js';
+import { resolvePricing, type BenchConfig } from './BenchConfig.js';
+import { PromptSegmentCoder } from './cost/ConversationCostMeter.js';
 import { loadRecordedData } from './loaders/loadRecordedData.js';
 import { aggregateRuns, type ContenderSummary } from './metrics/aggregateRuns.js';
 import type { RecordedDataset, RecordedSession } from './recorded/RecordedSession.js';
@@ -22,6 +23,12 @@ export interface DatasetInfo {
   events: number;
   probes: number;
   unscoredProbes: number;
+  /**
+   * Per provider preset: the mean cost of a conversation that sends every message exactly once, uncached,
+   * plus the recorded replies — what no context policy can undercut while still showing the model each
+   * message once. A reference for the cost tables.
+   */
+  sendOnceCost: { preset: string; costPerConversation: number }[];
 }
 
 /** Tokens sent at each call of one session, per contender: the sawtooth chart. */
@@ -85,6 +92,8 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
     }
     return [{ spec, contender: registry.get(spec.name), label: spec.label ?? spec.name }];
   });
+  const presets = resolvePricing(config.pricing ?? []);
+  const coder = new PromptSegmentCoder(estimator);
   const summarizer = createSummarizer(config.summarizer, estimator, logger);
   const counter = new CountingChatClient(summarizer.client, estimator);
 
@@ -104,6 +113,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
       events: sessions.reduce((s, x) => s + x.events.length, 0),
       probes: sessions.reduce((s, x) => s + (x.probes?.length ?? 0), 0),
       unscoredProbes: 0,
+      sendOnceCost: presets.map((p) => ({ preset: p.name, costPerConversation: 0 })),
     });
   }
 
@@ -125,6 +135,12 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
         config.probeAt,
       );
       infos[di]!.unscoredProbes += prepared.unscoredProbes;
+      const inputTokens = prepared.history.reduce((sum, h) => sum + h.tokens, 0);
+      const outputTokens = prepared.replyTokens.reduce((sum, t) => sum + t, 0);
+      presets.forEach((p, i) => {
+        const cost = (inputTokens * p.prices.inputPerMTok + outputTokens * p.prices.outputPerMTok) / 1e6;
+        infos[di]!.sendOnceCost[i]!.costPerConversation += cost / sessions.length;
+      });
       for (const budgetTokens of config.budgets) {
         const context: ReplayContext = {
           budgetTokens,
@@ -133,6 +149,8 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           chatClient: counter,
           counter,
           createRepository: () => createBenchRepository(config.repository),
+          presets,
+          coder,
         };
         for (const { spec, contender, label } of contenders) {
           if (!applicable.some((a) => a.label === label)) {

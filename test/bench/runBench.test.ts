@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyConfigFile, fullConfig, quickConfig } from '../../src/bench/BenchConfig.js';
+import { applyConfigFile, fullConfig, quickConfig, resolvePricing } from '../../src/bench/BenchConfig.js';
 import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
 import { writeReport } from '../../src/bench/report/writeReport.js';
 import { runBench } from '../../src/bench/runBench.js';
@@ -35,6 +35,25 @@ describe('bench: config', () => {
     ]);
     expect(config.budgets).to.deep.equal([2000]);
     expect(config.scaling).to.equal(null);
+  });
+
+  it('reads pricing as preset names or user tables, and names the known presets for an unknown one', () => {
+    const table = {
+      name: 'my-model',
+      prices: { inputPerMTok: 1, outputPerMTok: 2 },
+      cache: { mode: 'automatic', minCacheableTokens: 0, incrementTokens: 1, ttlMs: 60_000 },
+    };
+    const config = applyConfigFile(fullConfig([], 'out'), { pricing: ['openai-gpt-5', table] }, 'bench.json');
+    expect(resolvePricing(config.pricing).map((p) => [p.name, p.provider, p.asOf])).to.deep.equal([
+      ['openai-gpt-5', 'openai', '2025-08-07'],
+      ['my-model', 'custom', 'user-supplied'],
+    ]);
+    expect(() => applyConfigFile(fullConfig([], 'out'), { pricing: ['gpt-9'] }, 'bench.json')).to.throw(
+      /bench.json: unknown provider preset 'gpt-9'; known: openai-gpt-4o/,
+    );
+    expect(() =>
+      applyConfigFile(fullConfig([], 'out'), { pricing: [{ ...table, cache: { ...table.cache, mode: 'lru' } }] }, 'bench.json'),
+    ).to.throw(/pricing\[0\].cache.mode must be 'automatic' or 'breakpoint'/);
   });
 
   it('names every registered contender in the error for an unknown one', async () => {
@@ -109,11 +128,40 @@ describe('bench: end to end on the shipped sample', function () {
       'scaling.svg',
       'retention-vs-tokens-recorded-sample.svg',
       'sawtooth-recorded-sample.svg',
+      'cost-vs-answer-recorded-sample-openai-gpt-4.1.svg',
+      'cost-vs-answer-recorded-sample-anthropic-claude-sonnet-4.5.svg',
     ]);
     expect(readFileSync(join(out, 'scaling.svg'), 'utf8')).to.match(/^<svg /);
     const markdown = readFileSync(join(out, 'results.md'), 'utf8');
     expect(markdown).to.include('### recorded-sample, budget 2,000 tokens');
     expect(markdown).to.include('| `token-count` |');
     expect(markdown).to.include('@librechat/agents');
+    expect(markdown).to.include('What a conversation costs');
+  });
+
+  it('prices every call under each default preset: the uncompacted history is mostly cache hits', async () => {
+    const result = await runBench(
+      {
+        ...quickConfig([SAMPLE], out),
+        budgets: [2000],
+        contenders: [{ name: 'none' }, { name: 'langchain-trim' }],
+        scaling: null,
+      },
+      {
+        registry: await createDefaultContenderRegistry(),
+        estimator: defaultTokenCountEstimator(),
+        logger: createDefaultLogger({ silent: true }),
+      },
+    );
+    const none = result.summaries.find((s) => s.contender === 'none')!;
+    expect(none.cost.map((c) => c.preset)).to.deep.equal(['openai-gpt-4.1', 'anthropic-claude-sonnet-4.5']);
+    for (const c of none.cost) {
+      // An append-only history re-reads its prefix on every call after the first.
+      expect(c.prefixStability).to.be.greaterThan(0.8);
+      expect(c.costPerConversation).to.be.closeTo(c.totalCost / none.sessions, 1e-12);
+      expect(c.costPerTurn).to.be.closeTo(c.totalCost / none.calls, 1e-12);
+    }
+    const once = result.datasets[0]!.sendOnceCost.find((c) => c.preset === 'openai-gpt-4.1')!;
+    expect(none.cost[0]!.costPerConversation).to.be.greaterThan(once.costPerConversation);
   });
 });

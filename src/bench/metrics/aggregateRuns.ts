@@ -1,5 +1,28 @@
 import type { RunMetrics } from '../replay/RunMetrics.js';
+import type { CostTally } from '../cost/ConversationCostMeter.js';
 import { max, mean, percentile, sum } from './stats.js';
+
+/** What a contender's conversations cost under one provider preset, over all its sessions. */
+export interface CostSummary {
+  preset: string;
+  /** Mean cost of one conversation, in the preset's currency. */
+  costPerConversation: number;
+  /** Total cost / model calls. */
+  costPerTurn: number;
+  totalCost: number;
+  /** Share of input tokens that were cache hits (NaN with no input). */
+  prefixStability: number;
+  /** Share of input tokens written to the cache. */
+  cacheWriteShare: number;
+  inputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  /**
+   * True when not caching at all was cheaper for this contender (a provider that bills cache writes, and a
+   * prefix that changes every call): the cost columns then show the cheaper, uncached figure.
+   */
+  cachingOff: boolean;
+}
 
 /** One row of the report: a contender on one dataset at one budget, over all its sessions. */
 export interface ContenderSummary {
@@ -31,6 +54,43 @@ export interface ContenderSummary {
   orphanResults: number;
   overBudgetShare: number;
   emptyContextShare: number;
+  /** One entry per provider preset of the run. */
+  cost: CostSummary[];
+}
+
+function costSummaries(list: readonly RunMetrics[], calls: number): CostSummary[] {
+  const byPreset = new Map<string, CostTally[]>();
+  for (const run of list) for (const t of run.cost) byPreset.set(t.preset, [...(byPreset.get(t.preset) ?? []), t]);
+  return [...byPreset.entries()].map(([preset, tallies]) => {
+    const total = (f: (t: CostTally) => number) => sum(tallies.map(f));
+    const cached = total((t) => t.cost);
+    const uncached = total((t) => t.costWithoutCache);
+    const cachingOff = uncached < cached;
+    const totalCost = cachingOff ? uncached : cached;
+    const input = total((t) => t.inputTokens);
+    return {
+      preset,
+      costPerConversation: totalCost / list.length,
+      costPerTurn: calls === 0 ? Number.NaN : totalCost / calls,
+      totalCost,
+      prefixStability: cachingOff
+        ? 0
+        : share(
+            total((t) => t.cachedTokens),
+            input,
+          ),
+      cacheWriteShare: cachingOff
+        ? 0
+        : share(
+            total((t) => t.cacheWriteTokens),
+            input,
+          ),
+      inputTokens: input,
+      cachedTokens: cachingOff ? 0 : total((t) => t.cachedTokens),
+      cacheWriteTokens: cachingOff ? 0 : total((t) => t.cacheWriteTokens),
+      cachingOff,
+    };
+  });
 }
 
 const share = (part: number, whole: number) => (whole === 0 ? Number.NaN : part / whole);
@@ -93,6 +153,7 @@ export function aggregateRuns(runs: readonly RunMetrics[]): ContenderSummary[] {
         total((r) => r.emptyContextCalls),
         sent.length,
       ),
+      cost: costSummaries(list, sent.length),
     });
   }
   return out;

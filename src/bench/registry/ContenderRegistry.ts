@@ -15,6 +15,11 @@ export interface ContenderContext {
   /** The summariser (counted); absent when none is configured. */
   chatClient?: ChatClient;
   logger: Logger;
+  /**
+   * The replay's clock: the time of the call being prepared (recorded time, not wall time). Time-based
+   * triggers (idle, cache-aware) read it; absent outside a replay.
+   */
+  now?: () => Date;
 }
 
 /** Free-form options from the config file, passed through to the strategy's constructor. */

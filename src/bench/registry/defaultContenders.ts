@@ -8,6 +8,7 @@ import { SlidingWindowCompactionStrategy } from '../../compaction/strategies/Sli
 import { TokenCountCompactionStrategy } from '../../compaction/strategies/TokenCountCompactionStrategy.js';
 import { TurnWindowCompactionStrategy } from '../../compaction/strategies/TurnWindowCompactionStrategy.js';
 import { TokenCountTrigger } from '../../compaction/triggers/TokenCountTrigger.js';
+import { CacheAwareTrigger, DEFAULT_PROMPT_CACHE_TTL_MS } from '../../compaction/triggers/CacheAwareTrigger.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { ContenderRegistry, type ContenderContext, type ContenderOptions } from './ContenderRegistry.js';
 
@@ -19,16 +20,46 @@ function budgetTrigger(context: ContenderContext): TokenCountTrigger {
   return new TokenCountTrigger({ threshold: context.budgetTokens, tokenCountEstimator: context.estimator });
 }
 
-function targetTokens(context: ContenderContext, options: ContenderOptions): number {
-  const ratio = options.targetRatio ?? DEFAULT_TARGET_RATIO;
-  if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) throw new InvalidArgumentError('targetRatio must be in (0, 1]');
-  return Math.max(1, Math.floor(context.budgetTokens * ratio));
+function ratioOption(options: ContenderOptions, key: string, fallback: number): number {
+  const ratio = options[key] ?? fallback;
+  if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) throw new InvalidArgumentError(`${key} must be in (0, 1]`);
+  return ratio;
+}
+
+function targetTokens(context: ContenderContext, options: ContenderOptions, fallback = DEFAULT_TARGET_RATIO): number {
+  return Math.max(1, Math.floor(context.budgetTokens * ratioOption(options, 'targetRatio', fallback)));
 }
 
 /** Config options minus the benchmark's own keys, passed to the strategy constructor as they are. */
 function passThrough(options: ContenderOptions): Record<string, unknown> {
-  const { targetRatio: _targetRatio, ...rest } = options;
+  const {
+    targetRatio: _targetRatio,
+    coldRatio: _coldRatio,
+    cacheTtlMs: _cacheTtlMs,
+    summaryRatio: _summaryRatio,
+    ...rest
+  } = options;
   return rest;
+}
+
+/** Kept share of the budget after a cache-aware compaction: room for a warm stretch before the next one. */
+export const CACHE_AWARE_TARGET_RATIO = 0.8;
+
+/**
+ * Compacts at the budget whatever the cache, and at `coldRatio` × budget (default: the target) when the
+ * prompt cache has probably expired, by the replay's clock — so most compactions rewrite a cold prefix.
+ */
+function cacheAwareTrigger(context: ContenderContext, options: ContenderOptions, targetRatio: number): CacheAwareTrigger {
+  const ttl = options.cacheTtlMs ?? DEFAULT_PROMPT_CACHE_TTL_MS;
+  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl <= 0)
+    throw new InvalidArgumentError('cacheTtlMs must be a positive integer');
+  return new CacheAwareTrigger({
+    maxTokens: context.budgetTokens,
+    coldTokens: Math.max(1, Math.floor(context.budgetTokens * ratioOption(options, 'coldRatio', targetRatio))),
+    cacheTtlMs: ttl,
+    tokenCountEstimator: context.estimator,
+    ...(context.now !== undefined ? { now: context.now } : {}),
+  });
 }
 
 function requireChatClient(context: ContenderContext, name: string) {
@@ -116,7 +147,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
         trigger: budgetTrigger(context),
         strategy: new AdditiveSummarizationCompactionStrategy({
           chatClient: requireChatClient(context, 'additive-summarization'),
-          maxSummaryTokens: Math.max(1, Math.floor(context.budgetTokens / 4)),
+          maxSummaryTokens: Math.max(1, Math.floor(context.budgetTokens * ratioOption(options, 'summaryRatio', 0.25))),
           maxKeptTokens: targetTokens(context, options),
           tokenCountEstimator: context.estimator,
           logger: context.logger,
@@ -198,6 +229,45 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
             ],
             maxTokens,
             tokenCountEstimator: context.estimator,
+            ...passThrough(options),
+          }),
+        };
+      },
+    });
+  registry
+    .register({
+      kind: 'strategy',
+      name: 'token-count-cache-aware',
+      description: `token-count keeping ${CACHE_AWARE_TARGET_RATIO} x budget, compacting when the prompt cache is cold (CacheAwareTrigger), or at the budget`,
+      create: (context, options) => {
+        const ratio = ratioOption(options, 'targetRatio', CACHE_AWARE_TARGET_RATIO);
+        return {
+          trigger: cacheAwareTrigger(context, options, ratio),
+          strategy: new TokenCountCompactionStrategy({
+            maxTokens: targetTokens(context, options, ratio),
+            tokenCountEstimator: context.estimator,
+            ...passThrough(options),
+          }),
+        };
+      },
+    })
+    .register({
+      kind: 'strategy',
+      name: 'additive-cache-aware',
+      description:
+        'additive-summarization (summaries appended, earlier ones untouched) with CacheAwareTrigger: kept turns 0.6 x budget, summaries 0.2 x budget',
+      needsChatClient: true,
+      create: (context, options) => {
+        const ratio = ratioOption(options, 'targetRatio', 0.6);
+        const summaryRatio = ratioOption(options, 'summaryRatio', 0.2);
+        return {
+          trigger: cacheAwareTrigger(context, options, ratio + summaryRatio > 1 ? ratio : ratio + summaryRatio),
+          strategy: new AdditiveSummarizationCompactionStrategy({
+            chatClient: requireChatClient(context, 'additive-cache-aware'),
+            maxSummaryTokens: Math.max(1, Math.floor(context.budgetTokens * summaryRatio)),
+            maxKeptTokens: targetTokens(context, options, ratio),
+            tokenCountEstimator: context.estimator,
+            logger: context.logger,
             ...passThrough(options),
           }),
         };

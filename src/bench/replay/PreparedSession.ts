@@ -24,6 +24,10 @@ export class PreparedSession {
   readonly probesAt: Map<number, RecordedProbe[]>;
   /** Tokens of the uncompacted history at each call point. */
   readonly fullTokens: number[];
+  /** When each call is made: the time of the last event before it (ms since the epoch), never decreasing. */
+  readonly callTimes: number[];
+  /** Tokens of the recorded reply to each call (the assistant events at the call point); 0 for the last. */
+  readonly replyTokens: number[];
   /** Probes with no evidence cannot be scored for retention. */
   readonly unscoredProbes: number;
 
@@ -55,6 +59,15 @@ export class PreparedSession {
     const prefix: number[] = [0];
     for (const h of this.history) prefix.push(prefix[prefix.length - 1]! + h.tokens);
     this.fullTokens = points.map((p) => prefix[p]!);
+    // Recorded clocks can step back (a resumed agent run): the replay's clock never does.
+    let clock = -Infinity;
+    this.callTimes = points.map((p) => (clock = Math.max(clock, this.events[Math.max(0, p - 1)]!.timestamp.getTime())));
+    this.replyTokens = points.map((p) => {
+      let tokens = 0;
+      for (let i = p; i < this.history.length && this.history[i]!.message.type === 'assistant'; i++)
+        tokens += this.history[i]!.tokens;
+      return tokens;
+    });
     this.probesAt = new Map();
     let unscored = 0;
     for (const probe of recorded.probes ?? []) {

@@ -1,3 +1,5 @@
+import type { CostTally } from '../cost/ConversationCostMeter.js';
+
 /** What one contender did on one session at one budget. Aggregated by aggregateRuns for the report. */
 export interface RunMetrics {
   dataset: string;
@@ -28,6 +30,8 @@ export interface RunMetrics {
   overBudgetCalls: number;
   /** Model calls sent with no message at all: the strategy or peer dropped everything. */
   emptyContextCalls: number;
+  /** What the conversation cost under each provider preset of the run, prompt cache included. */
+  cost: CostTally[];
 }
 
 export function emptyRunMetrics(
@@ -52,5 +56,6 @@ export function emptyRunMetrics(
     orphanResults: 0,
     overBudgetCalls: 0,
     emptyContextCalls: 0,
+    cost: [],
   };
 }

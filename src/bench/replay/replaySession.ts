@@ -2,6 +2,8 @@ import { DefaultSessionService } from '../../service/DefaultSessionService.js';
 import type { Message } from '../../session/Message.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { ProviderPreset } from '../../tokens/ModelPrices.js';
+import { ConversationCostMeter, type PromptSegmentCoder } from '../cost/ConversationCostMeter.js';
 import { ContextSnapshot } from '../metrics/ContextSnapshot.js';
 import { orphanedToolResults } from '../metrics/orphanedToolResults.js';
 import type { ContenderContext, ContenderOptions, PeerContender, StrategyContender } from '../registry/ContenderRegistry.js';
@@ -13,6 +15,16 @@ export interface ReplayContext extends ContenderContext {
   createRepository(): SessionRepository;
   /** The same summariser as `chatClient`, read for its counters. */
   counter?: CountingChatClient;
+  /** Each call is priced under these presets (prompt cache included); none = no cost figures. */
+  presets?: readonly ProviderPreset[];
+  /** Shared by every contender of a run, so that the same message is the same cache key for all. */
+  coder?: PromptSegmentCoder;
+}
+
+/** The cost meter of one replay, or null when the run prices nothing. */
+function costMeter(context: Partial<ReplayContext>): { meter: ConversationCostMeter; coder: PromptSegmentCoder } | null {
+  if (context.presets === undefined || context.presets.length === 0 || context.coder === undefined) return null;
+  return { meter: new ConversationCostMeter(context.presets), coder: context.coder };
 }
 
 /** Scores the probes asked at call point `k` against what is sent there. */
@@ -35,7 +47,9 @@ function recordCall(
   k: number,
   tokens: number,
   messages: readonly Message[],
+  pricing: { meter: ConversationCostMeter; coder: PromptSegmentCoder } | null,
 ): void {
+  pricing?.meter.call(pricing.coder.request(messages), session.callTimes[k]!, session.replyTokens[k]!);
   metrics.tokensSent.push(tokens);
   metrics.fullTokens.push(session.fullTokens[k]!);
   if (tokens > metrics.budgetTokens) metrics.overBudgetCalls++;
@@ -65,7 +79,9 @@ export async function replayWithStrategy(
     kind: 'strategy',
     budgetTokens: context.budgetTokens,
   });
-  const { trigger, strategy } = contender.create(context, options);
+  const clock = { now: session.callTimes[0] ?? 0 };
+  const { trigger, strategy } = contender.create({ ...context, now: () => new Date(clock.now) }, options);
+  const pricing = costMeter(context);
   const repository = context.createRepository();
   const service = new DefaultSessionService(repository, { logger: context.logger, tokenCountEstimator: context.estimator });
   context.counter?.reset();
@@ -74,6 +90,7 @@ export async function replayWithStrategy(
     let appended = 0;
     for (const [k, point] of session.callPoints.entries()) {
       while (appended < point) await service.appendEvent(session.events[appended++]!);
+      clock.now = session.callTimes[k]!;
       const start = performance.now();
       const result = await service.compact(session.replayId, trigger, strategy);
       const elapsed = performance.now() - start;
@@ -89,6 +106,7 @@ export async function replayWithStrategy(
         k,
         estimateEventsTokens(window, context.estimator),
         window.map((e) => e.message),
+        pricing,
       );
     }
   } finally {
@@ -100,6 +118,10 @@ export async function replayWithStrategy(
     metrics.summarizerInputTokens = context.counter.inputTokens;
     metrics.summarizerOutputTokens = context.counter.outputTokens;
   }
+  if (pricing !== null) {
+    pricing.meter.summarizer(metrics.summarizerInputTokens, metrics.summarizerOutputTokens);
+    metrics.cost = pricing.meter.tallies;
+  }
   return metrics;
 }
 
@@ -108,7 +130,7 @@ export async function replayWithPeer(
   session: PreparedSession,
   contender: PeerContender,
   options: ContenderOptions,
-  context: ContenderContext,
+  context: ContenderContext & Partial<Pick<ReplayContext, 'presets' | 'coder'>>,
 ): Promise<RunMetrics> {
   const metrics = emptyRunMetrics({
     dataset: session.dataset,
@@ -118,11 +140,13 @@ export async function replayWithPeer(
     budgetTokens: context.budgetTokens,
   });
   const peer = contender.create(context, options);
+  const pricing = costMeter(context);
   peer.prepare(session.history);
   for (const [k, point] of session.callPoints.entries()) {
     const selection = await peer.select(point);
     metrics.totalMs += selection.libraryMs;
-    recordCall(metrics, session, k, selection.tokens, selection.messages);
+    recordCall(metrics, session, k, selection.tokens, selection.messages, pricing);
   }
+  if (pricing !== null) metrics.cost = pricing.meter.tallies;
   return metrics;
 }

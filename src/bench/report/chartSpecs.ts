@@ -101,3 +101,45 @@ export function scalingSpec(points: readonly ScalingPoint[]): TopLevelSpec {
     },
   };
 }
+
+/** Cost per conversation against answer-in-context for one dataset and preset, one panel per budget. */
+export function costVsAnswerSpec(dataset: string, preset: string, summaries: readonly ContenderSummary[]): TopLevelSpec {
+  const values = summaries
+    .filter((s) => s.dataset === dataset && !Number.isNaN(s.answerFound))
+    .flatMap((s) => {
+      const c = s.cost.find((x) => x.preset === preset);
+      return c === undefined
+        ? []
+        : [
+            {
+              contender: s.contender,
+              kind: s.kind,
+              budget: `budget ${s.budgetTokens}`,
+              cost: Math.round(c.costPerConversation * 10000) / 10000,
+              answer: Math.round(s.answerFound * 1000) / 10,
+            },
+          ];
+    });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `Cost per conversation vs answer in context — ${dataset}, ${preset}`,
+      subtitle: 'prompt cache modelled; up and left is better',
+    },
+    data: { values },
+    facet: { column: { field: 'budget', type: 'nominal', title: null } },
+    spec: {
+      width: 300,
+      height: HEIGHT,
+      mark: { type: 'point', filled: true, size: 80 },
+      encoding: {
+        x: { field: 'cost', type: 'quantitative', title: 'cost per conversation (USD)', scale: { zero: true } },
+        y: { field: 'answer', type: 'quantitative', title: 'answer in context (%)' },
+        color: { field: 'contender', type: 'nominal', title: 'strategy / peer' },
+        shape: { field: 'kind', type: 'nominal', title: 'kind' },
+        tooltip: [{ field: 'contender' }, { field: 'cost' }, { field: 'answer' }],
+      },
+    },
+    resolve: { scale: { x: 'independent', y: 'independent' } },
+  };
+}

@@ -81,8 +81,50 @@ function costTable(rows: readonly ContenderSummary[], all: readonly ContenderSum
   );
 }
 
+const money = (n: number) => (Number.isFinite(n) ? `$${n.toPrecision(3)}` : '–');
+
+/** The cost ratio of a row to `langchain-trim` on the same dataset, budget and preset (NaN when absent). */
+export function costRatioVsLangChain(row: ContenderSummary, preset: string, all: readonly ContenderSummary[]): number {
+  const lc = all.find((s) => s.dataset === row.dataset && s.budgetTokens === row.budgetTokens && s.contender === LANGCHAIN_PEER);
+  const theirs = lc?.cost.find((c) => c.preset === preset);
+  const ours = row.cost.find((c) => c.preset === preset);
+  return theirs === undefined || ours === undefined || theirs.costPerConversation === 0
+    ? Number.NaN
+    : ours.costPerConversation / theirs.costPerConversation;
+}
+
+/** Money per conversation and per turn, prefix stability, beside answer-in-context: one column group per preset. */
+function moneyTable(rows: readonly ContenderSummary[], all: readonly ContenderSummary[]): string {
+  const presets = rows[0]?.cost.map((c) => c.preset) ?? [];
+  return table(
+    [
+      'strategy / peer',
+      'answer in context',
+      'compactions',
+      ...presets.flatMap((p) => [`${p}: per conversation (× \`${LANGCHAIN_PEER}\`)`, 'per turn', 'cache hits / writes']),
+    ],
+    rows.map((s) => [
+      `\`${s.contender}\``,
+      pct(s.answerFound),
+      s.kind === 'peer' ? '–' : int(s.compactions),
+      ...presets.flatMap((p) => {
+        const c = s.cost.find((x) => x.preset === p);
+        if (c === undefined) return ['–', '–', '–'];
+        const vs = costRatioVsLangChain(s, p, all);
+        return [
+          `${money(c.costPerConversation)} (${ratio(vs)})${c.cachingOff ? ' ¹' : ''}`,
+          money(c.costPerTurn),
+          `${pct(c.prefixStability)} / ${pct(c.cacheWriteShare)}`,
+        ];
+      }),
+    ]),
+  );
+}
+
 export interface ChartFiles {
   retention: Map<string, string>;
+  /** Cost per conversation against answer-in-context, per dataset and preset. */
+  cost?: Map<string, string>;
   sawtooth: Map<string, string>;
   scaling?: string;
   /** Why no chart was rendered, when none could be. */
@@ -162,6 +204,23 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
         '',
       );
       out.push(fidelityTable(rows), '', costTable(rows, summaries), '');
+      if (rows.some((r) => r.cost.length > 0)) {
+        out.push(`What a conversation costs (prompt cache modelled per preset; see [docs/cost.md](../cost.md)):`, '');
+        out.push(moneyTable(rows, summaries), '');
+        if (rows.some((r) => r.cost.some((c) => c.cachingOff)))
+          out.push('¹ Billed without prompt caching: with this prefix, cache writes would cost more than they save.', '');
+      }
+    }
+    const info = result.datasets.find((d) => d.name === dataset);
+    if (info !== undefined && info.sendOnceCost.length > 0) {
+      out.push(
+        `Reference — every message sent exactly once, uncached, plus the recorded replies (no policy that shows the model each message can cost less): ${info.sendOnceCost.map((c) => `${c.preset} ${money(c.costPerConversation)}`).join(', ')} per conversation.`,
+        '',
+      );
+    }
+    for (const [key, file] of charts.cost ?? []) {
+      if (key.startsWith(`${dataset}\u0000`))
+        out.push(`![cost vs answer in context, ${dataset}, ${key.split('\u0000')[1]}](${file})`, '');
     }
   }
 
