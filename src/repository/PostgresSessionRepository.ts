@@ -9,9 +9,17 @@ import { buildEventQuery } from './postgres/eventQuery.js';
 import { postgresTables, type PostgresTables } from './postgres/schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './postgres/postgresMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
-import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { bulkStatements } from './postgres/bulkStatements.js';
+import { buildSearchQuery } from './postgres/searchQuery.js';
+import { resolveEventSearchOptions, searchTerms, searchWords } from './eventSearch.js';
+import type {
+  EventSearchOptions,
+  ListSessionIdsOptions,
+  ScoredEvent,
+  SessionIdPage,
+  SessionRepository,
+} from './SessionRepository.js';
 
 export interface PostgresSessionRepositoryOptions {
   /** Used to create (and later end) a pool when `pool` is not given. */
@@ -22,6 +30,12 @@ export interface PostgresSessionRepositoryOptions {
   prefix?: string;
   /** Apply pending migrations on first use; default true. With false, call `migrate()` (or run them yourself). */
   initializeSchema?: boolean;
+  /**
+   * The text search dictionary whose stop words `searchEvents` drops from a query ('what', 'the', 'did' ...)
+   * before ranking, e.g. 'german_stem'; null keeps every word. Default 'english_stem'. Only the query is
+   * affected: the index holds every word, so changing this needs no migration.
+   */
+  searchStopWords?: string | null;
   logger?: Logger;
 }
 
@@ -111,6 +125,10 @@ function rowToSession(row: SessionRow): Session {
   });
 }
 
+const DEFAULT_STOP_WORDS = 'english_stem';
+/** A dictionary name, optionally schema-qualified; it is bound as a parameter and cast to regdictionary. */
+const DICTIONARY = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/i;
+
 /**
  * PostgreSQL over `pg`. Appends and compactions of one session serialise on the session row's lock, so the
  * identity `seq` of the events follows commit order (no append can slip below a concurrent compaction's new
@@ -126,6 +144,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private schemaReady: Promise<void> | undefined;
   private readonly sql: ReturnType<typeof statements>;
   private readonly bulk: ReturnType<typeof bulkStatements>;
+  private readonly searchStopWords: string | null;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -141,6 +160,12 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
       this.ownsPool = true;
     }
     this.initializeSchema = opts.initializeSchema ?? true;
+    this.searchStopWords = opts.searchStopWords === undefined ? DEFAULT_STOP_WORDS : opts.searchStopWords;
+    if (this.searchStopWords !== null && (typeof this.searchStopWords !== 'string' || !DICTIONARY.test(this.searchStopWords))) {
+      throw new InvalidArgumentError(
+        `searchStopWords must name a text search dictionary or be null (got '${String(opts.searchStopWords)}')`,
+      );
+    }
     this.logger = opts.logger ?? defaultLogger();
     // An idle connection dropped by the server emits 'error' on the pool; unhandled, it would end the process.
     if (this.ownsPool)
@@ -256,6 +281,20 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
       return applyEventWindow(events, f);
     }
     return events;
+  }
+
+  /**
+   * Matched through the GIN index over the generated `text_tsv` column ('simple' configuration: words
+   * lower-cased, no stemming), ranked by BM25 computed over the matching events (see postgres/searchQuery.ts).
+   * Any of the query's words may match; see `SessionRepository.searchEvents`.
+   */
+  async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) return [];
+    await this.ready();
+    const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o);
+    const { rows } = await this.pool.query<EventRow & { score: number }>(q.sql, q.params);
+    return rows.map((row) => ({ event: rowToEvent(row), score: row.score }));
   }
 
   async compactEvents(

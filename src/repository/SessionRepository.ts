@@ -3,6 +3,35 @@ import type { Session, SessionLike } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
 /**
+ * Which events `searchEvents` may return. The defaults describe a prompt being built for one session:
+ * its archive (the active window is already in the prompt), root events only.
+ */
+export interface EventSearchOptions {
+  /** Most hits to return, best first; default 20. */
+  limit?: number;
+  /** 'session' (default): only the given session. 'user': every session of `userId`. */
+  scope?: 'session' | 'user';
+  /**
+   * The owner of the session, from server-side state (the authenticated user), never from a model. Required
+   * for scope 'user'. When set, a session that belongs to someone else yields no hits.
+   */
+  userId?: string;
+  /** Also return events of the given session's active window; default false. Other sessions are searched whole. */
+  includeActive?: boolean;
+  /**
+   * The branch the caller sees: root events, its own branch and its dot-path ancestors, never siblings or
+   * children. Unset or null: root events only.
+   */
+  branch?: string | null;
+}
+
+/** A search hit: higher `score` is more relevant; scores compare only within one result list. */
+export interface ScoredEvent {
+  event: SessionEvent;
+  score: number;
+}
+
+/**
  * Persistence SPI: sessions plus a CAS-versioned, append-only event log that archives instead of deleting.
  *
  * - version: 0 after `save`; +1 per genuinely new append (a repeated event id is a no-op); +1 per
@@ -52,6 +81,13 @@ export interface SessionRepository {
    * on backends without an ordered index (Redis SCAN).
    */
   listSessionIds?(options?: ListSessionIdsOptions): Promise<SessionIdPage>;
+  /**
+   * Full-text search pushed down to the store's own index, best first (ties in log order). A blank query, a
+   * missing session or another user's session returns []. Words are matched whole and case-insensitively,
+   * any of them (more matches rank higher); the query is never interpreted as search syntax, so quotes,
+   * operators and wildcards in it are plain text. Optional: without it, retrievers rank in process.
+   */
+  searchEvents?(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]>;
   /** Releases connections; a repository is unusable afterwards. */
   close?(): Promise<void>;
 }

@@ -5,12 +5,20 @@ import { defaultLogger, type Logger } from '../logging.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
-import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
+import { resolveEventSearchOptions, searchTerms } from './eventSearch.js';
+import type {
+  EventSearchOptions,
+  ListSessionIdsOptions,
+  ScoredEvent,
+  SessionIdPage,
+  SessionRepository,
+} from './SessionRepository.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
+import { buildSqliteSearch } from './sqlite/sqliteSearch.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -198,6 +206,23 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       events.filter((e) => e.text !== null && textTest(e.text)),
       f,
     );
+  }
+
+  /**
+   * Ranked with FTS5's `bm25()` over the `unicode61` tokenizer (diacritics folded: "cafe" finds "café").
+   * Any of the query's words may match; see `SessionRepository.searchEvents`.
+   */
+  async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
+    const st = this.ready();
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string') return [];
+    const terms = searchTerms(query);
+    if (terms.length === 0) return [];
+    const owner = st.findById.get(sessionId) as SessionRow | undefined;
+    if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
+    const search = buildSqliteSearch(this.tables, sessionId, terms, o);
+    const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
+    return rows.map((row) => ({ event: fromRow(row), score: row.score }));
   }
 
   async compactEvents(

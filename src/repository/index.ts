@@ -1,4 +1,4 @@
-export { type SessionRepository } from './SessionRepository.js';
+export { type SessionRepository, type EventSearchOptions, type ScoredEvent } from './SessionRepository.js';
 export { InMemorySessionRepository } from './InMemorySessionRepository.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './eventCodec.js';
 export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from './SqliteSessionRepository.js';

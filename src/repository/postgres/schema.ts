@@ -73,4 +73,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX ${t.prefix}_events_log_idx ON ${t.events} (session_id, seq)`,
     ],
   },
+  {
+    version: 2,
+    name: 'full-text index over event text and tool data',
+    // A stored generated column: PostgreSQL fills it for the rows an existing database holds (the backfill)
+    // and keeps it current on every insert and update, so no write path can forget it; ranking reads it
+    // instead of re-parsing each matching text. It holds the words of the text and of the string values of
+    // the data (tool-call names and arguments, tool results, reasoning), so an identifier seen only in a tool
+    // output can be recalled. The 'simple' configuration lower-cases words and neither stems nor drops stop
+    // words: language-neutral, and the same words match as in the SQLite index.
+    statements: (t) => [
+      `ALTER TABLE ${t.events} ADD COLUMN text_tsv tsvector
+        GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, coalesce(text, ''))
+          || jsonb_to_tsvector('simple'::regconfig, coalesce(data, '{}'::jsonb), '["string"]')) STORED`,
+      `CREATE INDEX ${t.prefix}_events_text_tsv_idx ON ${t.events} USING GIN (text_tsv)`,
+    ],
+  },
 ];

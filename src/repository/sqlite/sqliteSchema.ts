@@ -7,6 +7,8 @@ export interface SqliteTables {
   sessions: string;
   events: string;
   migrations: string;
+  /** The contentless FTS5 index over each event's text and data (it stores words, not a copy of the text). */
+  fts: string;
 }
 
 export const DEFAULT_SQLITE_PREFIX = 'session_compaction';
@@ -18,7 +20,7 @@ export function sqliteTables(prefix: string): SqliteTables {
   }
   // SQLite identifiers are case-insensitive; folding keeps names and logs consistent.
   const p = prefix.toLowerCase();
-  return { sessions: `${p}_sessions`, events: `${p}_events`, migrations: `${p}_migrations` };
+  return { sessions: `${p}_sessions`, events: `${p}_events`, migrations: `${p}_migrations`, fts: `${p}_events_fts` };
 }
 
 export interface SqliteMigration {
@@ -67,5 +69,36 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       -- ... and the whole log in order (findEvents(all()), lastN over archived history).
       CREATE INDEX ${t.events}_log ON ${t.events} (session_id, seq);
     `,
+  },
+  {
+    version: 2,
+    name: 'full-text index over event text and tool data',
+    // A contentless index (the words, not a copy of the text) fed by triggers, so every write path — append,
+    // compaction (which deletes the old active window and re-inserts the retained events under new seq
+    // values), session delete (the cascade fires them) — keeps it exact inside the writing transaction;
+    // archiving in place changes neither text nor data and touches no entry. An event is found by its text
+    // and by the string values of its data (tool-call names and arguments, tool results, reasoning), so an
+    // identifier seen only in a tool output can be recalled. The backfill indexes the events an existing
+    // database already holds.
+    sql: (t: SqliteTables) => {
+      const body = (row: string) =>
+        `coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), '')`;
+      return `
+      CREATE VIRTUAL TABLE ${t.fts} USING fts5(
+        body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER ${t.events}_fts_insert AFTER INSERT ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
+      END;
+      CREATE TRIGGER ${t.events}_fts_delete AFTER DELETE ON ${t.events} BEGIN
+        DELETE FROM ${t.fts} WHERE rowid = old.seq;
+      END;
+      CREATE TRIGGER ${t.events}_fts_update AFTER UPDATE OF text, data ON ${t.events} BEGIN
+        DELETE FROM ${t.fts} WHERE rowid = old.seq;
+        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
+      END;
+      INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
+    `;
+    },
   },
 ]);

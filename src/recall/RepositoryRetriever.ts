@@ -1,0 +1,89 @@
+import { InvalidArgumentError } from '../errors.js';
+import type { SessionRepository } from '../repository/SessionRepository.js';
+import { DefaultSessionService } from '../service/DefaultSessionService.js';
+import { accessDenied } from '../service/sessionAccess.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import { visibleTo } from './access.js';
+import { Bm25Retriever } from './Bm25Retriever.js';
+import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
+import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
+
+export interface RepositoryRetrieverOptions {
+  repository: SessionRepository;
+  /**
+   * Answers when the repository has no `searchEvents` (in-memory, Redis, most custom repositories). Default:
+   * a `Bm25Retriever` over the same repository, which indexes in this process and follows the log's version.
+   */
+  fallback?: Retriever;
+}
+
+/**
+ * Full-text retrieval pushed down to the repository's own index (`searchEvents`: SQLite FTS5, PostgreSQL
+ * full-text search), so nothing is loaded or indexed in this process; a repository without it (in-memory,
+ * Redis) is served by `fallback`, in-process BM25 by default. The access rules are the other retrievers': a session of another user is refused with the
+ * access-denied error, and every hit is checked again against the request's scope, owner, branch and active
+ * window, so a custom repository's `searchEvents` cannot widen what a request sees.
+ */
+export class RepositoryRetriever implements Retriever {
+  private readonly repository: SessionRepository;
+  private readonly fallback: Retriever;
+
+  constructor(options: RepositoryRetrieverOptions) {
+    if (options === null || options === undefined || options.repository === null || options.repository === undefined) {
+      throw new InvalidArgumentError('repository must not be null');
+    }
+    this.repository = options.repository;
+    this.fallback = options.fallback ?? new Bm25Retriever({ sessionService: new DefaultSessionService(this.repository) });
+  }
+
+  /** True when requests go to the repository's index rather than to the fallback. */
+  get pushesDown(): boolean {
+    return typeof this.repository.searchEvents === 'function';
+  }
+
+  async retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]> {
+    const r = normaliseRetrievalRequest(request);
+    if (r.query.trim() === '') return [];
+    if (typeof this.repository.searchEvents !== 'function') return this.fallback.retrieve(request);
+    if (r.userId !== null) {
+      const session = await this.repository.findById(r.sessionId);
+      if (session !== null && session.userId !== r.userId) throw accessDenied(r.sessionId, r.userId);
+    }
+    const hits = await this.repository.searchEvents(r.sessionId, r.query, {
+      limit: r.limit,
+      scope: r.scope,
+      ...(r.userId !== null ? { userId: r.userId } : {}),
+      includeActive: r.includeActive,
+      branch: r.branch,
+    });
+    const allowed = allowedBy(r);
+    const visible = hits.filter((h) => allowed(h.event));
+    const owned = await this.ownedSessions(
+      visible.map((h) => h.event.sessionId),
+      r,
+    );
+    return visible
+      .filter((h) => owned(h.event.sessionId))
+      .slice(0, r.limit)
+      .map((h) => ({ event: h.event, score: h.score }));
+  }
+
+  /** Which of the hits' sessions the request may read: the user's own (in scope 'user', checked one by one). */
+  private async ownedSessions(sessionIds: string[], r: NormalisedRetrievalRequest): Promise<(id: string) => boolean> {
+    if (r.userId === null) return () => true;
+    const others = [...new Set(sessionIds)].filter((id) => id !== r.sessionId);
+    const sessions = await Promise.all(others.map((id) => this.repository.findById(id)));
+    const owned = new Set([r.sessionId, ...others.filter((_, i) => sessions[i]?.userId === r.userId)]);
+    return (id) => owned.has(id);
+  }
+}
+
+/** The request's scope, branch and active-window rules, as every retriever applies them. */
+function allowedBy(r: NormalisedRetrievalRequest): (event: SessionEvent) => boolean {
+  const visible = visibleTo(r.branch);
+  return (e) =>
+    visible(e) &&
+    (r.scope === 'user' || e.sessionId === r.sessionId) &&
+    // Active events are already in the prompt of the request's own session; other sessions' never are.
+    (r.includeActive || e.archived || e.sessionId !== r.sessionId);
+}
