@@ -1,3 +1,11 @@
 export { DEFAULT_RETRIEVAL_LIMIT, type Retriever, type RetrievalRequest, type RetrievedEvent } from './Retriever.js';
 export { Bm25Retriever, DEFAULT_MAX_INDEXED_SESSIONS, type Bm25RetrieverOptions } from './Bm25Retriever.js';
 export { RepositoryRetriever, type RepositoryRetrieverOptions } from './RepositoryRetriever.js';
+export {
+  EmbeddingRetriever,
+  DEFAULT_MAX_CACHED_VECTORS,
+  type EmbeddingRetrieverOptions,
+  type EmbedFunction,
+} from './EmbeddingRetriever.js';
+export { HybridRetriever, DEFAULT_RRF_K, type HybridRetrieverOptions } from './HybridRetriever.js';
+export { openAIEmbeddings, type OpenAIEmbeddingsOptions } from './openAIEmbeddings.js';

@@ -65,7 +65,25 @@ export interface FakeOpenAIServer {
   enqueue(...replies: FakeReply[]): void;
   /** Default reply when the queue is empty (initially: content "fake summary"). */
   respondWith(responder: FakeResponder): void;
+  /** Every parsed `POST /v1/embeddings` body (`model`, `input`, `dimensions` ...), in arrival order. */
+  readonly embeddingRequests: Array<Record<string, unknown> & { input?: string[]; model?: string }>;
+  /**
+   * How `/v1/embeddings` answers: a vector per input (default `bagOfWordsVector`), or an HTTP status to fail
+   * with. The response lists the vectors in reverse order with their `index`, as clients must not rely on order.
+   */
+  embedWith(embedder: (input: string) => number[] | number): void;
   close(): Promise<void>;
+}
+
+/** A deterministic stand-in for an embedding model: word counts hashed into `dimensions` buckets. */
+export function bagOfWordsVector(text: string, dimensions = 64): number[] {
+  const v = new Array<number>(dimensions).fill(0);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    let h = 2166136261;
+    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
+    v[(h >>> 0) % dimensions]! += 1;
+  }
+  return v;
 }
 
 const roughTokens = (value: unknown): number => Math.ceil(JSON.stringify(value ?? '').length / 4);
@@ -107,6 +125,8 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
   const requests: FakeRequestBody[] = [];
   const requestHeaders: IncomingMessage['headers'][] = [];
   let responder: FakeResponder = () => ({ content: 'fake summary' });
+  const embeddingRequests: FakeOpenAIServer['embeddingRequests'] = [];
+  let embedder: (input: string) => number[] | number = (input) => bagOfWordsVector(input);
   let counter = 0;
   const pending = new Set<NodeJS.Timeout>();
 
@@ -128,6 +148,29 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'POST' && path === '/v1/embeddings') {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> & { input?: string[] };
+      embeddingRequests.push(body);
+      const inputs = Array.isArray(body.input) ? body.input : [String(body.input)];
+      const vectors = inputs.map((input) => embedder(input));
+      const failed = vectors.find((v): v is number => typeof v === 'number');
+      if (failed !== undefined) {
+        res.writeHead(failed, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `fake error ${failed}`, type: 'server_error', code: null } }));
+        return;
+      }
+      const data = vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })).reverse();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data,
+          model: body.model,
+          usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+        }),
+      );
+      return;
+    }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } }));
@@ -260,6 +303,10 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
     enqueue: (...replies) => queue.push(...replies),
     respondWith: (next) => {
       responder = next;
+    },
+    embeddingRequests,
+    embedWith: (next) => {
+      embedder = next;
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
