@@ -31,8 +31,8 @@ export interface ChatProviderCall<T extends ChatProviderTypes> {
 
 export interface ChatProviderOutcome<T extends ChatProviderTypes> {
   reply: T['reply'];
-  /** The reply as it is appended to the log. */
-  persist: PersistableMessage;
+  /** The reply as it is appended to the log: one message, or every message of a multi-step run, in order. */
+  persist: PersistableMessage | readonly PersistableMessage[];
   usage: T['usage'] | null;
   /** Prompt tokens as the provider counted them (cached ones included), for calibration. */
   promptTokens: number | undefined;

@@ -244,8 +244,9 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     outcome: ChatProviderOutcome<T>,
     sink: Sink<T> | null,
   ): Promise<SessionMemoryResponse<T>> {
-    const { message: reply, metadata } = outcome.persist;
-    if (this.messageFilter.shouldPersist(reply)) {
+    const replies = Array.isArray(outcome.persist) ? outcome.persist : [outcome.persist as PersistableMessage];
+    for (const { message: reply, metadata } of replies) {
+      if (!this.messageFilter.shouldPersist(reply)) continue;
       turn.persisted.push(
         await this.service.appendMessage(turn.sessionId, reply, {
           id: this.responseIds.generate(turn.idContext, reply),

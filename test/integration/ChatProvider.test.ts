@@ -17,7 +17,7 @@ import { silent } from './support/harness.js';
 /** A chat API of its own: requests are plain strings ("tool:<id>=<data>" answers a call), the reply echoes. */
 interface EchoTypes extends ChatProviderTypes {
   message: string;
-  params: { prefix?: string };
+  params: { prefix?: string; steps?: number };
   prompt: { lines: string[] };
   reply: string;
   usage: { input: number };
@@ -49,12 +49,17 @@ class EchoProvider implements ChatProvider<EchoTypes> {
     ];
   }
 
-  async call(call: { prompt: { lines: string[] }; params: { prefix?: string } }) {
+  async call(call: { prompt: { lines: string[] }; params: { prefix?: string; steps?: number } }) {
     this.prompts.push(call.prompt.lines);
     const reply = `${call.params.prefix ?? ''}${call.prompt.lines.length} lines`;
+    // A multi-step run: a tool call and its result per extra step, then the final answer.
+    const steps = Array.from({ length: call.params.steps ?? 0 }, (_, i) => [
+      { message: Messages.assistant(null, { toolCalls: [Messages.toolCall(`c${i}`, 'lookup', '{}')] }) },
+      { message: Messages.tool([Messages.toolResponse(`c${i}`, 'lookup', `r${i}`)]) },
+    ]).flat();
     return {
       reply,
-      persist: { message: Messages.assistant(reply), metadata: { native: reply } },
+      persist: [...steps, { message: Messages.assistant(reply), metadata: { native: reply } }],
       usage: { input: 40 },
       promptTokens: 40,
       finishReason: 'stop',
@@ -104,6 +109,13 @@ describe('SessionMemory over a custom ChatProvider', function () {
     expect(events.map((e) => e.messageType)).to.deep.equal(['user', 'assistant', 'tool', 'user', 'assistant']);
     expect(events[2]!.metadata).to.deep.include({ raw: 'tool:c1=42' });
     expect(events[4]!.metadata).to.deep.include({ native: '3 lines' });
+  });
+
+  it('appends every message of a multi-step reply, in order', async function () {
+    const { memory, service } = setup();
+    await memory.call({ sessionId: 's', messages: ['hello'], steps: 2 });
+    const events = await service.getEvents('s');
+    expect(events.map((e) => e.messageType)).to.deep.equal(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
   });
 
   it('records the token calibration from the provider-reported prompt tokens', async function () {
