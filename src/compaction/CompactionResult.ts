@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type { UsageRecord } from '../tokens/UsageRecord.js';
 
 /** Why a strategy proposed no change, when it knows (lets the service report a precise skip reason). */
 export type StrategySkipReason = 'nothing-to-archive' | 'summarization-failed';
@@ -13,12 +14,18 @@ export class CompactionResult {
   readonly archivedEvents: readonly SessionEvent[];
   readonly tokensEstimatedSaved: number;
   readonly skipReason: StrategySkipReason | undefined;
+  /**
+   * What the compaction consumed — the summariser's calls and tokens — when the strategy reports it (the
+   * summarising strategies do; a failed summary that was billed is still reported on the no-op result).
+   */
+  readonly usage: UsageRecord | undefined;
 
   constructor(
     compactedEvents: readonly SessionEvent[],
     archivedEvents: readonly SessionEvent[],
     tokensEstimatedSaved: number,
     skipReason?: StrategySkipReason,
+    usage?: UsageRecord,
   ) {
     if (compactedEvents === null || compactedEvents === undefined)
       throw new InvalidArgumentError('compactedEvents must not be null');
@@ -28,7 +35,13 @@ export class CompactionResult {
     this.archivedEvents = Object.freeze([...archivedEvents]);
     this.tokensEstimatedSaved = tokensEstimatedSaved;
     this.skipReason = archivedEvents.length === 0 ? skipReason : undefined;
+    this.usage = usage === undefined ? undefined : Object.freeze({ ...usage });
     Object.freeze(this);
+  }
+
+  /** The same result carrying `usage` (undefined removes it). */
+  withUsage(usage: UsageRecord | undefined): CompactionResult {
+    return new CompactionResult(this.compactedEvents, this.archivedEvents, this.tokensEstimatedSaved, this.skipReason, usage);
   }
 
   /** The unchanged window: nothing archived, nothing saved. */

@@ -1,5 +1,6 @@
 import type { Message } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type { ProviderTokenUsage } from './SessionUsageRecorder.js';
 
 /**
  * The types one chat API fixes: what a request message is, the extra request parameters (tools,
@@ -36,6 +37,8 @@ export interface ChatProviderOutcome<T extends ChatProviderTypes> {
   usage: T['usage'] | null;
   /** Prompt tokens as the provider counted them (cached ones included), for calibration. */
   promptTokens: number | undefined;
+  /** The reply's token counts in the provider-neutral shape the usage record is built from; absent when unreported. */
+  tokens?: ProviderTokenUsage;
   finishReason: string | null;
   /** The raw completion of a non-streaming call. */
   completion?: T['completion'];

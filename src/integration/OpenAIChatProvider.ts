@@ -20,6 +20,7 @@ import type {
   PersistableMessage,
 } from './ChatProvider.js';
 import { messageToPersist, systemMessagesFirst, toolNameResolver } from './requestMessages.js';
+import type { ProviderTokenUsage } from './SessionUsageRecorder.js';
 
 /** Chat parameters a request may add (tools, temperature...): everything but what SessionMemory sets itself. */
 export type OpenAIChatParams = Omit<ChatCompletionCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'stream_options'>;
@@ -118,7 +119,22 @@ function outcome(
     persist: { message: fromOpenAIMessage(message) },
     usage,
     promptTokens: usage?.prompt_tokens,
+    ...(usage !== null ? { tokens: openAITokenUsage(usage) } : {}),
     finishReason,
     ...(completion !== undefined ? { completion } : {}),
+  };
+}
+
+/**
+ * `prompt_tokens_details.cached_tokens` is OpenAI's cache read. OpenAI bills no cache writes; proxies in front
+ * of a provider that does (LiteLLM for Anthropic) add `cache_creation_input_tokens`, read when present.
+ */
+export function openAITokenUsage(usage: CompletionUsage): ProviderTokenUsage {
+  const writes = (usage as { cache_creation_input_tokens?: unknown }).cache_creation_input_tokens;
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: typeof writes === 'number' ? writes : 0,
+    outputTokens: usage.completion_tokens ?? 0,
   };
 }

@@ -13,6 +13,9 @@ import { calibrationRatio } from '../tokens/calibration.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import { requireModelPrices, type ModelPrices } from '../tokens/ModelPrices.js';
+import type { UsageRecord } from '../tokens/UsageRecord.js';
+import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { AsyncQueue } from './AsyncQueue.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
@@ -48,6 +51,8 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   estimatedPromptTokens: number;
   persisted: SessionEvent[];
   compaction: CompactionResult | undefined;
+  /** Usage of every compaction run for this turn so far (summariser calls). */
+  compactionUsage: (UsageRecord | undefined)[];
 }
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
@@ -80,6 +85,10 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   private readonly responseIds: SessionEventIdGenerator;
   private readonly estimator: TokenCountEstimator;
   private readonly calibrator: SessionCalibrator | null;
+  private readonly usageRecorder: SessionUsageRecorder | null;
+  private readonly prices: ModelPrices | undefined;
+  private readonly summarizerPrices: ModelPrices | undefined;
+  private readonly compactBeforeCall: boolean;
   private readonly logger: Logger;
   /** Serialises session resolution per id in this process, so two first requests cannot both create it. */
   private readonly resolving = new KeyedMutex();
@@ -120,6 +129,14 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     this.logger = options.logger ?? defaultLogger();
     const store = options.metadataStore ?? metadataStoreOf(options.sessionService);
     this.calibrator = store === undefined || options.calibrate === false ? null : new SessionCalibrator(store, this.logger);
+    this.prices = options.prices === undefined ? undefined : requireModelPrices(options.prices, 'prices');
+    this.summarizerPrices =
+      options.summarizerPrices === undefined ? undefined : requireModelPrices(options.summarizerPrices, 'summarizerPrices');
+    this.usageRecorder =
+      store === undefined || options.recordUsage === false
+        ? null
+        : new SessionUsageRecorder(store, this.logger, this.prices, this.summarizerPrices);
+    this.compactBeforeCall = options.compactBeforeCall === true;
   }
 
   /** One non-streaming turn. */
@@ -198,6 +215,11 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
 
     let { history, incoming, incomingIds } = await readHistory();
     let compaction: CompactionResult | undefined;
+    const compactionUsage: (UsageRecord | undefined)[] = [];
+    if (this.compactBeforeCall && this.trigger !== undefined && this.strategy !== undefined) {
+      compaction = await this.runCompaction(sessionId, this.trigger, this.strategy, sink, compactionUsage);
+      if (compaction !== undefined) ({ history, incoming, incomingIds } = await readHistory());
+    }
     if (this.contextWindowTokens !== undefined) {
       const limit = this.contextWindowTokens;
       const ratio = calibrationRatio(session);
@@ -208,7 +230,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
             `the prompt needs about ${needed()} tokens, more than contextWindowTokens (${limit}), and no compactionStrategy is configured`,
           );
         }
-        compaction = await this.runCompaction(sessionId, ALWAYS, this.strategy, sink);
+        compaction = (await this.runCompaction(sessionId, ALWAYS, this.strategy, sink, compactionUsage)) ?? compaction;
         ({ history, incoming, incomingIds } = await readHistory());
         if (needed() > limit) {
           throw new IllegalStateError(
@@ -236,6 +258,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       estimatedPromptTokens: this.estimatePrompt(history, messages, chatParams),
       persisted,
       compaction,
+      compactionUsage,
     };
   }
 
@@ -259,14 +282,18 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     }
     let compaction = turn.compaction;
     if (this.trigger !== undefined && this.strategy !== undefined) {
-      compaction = (await this.runCompaction(turn.sessionId, this.trigger, this.strategy, sink)) ?? compaction;
+      compaction =
+        (await this.runCompaction(turn.sessionId, this.trigger, this.strategy, sink, turn.compactionUsage)) ?? compaction;
     }
+    const usage = turnUsage(outcome.tokens ?? null, turn.compactionUsage, this.prices, this.summarizerPrices);
+    if (this.usageRecorder !== null) await this.usageRecorder.record(turn.sessionId, usage);
     return {
       sessionId: turn.sessionId,
       message: outcome.reply,
       contextStatus: turn.contextStatus,
       ...(compaction !== undefined ? { compaction } : {}),
       usage: outcome.usage,
+      turnUsage: usage,
       finishReason: outcome.finishReason,
       persisted: turn.persisted,
       ...(outcome.completion !== undefined ? { completion: outcome.completion } : {}),
@@ -310,10 +337,13 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     trigger: CompactionTrigger,
     strategy: CompactionStrategy,
     sink: Sink<T> | null,
+    usages: (UsageRecord | undefined)[],
   ): Promise<CompactionResult | undefined> {
     const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(sessionId, sink);
     try {
       const result = await this.service.compact(sessionId, trigger, strategy);
+      // A failed or lost compaction may still have paid its summariser.
+      usages.push(result.usage);
       return result.archivedEvents.length > 0 ? result : undefined;
     } catch (error) {
       this.logger.error('compaction failed; the conversation continues uncompacted', { sessionId, error: String(error) });

@@ -8,7 +8,9 @@ import type { Logger } from '../logging.js';
 import type { SessionService } from '../service/SessionService.js';
 import type { CompactionSkipReason, SessionServiceEvents } from '../service/SessionServiceEvents.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type { ModelPrices } from '../tokens/ModelPrices.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import type { UsageRecord } from '../tokens/UsageRecord.js';
 import type { ChatProvider, ChatProviderTypes } from './ChatProvider.js';
 import type { SessionEventIdGeneratorLike } from './eventIdGenerators.js';
 import type { OpenAIChatTypes } from './OpenAIChatProvider.js';
@@ -59,6 +61,20 @@ export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTy
   calibrate?: boolean;
   /** With `client`: ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
   streamUsage?: boolean;
+  /**
+   * Price table of the chat model (e.g. `PROVIDER_PRESETS['openai-gpt-4.1'].prices`): each turn's usage record
+   * then carries `estimatedCost`, and the session metadata the running total. Without it, tokens only.
+   */
+  prices?: ModelPrices;
+  /** Price table of the summariser's model; default `prices`. Zero prices for an offline summariser. */
+  summarizerPrices?: ModelPrices;
+  /** Add every turn's usage to the session's `usage` metadata (default true, when a metadata store exists). */
+  recordUsage?: boolean;
+  /**
+   * Also run the trigger before the model call, after the user's pause (default false: only after the reply).
+   * This is the moment a `CacheAwareTrigger` can see that the provider's prompt cache has gone cold.
+   */
+  compactBeforeCall?: boolean;
   logger?: Logger;
 }
 
@@ -88,6 +104,11 @@ export interface SessionMemoryResponse<T extends ChatProviderTypes = OpenAIChatT
   /** Present when a compaction archived events during this request. */
   compaction?: CompactionResult;
   usage: T['usage'] | null;
+  /**
+   * What this turn consumed: the model call's input (cached and cache-written parts included), output, the
+   * summariser calls of any compaction run during the turn, and the estimated cost when `prices` is set.
+   */
+  turnUsage: UsageRecord;
   finishReason: string | null;
   /** The events this request appended (those the MessageFilter accepted; a replayed id is listed too). */
   persisted: SessionEvent[];

@@ -33,6 +33,7 @@ export {
 export { IdempotentSessionEventIdGenerator } from './IdempotentSessionEventIdGenerator.js';
 export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './ChatCompletionChunkAggregator.js';
 export { SessionCalibrator, type SessionMetadataStore } from './SessionCalibrator.js';
+export { METADATA_USAGE, sessionUsageTotals, type ProviderTokenUsage, type SessionUsageTotals } from './SessionUsageRecorder.js';
 export { ConversationSearchTool, type ConversationSearchToolOptions } from './ConversationSearchTool.js';
 export { CrossSessionSearchTool, type CrossSessionSearchToolOptions } from './CrossSessionSearchTool.js';
 export { RecallTools, type RecallToolsOptions } from './RecallTools.js';

@@ -255,7 +255,8 @@ export class DefaultSessionService implements SessionService {
       }
       this.logger.debug('compaction lost its CAS race; skipped', { sessionId, expectedVersion: version });
       this.emit('compactionSkipped', { sessionId, reason: 'cas-conflict' });
-      return CompactionResult.noop(events);
+      // Nothing was written, but the summariser was paid: the usage stays on the no-op.
+      return CompactionResult.noop(events).withUsage(result.usage);
     } catch (error) {
       this.emit('compactionFailed', { sessionId, error });
       throw error;
@@ -279,7 +280,7 @@ export class DefaultSessionService implements SessionService {
       const retained = [...result.compactedEvents, ...appended];
       if (await this.repository.compactEvents(sessionId, result.archivedEvents, retained, version)) {
         this.logger.debug('compaction rebased over concurrent appends', { sessionId, appended: appended.length, attempt });
-        return new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved);
+        return new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage);
       }
     }
     return null;

@@ -12,6 +12,14 @@ export interface ChatUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Of `promptTokens`, those the endpoint read from its prompt cache, when it says. */
+  cachedPromptTokens?: number;
+}
+
+/** A reply with what it consumed: `usage` is null when the endpoint reported none. */
+export interface ChatReply {
+  text: string | null;
+  usage: ChatUsage | null;
 }
 
 /** Receives the usage of every successful call, e.g. to meter summarisation cost. */
@@ -23,6 +31,11 @@ export type ChatUsageListener = (usage: ChatUsage, info: { model: string }) => v
  */
 export interface ChatClient {
   call(request: ChatRequest): Promise<string | null>;
+  /**
+   * Optional: like `call`, with the usage of this very call. Strategies prefer it, so that the tokens of a
+   * summary are attributed to the compaction that asked for it even when calls run concurrently.
+   */
+  complete?(request: ChatRequest): Promise<ChatReply>;
   /** The model name, when known: strategies record it in the summary's metadata. */
   readonly model?: string;
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, requirePositiveInt } from '../errors.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
-import type { ChatClient, ChatRequest, ChatUsage, ChatUsageListener } from './ChatClient.js';
+import type { ChatClient, ChatReply, ChatRequest, ChatUsage, ChatUsageListener } from './ChatClient.js';
 import { parseSummaryPrompt } from './prompts.js';
 import { SummarizationError } from './SummarizationError.js';
 
@@ -86,6 +86,11 @@ export class ExtractiveSummarizer implements ChatClient {
   }
 
   async call(request: ChatRequest): Promise<string | null> {
+    return (await this.complete(request)).text;
+  }
+
+  /** The summary with the tokens a model would have read and written for it (estimated: no model runs). */
+  async complete(request: ChatRequest): Promise<ChatReply> {
     if (request === null || request === undefined) throw new InvalidArgumentError('request must not be null');
     if (request.signal?.aborted) {
       throw new SummarizationError('extractive summarization was aborted', { kind: 'aborted', cause: request.signal.reason });
@@ -101,7 +106,7 @@ export class ExtractiveSummarizer implements ChatClient {
     this.totalUsage.totalTokens += usage.totalTokens;
     this.totalUsage.calls += 1;
     this.onUsage?.(usage, { model: this.model });
-    return summary;
+    return { text: summary, usage };
   }
 
   /** The summary of a prompt (or of plain "Role: text" lines) within `budget` tokens; null when there is nothing to keep. */

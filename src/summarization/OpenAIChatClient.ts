@@ -183,7 +183,13 @@ function nonNegativeInt(value: number, name: string, min: number): number {
 function toUsage(usage: OpenAI.CompletionUsage): ChatUsage {
   const promptTokens = usage.prompt_tokens ?? 0;
   const completionTokens = usage.completion_tokens ?? 0;
-  return { promptTokens, completionTokens, totalTokens: usage.total_tokens ?? promptTokens + completionTokens };
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: usage.total_tokens ?? promptTokens + completionTokens,
+    ...(typeof cached === 'number' ? { cachedPromptTokens: cached } : {}),
+  };
 }
 
 function toSummarizationError(error: unknown, model: string): SummarizationError {

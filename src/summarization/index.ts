@@ -1,4 +1,4 @@
-export { type ChatClient, type ChatRequest, type ChatUsage, type ChatUsageListener } from './ChatClient.js';
+export { type ChatClient, type ChatReply, type ChatRequest, type ChatUsage, type ChatUsageListener } from './ChatClient.js';
 export { SummarizationError, type SummarizationErrorKind } from './SummarizationError.js';
 export { OpenAIChatClient, type OpenAIChatClientOptions, type ChatCompletionOutcome } from './OpenAIChatClient.js';
 export { ExtractiveSummarizer, type ExtractiveSummarizerOptions } from './ExtractiveSummarizer.js';

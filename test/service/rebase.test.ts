@@ -10,6 +10,7 @@ import {
   ObservationMaskingCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
   SlidingWindowCompactionStrategy,
+  addUsage,
   createDefaultLogger,
   type ChatClient,
   type CompactionRequest,
@@ -161,5 +162,25 @@ describe('conflict rebase', function () {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('DefaultSessionService: the summariser is paid even when the compaction is lost', () => {
+  it('a compaction that loses its CAS race returns a no-op that still carries the strategy usage', async () => {
+    const repository = new InMemorySessionRepository();
+    const service = new DefaultSessionService(repository, { logger, conflictPolicy: 'skip' });
+    const { id } = await service.create({ userId: 'u' });
+    await appendConversation(service, id, 3);
+    const strategy: CompactionStrategy = {
+      compact: async (request: CompactionRequest) => {
+        // A writer appends while the summariser works: the version moves on.
+        await service.appendMessage(id, Messages.user('meanwhile'));
+        const usage = { ...addUsage(), summarizerCalls: 1, summarizerInputTokens: 500, summarizerOutputTokens: 40 };
+        return new SlidingWindowCompactionStrategy({ maxEvents: 2 }).compact(request).then((r) => r.withUsage(usage));
+      },
+    };
+    const result = await service.compact(id, () => true, strategy);
+    expect(result.isNoop()).to.equal(true);
+    expect(result.usage).to.include({ summarizerCalls: 1, summarizerInputTokens: 500, summarizerOutputTokens: 40 });
   });
 });

@@ -22,6 +22,8 @@ export interface FakeToolCall {
 export interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Sent as `prompt_tokens_details.cached_tokens`: the part of the prompt read from the provider's cache. */
+  cached_tokens?: number;
 }
 
 export interface FakeReply {
@@ -225,7 +227,12 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
       prompt_tokens: roughTokens(body.messages),
       completion_tokens: roughTokens(content) + roughTokens(toolCalls ?? ''),
     };
-    const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    const { cached_tokens: cachedTokens, ...counts } = usage;
+    const fullUsage = {
+      ...counts,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+      ...(cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
+    };
     const finishReason = reply.finishReason ?? (toolCalls?.length ? 'tool_calls' : 'stop');
 
     if (body.stream) {

@@ -115,7 +115,7 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
       chunk,
       () => mechanicalSummary(chunk),
     );
-    if (outcome === null) return CompactionResult.noop(events, 'summarization-failed');
+    if (outcome === null) return this.withSummarizerUsage(request, CompactionResult.noop(events, 'summarization-failed'));
     const { summary, method } = outcome;
 
     const now = this.now();
@@ -132,7 +132,7 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
     if (estimateEventsTokens(summaries, this.tokenCountEstimator) > this.maxSummaryTokens) {
       summaries = await this.consolidate(request, summaries, now);
     }
-    return new CompactionResult([...summaries, ...kept], chunk, saved);
+    return this.withSummarizerUsage(request, new CompactionResult([...summaries, ...kept], chunk, saved));
   }
 
   private chunkMetadata(

@@ -1,3 +1,4 @@
+import { addUsage, type UsageRecord } from '../../tokens/UsageRecord.js';
 import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import { calibrationRatio } from '../../tokens/calibration.js';
@@ -101,6 +102,7 @@ export class CompactionPipeline implements CompactionStrategy {
     let window = original.events;
     let tokens = cost(window);
     let skipReason: StrategySkipReason | undefined;
+    const usages: UsageRecord[] = [];
     for (let index = 0; index < this.stages.length && !fits(tokens); index++) {
       const stage = this.stages[index]!;
       const stageRequest = CompactionRequest.of(original.session, window);
@@ -116,6 +118,7 @@ export class CompactionPipeline implements CompactionStrategy {
       } else {
         result = await stage.compact(stageRequest);
       }
+      if (result.usage !== undefined) usages.push(result.usage);
       for (const e of result.archivedEvents) if (originalIds.has(e.id)) archived.add(e.id);
       const after = cost(result.compactedEvents);
       stages.push({
@@ -136,10 +139,12 @@ export class CompactionPipeline implements CompactionStrategy {
       }
     }
     const archivedEvents = original.events.filter((e) => archived.has(e.id));
+    // Every stage's summariser calls were made, whichever stage's window is kept.
+    const usage = usages.length === 0 ? undefined : addUsage(...usages);
     const result =
       archivedEvents.length === 0
-        ? CompactionResult.noop(original.events, skipReason ?? 'nothing-to-archive')
-        : new CompactionResult(window, archivedEvents, cost(original.events) - tokens);
+        ? new CompactionResult(original.events, [], 0, skipReason ?? 'nothing-to-archive', usage)
+        : new CompactionResult(window, archivedEvents, cost(original.events) - tokens, undefined, usage);
     return {
       result,
       stages,

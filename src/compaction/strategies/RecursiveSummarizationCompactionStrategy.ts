@@ -134,14 +134,17 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     const outcome = await this.summarize(request, { user, ...(maxTokens !== undefined ? { maxTokens } : {}) }, toArchive, () =>
       mechanicalSummary(toArchive, priorSummaries),
     );
-    if (outcome === null) return CompactionResult.noop(events, 'summarization-failed');
+    if (outcome === null) return this.withSummarizerUsage(request, CompactionResult.noop(events, 'summarization-failed'));
     const { summary, method } = outcome;
 
     const now = this.now();
     const pair = summaryPair(request.session.id, this.shadowPrompt, summary, this.summaryMetadata(plan, method, now), now);
     // No token count in the metadata: the estimator only ever sees rendered events (scenario 81).
     // Prior synthetic events are superseded (in neither list): the repository drops them, as in Java.
-    return new CompactionResult([...pair, ...activeWindow], toArchive, this.renderedTokens(toArchive));
+    return this.withSummarizerUsage(
+      request,
+      new CompactionResult([...pair, ...activeWindow], toArchive, this.renderedTokens(toArchive)),
+    );
   }
 
   private summaryMetadata(

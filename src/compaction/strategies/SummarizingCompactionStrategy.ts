@@ -11,6 +11,9 @@ import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstim
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import type { CompactionRequest } from '../CompactionRequest.js';
 import type { CompactionResult } from '../CompactionResult.js';
+import { addUsage, emptyUsage, type UsageRecord } from '../../tokens/UsageRecord.js';
+import type { ChatRequest } from '../../summarization/ChatClient.js';
+import type { SummaryAttempt } from './summaryEvents.js';
 import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
 import { formatEvent } from '../../session/formatEvent.js';
 import {
@@ -65,6 +68,8 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
   protected readonly onSummarizationFailure: SummarizationFailureListener | undefined;
   protected readonly logger: Logger;
   protected readonly now: () => Date;
+  /** What summarising consumed per compact() call, until its result is returned. */
+  private readonly usageByRequest = new WeakMap<CompactionRequest, UsageRecord>();
 
   protected constructor(options: SummarizingStrategyOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('chatClient must not be null');
@@ -99,15 +104,13 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
     archived: readonly SessionEvent[],
     stub: (() => string) | null,
   ): Promise<SummaryOutcome | null> {
-    const outcome = await requestSummary(
-      this.chatClient,
-      {
-        system: summarySystemPrompt(prompt.systemPrompt ?? this.systemPrompt),
-        user: prompt.user,
-        ...(prompt.maxTokens !== undefined ? { maxTokens: prompt.maxTokens } : {}),
-      },
-      { gate: this.qualityGate, archived },
-    );
+    const chatRequest: ChatRequest = {
+      system: summarySystemPrompt(prompt.systemPrompt ?? this.systemPrompt),
+      user: prompt.user,
+      ...(prompt.maxTokens !== undefined ? { maxTokens: prompt.maxTokens } : {}),
+    };
+    const outcome = await requestSummary(this.chatClient, chatRequest, { gate: this.qualityGate, archived });
+    this.recordUsage(request, chatRequest, outcome);
     if (outcome.ok) return { summary: outcome.text, method: 'model' };
     reportFailure(
       { request, error: outcome.error, mode: this.failureMode, strategy: this.constructor.name },
@@ -115,5 +118,32 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
       this.onSummarizationFailure,
     );
     return this.failureMode === 'stub' && stub !== null ? { summary: stub(), method: 'stub' } : null;
+  }
+
+  /**
+   * One more summariser call for this compaction: the tokens the client reported, or — for a client that
+   * reports none — the estimate of its prompt and of the reply it returned (a blank or rejected reply was
+   * still generated). A call that failed without an answer (connection, timeout, HTTP error) counts no tokens.
+   */
+  private recordUsage(request: CompactionRequest, chatRequest: ChatRequest, outcome: SummaryAttempt): void {
+    const call = emptyUsage();
+    call.summarizerCalls = 1;
+    if (outcome.usage !== null) {
+      call.summarizerInputTokens = outcome.usage.promptTokens;
+      call.summarizerCachedInputTokens = outcome.usage.cachedPromptTokens ?? 0;
+      call.summarizerOutputTokens = outcome.usage.completionTokens;
+    } else if (outcome.ok || outcome.error.kind === 'blank' || outcome.error.kind === 'quality') {
+      call.summarizerInputTokens = this.tokenCountEstimator.estimate(`${chatRequest.system ?? ''}\n${chatRequest.user}`);
+      call.summarizerOutputTokens = outcome.ok ? this.tokenCountEstimator.estimate(outcome.text) : 0;
+    }
+    this.usageByRequest.set(request, addUsage(this.usageByRequest.get(request), call));
+  }
+
+  /** `result` carrying what summarising consumed for `request` (every call of this compaction). */
+  protected withSummarizerUsage(request: CompactionRequest, result: CompactionResult): CompactionResult {
+    const usage = this.usageByRequest.get(request);
+    if (usage === undefined) return result;
+    this.usageByRequest.delete(request);
+    return result.withUsage(addUsage(result.usage, usage));
   }
 }

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../../errors.js';
 import type { Logger } from '../../logging.js';
 import { Messages } from '../../session/Message.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
-import type { ChatClient, ChatRequest } from '../../summarization/ChatClient.js';
+import type { ChatClient, ChatRequest, ChatUsage } from '../../summarization/ChatClient.js';
 import { SummarizationError } from '../../summarization/SummarizationError.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
@@ -60,29 +60,44 @@ export interface SummaryCheck {
   check(summary: string, archivedEvents: readonly SessionEvent[]): { ok: boolean; reasons: string[] };
 }
 
-/** The summary text, or the reason there is none. A rejected call is a failed summary, not an exception. */
+/** The summary text, or the reason there is none, with what the call consumed (null when unknown). */
+export type SummaryAttempt =
+  { ok: true; text: string; usage: ChatUsage | null } | { ok: false; error: SummarizationError; usage: ChatUsage | null };
+
+/**
+ * The summary text, or the reason there is none. A rejected call is a failed summary, not an exception.
+ * Through `complete` when the client has it, so that the usage is this call's own.
+ */
 export async function requestSummary(
   client: ChatClient,
   request: ChatRequest,
   quality?: { gate: SummaryCheck | undefined; archived: readonly SessionEvent[] },
-): Promise<{ ok: true; text: string } | { ok: false; error: SummarizationError }> {
+): Promise<SummaryAttempt> {
+  let usage: ChatUsage | null = null;
   try {
-    const text = await client.call(request);
+    let text: string | null;
+    if (typeof client.complete === 'function') ({ text, usage } = await client.complete(request));
+    else text = await client.call(request);
     if (typeof text !== 'string' || text.trim() === '') {
-      return { ok: false, error: new SummarizationError('summarizer returned no text', { kind: 'blank' }) };
+      return { ok: false, error: new SummarizationError('summarizer returned no text', { kind: 'blank' }), usage };
     }
     const verdict = quality?.gate?.check(text.trim(), quality.archived);
     if (verdict !== undefined && !verdict.ok) {
       return {
         ok: false,
         error: new SummarizationError(`summary rejected by the quality gate: ${verdict.reasons.join('; ')}`, { kind: 'quality' }),
+        usage,
       };
     }
-    return { ok: true, text: text.trim() };
+    return { ok: true, text: text.trim(), usage };
   } catch (error) {
-    if (error instanceof SummarizationError) return { ok: false, error };
+    if (error instanceof SummarizationError) return { ok: false, error, usage };
     const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, error: new SummarizationError(`summarizer failed: ${message}`, { kind: 'connection', cause: error }) };
+    return {
+      ok: false,
+      error: new SummarizationError(`summarizer failed: ${message}`, { kind: 'connection', cause: error }),
+      usage,
+    };
   }
 }
 

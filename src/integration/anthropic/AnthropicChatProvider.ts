@@ -135,6 +135,16 @@ function outcome(reply: AnthropicReply, withCompletion: boolean): ChatProviderOu
     persist: fromAnthropicReply(reply),
     usage: reply.usage ?? null,
     promptTokens: reply.usage === undefined || reply.usage === null ? undefined : anthropicPromptTokens(reply.usage),
+    ...(reply.usage !== undefined && reply.usage !== null
+      ? {
+          tokens: {
+            inputTokens: anthropicPromptTokens(reply.usage),
+            cachedInputTokens: reply.usage.cache_read_input_tokens ?? 0,
+            cacheWriteTokens: reply.usage.cache_creation_input_tokens ?? 0,
+            outputTokens: reply.usage.output_tokens ?? 0,
+          },
+        }
+      : {}),
     finishReason: reply.stop_reason ?? null,
     ...(withCompletion ? { completion: reply } : {}),
   };

@@ -1,0 +1,95 @@
+import type { Logger } from '../logging.js';
+import type { ModelPrices } from '../tokens/ModelPrices.js';
+import { addUsage, emptyUsage, usageCostNanos, type UsageRecord } from '../tokens/UsageRecord.js';
+import type { SessionMetadataStore } from './SessionCalibrator.js';
+
+/** Session metadata key holding the running total of what the session's turns consumed. */
+export const METADATA_USAGE = 'usage';
+
+/** The running total under `metadata.usage`. */
+export interface SessionUsageTotals extends UsageRecord {
+  /** Chat turns counted. */
+  turns: number;
+  /**
+   * The exact running cost in billionths of the currency unit (`estimatedCost` × 10⁹): each turn's cost is
+   * an integer there, so the total never drifts the way a sum of decimal fractions does.
+   */
+  estimatedCostNanos?: number;
+  currency?: string;
+  updatedAt: string;
+}
+
+/** The token counts of one model call, as the provider reported them; SessionMemory adds the rest. */
+export interface ProviderTokenUsage {
+  /** All prompt tokens, cached ones included. */
+  inputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+}
+
+/** The totals stored on a session, or null when none (or a malformed value) is there. */
+export function sessionUsageTotals(metadata: Readonly<Record<string, unknown>>): SessionUsageTotals | null {
+  const value = metadata[METADATA_USAGE];
+  if (value === null || typeof value !== 'object') return null;
+  const totals = value as Partial<SessionUsageTotals>;
+  return typeof totals.turns === 'number' && typeof totals.inputTokens === 'number' ? (totals as SessionUsageTotals) : null;
+}
+
+/**
+ * One turn's usage record: the model call's tokens, every compaction's summariser tokens, and — with a
+ * price table — the estimated cost (the summariser's tokens at `summarizerPrices`, default `prices`).
+ */
+export function turnUsage(
+  call: ProviderTokenUsage | null,
+  compactions: readonly (UsageRecord | undefined)[],
+  prices: ModelPrices | undefined,
+  summarizerPrices: ModelPrices | undefined,
+): UsageRecord {
+  const usage = addUsage({ ...emptyUsage(), ...(call ?? {}) }, ...compactions.map((u) => (u === undefined ? u : stripCost(u))));
+  delete usage.estimatedCost;
+  if (prices === undefined) return usage;
+  return { ...usage, estimatedCost: usageCostNanos(usage, prices, summarizerPrices ?? prices) / 1e9 };
+}
+
+function stripCost(usage: UsageRecord): UsageRecord {
+  const { estimatedCost: _cost, ...counts } = usage;
+  return counts;
+}
+
+/**
+ * Adds each turn's usage to the session's `usage` metadata. Best effort like the calibration: a failed write
+ * is logged and never fails the chat request. Read-modify-write without a version, so two concurrent turns
+ * of one session may lose one update.
+ */
+export class SessionUsageRecorder {
+  constructor(
+    private readonly store: SessionMetadataStore,
+    private readonly logger: Logger,
+    private readonly prices: ModelPrices | undefined,
+    private readonly summarizerPrices: ModelPrices | undefined,
+  ) {}
+
+  async record(sessionId: string, usage: UsageRecord): Promise<SessionUsageTotals | null> {
+    try {
+      const session = await this.store.findById(sessionId);
+      if (session === null) return null;
+      const previous = sessionUsageTotals(session.metadata);
+      const counts = addUsage(previous === null ? undefined : stripCost(previous), stripCost(usage));
+      delete counts.estimatedCost;
+      const next: SessionUsageTotals = { ...counts, turns: (previous?.turns ?? 0) + 1, updatedAt: new Date().toISOString() };
+      if (this.prices !== undefined) {
+        const nanos =
+          (previous?.estimatedCostNanos ?? 0) + usageCostNanos(usage, this.prices, this.summarizerPrices ?? this.prices);
+        next.estimatedCostNanos = nanos;
+        next.estimatedCost = nanos / 1e9;
+        next.currency = this.prices.currency ?? 'USD';
+      }
+      await this.store.save(session.with({ metadata: { ...session.metadata, [METADATA_USAGE]: next } }));
+      return next;
+    } catch (error) {
+      this.logger.warn('could not save the session usage', { sessionId, error: String(error) });
+      return null;
+    }
+  }
+}
