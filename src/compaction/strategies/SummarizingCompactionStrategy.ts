@@ -110,7 +110,7 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
       ...(prompt.maxTokens !== undefined ? { maxTokens: prompt.maxTokens } : {}),
     };
     const outcome = await requestSummary(this.chatClient, chatRequest, { gate: this.qualityGate, archived });
-    this.recordUsage(request, chatRequest, outcome);
+    this.recordUsage(request, outcome);
     if (outcome.ok) return { summary: outcome.text, method: 'model' };
     reportFailure(
       { request, error: outcome.error, mode: this.failureMode, strategy: this.constructor.name },
@@ -121,20 +121,17 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
   }
 
   /**
-   * One more summariser call for this compaction: the tokens the client reported, or — for a client that
-   * reports none — the estimate of its prompt and of the reply it returned (a blank or rejected reply was
-   * still generated). A call that failed without an answer (connection, timeout, HTTP error) counts no tokens.
+   * One more summariser call for this compaction, with the tokens the client reported for it. A client that
+   * reports none (no `complete`, or an endpoint without usage) adds the call only: its tokens are unknown,
+   * and guessing them would put a made-up cost on the session.
    */
-  private recordUsage(request: CompactionRequest, chatRequest: ChatRequest, outcome: SummaryAttempt): void {
+  private recordUsage(request: CompactionRequest, outcome: SummaryAttempt): void {
     const call = emptyUsage();
     call.summarizerCalls = 1;
     if (outcome.usage !== null) {
       call.summarizerInputTokens = outcome.usage.promptTokens;
       call.summarizerCachedInputTokens = outcome.usage.cachedPromptTokens ?? 0;
       call.summarizerOutputTokens = outcome.usage.completionTokens;
-    } else if (outcome.ok || outcome.error.kind === 'blank' || outcome.error.kind === 'quality') {
-      call.summarizerInputTokens = this.tokenCountEstimator.estimate(`${chatRequest.system ?? ''}\n${chatRequest.user}`);
-      call.summarizerOutputTokens = outcome.ok ? this.tokenCountEstimator.estimate(outcome.text) : 0;
     }
     this.usageByRequest.set(request, addUsage(this.usageByRequest.get(request), call));
   }
