@@ -13,6 +13,7 @@ import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimato
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import { KeyedMutex } from './KeyedMutex.js';
+import { maskedOriginals } from './maskedOriginals.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
@@ -223,7 +224,8 @@ export class DefaultSessionService implements SessionService {
     if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
     const version = await this.repository.getEventVersion(sessionId);
     const events = await this.repository.findEvents(sessionId, EventFilter.active());
-    return { version, request: CompactionRequest.of(session, events) };
+    const originals = await maskedOriginals(this.repository, sessionId, events);
+    return { version, request: CompactionRequest.of(session, events, { originals }) };
   }
 
   private async compactUnlocked(

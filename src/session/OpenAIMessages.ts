@@ -9,11 +9,30 @@ import { SessionEvent } from './SessionEvent.js';
 
 export type OpenAIMessageParam = ChatCompletionMessageParam;
 
+export interface ToOpenAIOptions {
+  /**
+   * Where an assistant message's reasoning goes: 'omit' (default; OpenAI's API takes none back),
+   * 'reasoning_content' (DeepSeek and compatible servers) or 'reasoning' (OpenRouter-style). When you send
+   * it, count it too: an estimator with `countsReasoning` (e.g. `new TiktokenTokenCountEstimator({
+   * countReasoning: true })`).
+   */
+  reasoning?: 'omit' | 'reasoning_content' | 'reasoning';
+}
+
+const REASONING_FIELDS = ['omit', 'reasoning_content', 'reasoning'] as const;
+
 /**
  * Maps events or messages to OpenAI chat parameters. A tool message carrying several responses becomes
  * one `tool` message per response, because OpenAI ties each tool message to exactly one call id.
  */
-export function toOpenAIMessages(items: ReadonlyArray<SessionEvent | Message>): ChatCompletionMessageParam[] {
+export function toOpenAIMessages(
+  items: ReadonlyArray<SessionEvent | Message>,
+  options: ToOpenAIOptions = {},
+): ChatCompletionMessageParam[] {
+  const reasoningField = options?.reasoning ?? 'omit';
+  if (!(REASONING_FIELDS as readonly string[]).includes(reasoningField)) {
+    throw new InvalidArgumentError("reasoning must be 'omit', 'reasoning_content' or 'reasoning'");
+  }
   const out: ChatCompletionMessageParam[] = [];
   for (const item of items) {
     const message = item instanceof SessionEvent ? item.message : item;
@@ -25,7 +44,13 @@ export function toOpenAIMessages(items: ReadonlyArray<SessionEvent | Message>): 
         out.push({ role: 'system', content: message.text });
         break;
       case 'assistant': {
-        const param: ChatCompletionAssistantMessageParam = { role: 'assistant', content: message.text };
+        const param: ChatCompletionAssistantMessageParam & { reasoning_content?: string; reasoning?: string } = {
+          role: 'assistant',
+          content: message.text,
+        };
+        if (reasoningField !== 'omit' && message.reasoning !== undefined && message.reasoning !== '') {
+          param[reasoningField] = message.reasoning;
+        }
         if (message.toolCalls !== undefined && message.toolCalls.length > 0) {
           param.tool_calls = message.toolCalls.map((c) => ({
             id: c.id,

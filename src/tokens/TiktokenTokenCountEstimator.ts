@@ -10,6 +10,8 @@ const ENCODINGS: readonly TiktokenEncodingName[] = ['o200k_base', 'cl100k_base',
 
 export interface TiktokenTokenCountEstimatorOptions {
   encoding?: TiktokenEncodingName;
+  /** Count assistant reasoning too (when it is sent back to the provider); default false. */
+  countReasoning?: boolean;
 }
 
 const require = createRequire(import.meta.url);
@@ -37,8 +39,10 @@ function counterFor(encoding: TiktokenEncodingName): BpeTokenCounter {
  */
 export class TiktokenTokenCountEstimator implements TokenCountEstimator {
   readonly encoding: TiktokenEncodingName;
+  readonly countsReasoning: boolean;
 
   constructor(options: TiktokenTokenCountEstimatorOptions = {}) {
+    this.countsReasoning = options.countReasoning === true;
     const encoding = options.encoding ?? 'o200k_base';
     if (!ENCODINGS.includes(encoding)) {
       throw new InvalidArgumentError(`encoding must be one of ${ENCODINGS.join(', ')}`);

@@ -26,7 +26,7 @@ function fingerprint(text: string): number {
 }
 
 /**
- * estimate(formatEvent(event)), memoised per estimator and (session id, event id), so that compacting a
+ * estimate(formatEvent(event)) — with the reasoning when the estimator `countsReasoning` — memoised per estimator and (session id, event id), so that compacting a
  * long session again costs only its new events. Every trigger and strategy counts through here.
  */
 export function estimateEventTokens(event: SessionEvent, estimator: TokenCountEstimator): number {
@@ -43,7 +43,7 @@ export function estimateEventTokens(event: SessionEvent, estimator: TokenCountEs
 }
 
 function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): number {
-  const text = formatEvent(event);
+  const text = formatEvent(event, { reasoning: estimator.countsReasoning === true });
   let cache = caches.get(estimator);
   if (cache === undefined) {
     cache = new Map();

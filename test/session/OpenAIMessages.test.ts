@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { Messages, SessionEvent, fromOpenAIMessage, toOpenAIMessages, type Message } from '../../src/index.js';
+import {
+  CharacterTokenCountEstimator,
+  Messages,
+  SessionEvent,
+  estimateEventTokens,
+  fromOpenAIMessage,
+  toOpenAIMessages,
+  type Message,
+} from '../../src/index.js';
 
 const conversation: Message[] = [
   Messages.system('be brief'),
@@ -72,6 +80,38 @@ describe('toOpenAIMessages / fromOpenAIMessage', function () {
     );
     expect(fromOpenAIMessage({ role: 'tool', tool_call_id: 'c9', content: 'r' })).to.deep.equal(
       Messages.tool([Messages.toolResponse('c9', '', 'r')]),
+    );
+  });
+});
+
+describe('toOpenAIMessages reasoning option', function () {
+  const withReasoning = Messages.assistant('answer', { reasoning: 'because' });
+
+  it("omits reasoning by default and sends it under the chosen field ('reasoning_content' or 'reasoning')", function () {
+    expect(toOpenAIMessages([withReasoning])[0]).to.deep.equal({ role: 'assistant', content: 'answer' });
+    expect(toOpenAIMessages([withReasoning], { reasoning: 'reasoning_content' })[0]).to.deep.equal({
+      role: 'assistant',
+      content: 'answer',
+      reasoning_content: 'because',
+    });
+    expect(toOpenAIMessages([withReasoning], { reasoning: 'reasoning' })[0]).to.deep.equal({
+      role: 'assistant',
+      content: 'answer',
+      reasoning: 'because',
+    });
+  });
+
+  it('an estimator with countsReasoning counts the reasoning that is sent', function () {
+    const e = SessionEvent.create({ sessionId: 's', message: withReasoning });
+    const plain = new CharacterTokenCountEstimator();
+    const counting = new CharacterTokenCountEstimator({ countReasoning: true });
+    expect(estimateEventTokens(e, plain)).to.equal('Assistant: answer'.length);
+    expect(estimateEventTokens(e, counting)).to.equal('Assistant: answer [reasoning: because]'.length);
+  });
+
+  it('rejects an unknown reasoning field', function () {
+    expect(() => toOpenAIMessages([withReasoning], { reasoning: 'thoughts' as never })).to.throw(
+      "reasoning must be 'omit', 'reasoning_content' or 'reasoning'",
     );
   });
 });

@@ -33,6 +33,10 @@ export const msgs = (n: number, prefix = 'msg-') => Array.from({ length: n }, (_
 /** tokens = length of the formatted event: the CHAR estimator of the behaviour reference. */
 export class CharEstimator implements TokenCountEstimator {
   readonly seen: string[] = [];
+  readonly countsReasoning: boolean;
+  constructor(options: { countReasoning?: boolean } = {}) {
+    this.countsReasoning = options.countReasoning === true;
+  }
   estimate(text: string): number {
     this.seen.push(text);
     return text.length;

@@ -34,7 +34,7 @@ export class ContextSnapshot {
   constructor(readonly messages: readonly Message[]) {}
 
   get fullText(): string {
-    this.text ??= this.messages.map(formatMessage).join('\n');
+    this.text ??= this.messages.map((m) => formatMessage(m)).join('\n');
     return this.text;
   }
 

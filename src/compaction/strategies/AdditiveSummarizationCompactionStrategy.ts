@@ -109,11 +109,12 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
     if (plan === null) return CompactionResult.noop(events);
     const { synthetic, chunk, kept } = plan;
 
+    const sources = this.sources(request, chunk);
     const outcome = await this.summarize(
       request,
-      { user: buildSummaryPrompt({ transcript: chunk.map(this.eventFormatter) }), maxTokens: this.maxChunkSummaryTokens },
-      chunk,
-      () => mechanicalSummary(chunk),
+      { user: buildSummaryPrompt({ transcript: sources.map(this.eventFormatter) }), maxTokens: this.maxChunkSummaryTokens },
+      sources,
+      () => mechanicalSummary(sources),
     );
     if (outcome === null) return this.withSummarizerUsage(request, CompactionResult.noop(events, 'summarization-failed'));
     const { summary, method } = outcome;

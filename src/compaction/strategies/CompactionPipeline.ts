@@ -94,6 +94,7 @@ export class CompactionPipeline implements CompactionStrategy {
     const cost = (events: readonly SessionEvent[]) => estimateEventsTokens(events, this.tokenCountEstimator);
     const fits = (tokens: number) => tokens * ratio <= this.maxTokens;
     const originalIds = new Set(original.events.map((e) => e.id));
+    const knownOriginals = [...original.originals.values(), ...original.events];
     const archived = new Set<string>();
     const stages: PipelineStageReport[] = [];
     const summarized: SessionEvent[] = [];
@@ -105,7 +106,8 @@ export class CompactionPipeline implements CompactionStrategy {
     const usages: UsageRecord[] = [];
     for (let index = 0; index < this.stages.length && !fits(tokens); index++) {
       const stage = this.stages[index]!;
-      const stageRequest = CompactionRequest.of(original.session, window);
+      // Later stages read the originals of what earlier stages masked (a summary is written from them).
+      const stageRequest = CompactionRequest.of(original.session, window, { originals: knownOriginals });
       let result: CompactionResult;
       if (preview && stage.preview !== undefined) {
         const p = await stage.preview(stageRequest);

@@ -12,17 +12,24 @@ import { consumedToolMessages, replaceInPlace } from './replaceInPlace.js';
 
 export type KeepOrStrip = 'keep' | 'strip';
 
+/** 'omit' (on either side) removes the whole call/result pair from the window; both are archived. */
+export type ToolPartPolicy = KeepOrStrip | 'omit';
+
 export interface ToolCallPolicy {
   /** The call's arguments. */
-  request?: KeepOrStrip;
+  request?: ToolPartPolicy;
   /** The tool's output. */
-  response?: KeepOrStrip;
+  response?: ToolPartPolicy;
 }
 
 export type ToolStatus = 'success' | 'error';
 
 export interface ContentPolicyCompactionStrategyOptions {
-  /** Default 'strip': reasoning is the model's scratch work, its conclusions are in the text. */
+  /**
+   * Default 'strip': reasoning is the model's scratch work, its conclusions are in the text. Reasoning costs
+   * tokens only when it is sent back (and then counted: an estimator with `countsReasoning`), so an event
+   * is not rewritten for its reasoning alone when the estimator does not count it — that would save nothing.
+   */
   reasoning?: KeepOrStrip;
   /** Default `{ request: 'keep', response: 'strip' }`: outputs dominate the tokens, arguments say what was done. */
   toolCalls?: ToolCallPolicy;
@@ -70,6 +77,11 @@ function requireKeepOrStrip(value: unknown, name: string): KeepOrStrip | undefin
   throw new InvalidArgumentError(`${name} must be 'keep' or 'strip'`);
 }
 
+function requireToolPart(value: unknown, name: string): ToolPartPolicy | undefined {
+  if (value === undefined || value === 'keep' || value === 'strip' || value === 'omit') return value;
+  throw new InvalidArgumentError(`${name} must be 'keep', 'strip' or 'omit'`);
+}
+
 function requireCount(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new InvalidArgumentError(`${name} must be a non-negative integer`);
@@ -86,8 +98,8 @@ function requireCount(value: unknown, name: string): number {
  */
 export class ContentPolicyCompactionStrategy implements CompactionStrategy {
   readonly reasoning: KeepOrStrip;
-  readonly request: KeepOrStrip;
-  readonly response: KeepOrStrip;
+  readonly request: ToolPartPolicy;
+  readonly response: ToolPartPolicy;
   readonly perTool: Readonly<Record<string, ToolCallPolicy>>;
   readonly keepLast: { turns: number } | { steps: number };
   readonly tokenCountEstimator: TokenCountEstimator;
@@ -96,13 +108,13 @@ export class ContentPolicyCompactionStrategy implements CompactionStrategy {
   constructor(options: ContentPolicyCompactionStrategyOptions = {}) {
     const opts = options ?? {};
     this.reasoning = requireKeepOrStrip(opts.reasoning, 'reasoning') ?? 'strip';
-    this.request = requireKeepOrStrip(opts.toolCalls?.request, 'toolCalls.request') ?? 'keep';
-    this.response = requireKeepOrStrip(opts.toolCalls?.response, 'toolCalls.response') ?? 'strip';
+    this.request = requireToolPart(opts.toolCalls?.request, 'toolCalls.request') ?? 'keep';
+    this.response = requireToolPart(opts.toolCalls?.response, 'toolCalls.response') ?? 'strip';
     const perTool: Record<string, ToolCallPolicy> = {};
     for (const [name, policy] of Object.entries(opts.perTool ?? {})) {
       perTool[name] = Object.freeze({
-        request: requireKeepOrStrip(policy?.request, `perTool.${name}.request`),
-        response: requireKeepOrStrip(policy?.response, `perTool.${name}.response`),
+        request: requireToolPart(policy?.request, `perTool.${name}.request`),
+        response: requireToolPart(policy?.response, `perTool.${name}.response`),
       });
     }
     this.perTool = Object.freeze(perTool);
@@ -118,51 +130,87 @@ export class ContentPolicyCompactionStrategy implements CompactionStrategy {
     const { events } = requireRequest(request);
     const tail = this.tailStart(events);
     const consumed = consumedToolMessages(events);
-    const replacements = new Map<number, Message>();
+    const omitted = this.omittedCalls(events, tail, consumed);
+    const replacements = new Map<number, Message | null>();
     for (let i = 0; i < tail; i++) {
       const event = events[i]!;
-      if (event.isSynthetic()) continue;
+      if (event.isSynthetic() || event.isPinned()) continue;
       const m = event.message;
       const replaced =
-        m.type === 'assistant' ? this.assistant(m) : m.type === 'tool' && consumed.has(i) ? this.tool(m.responses) : null;
-      if (replaced !== null) replacements.set(i, replaced);
+        m.type === 'assistant'
+          ? this.assistant(m, omitted)
+          : m.type === 'tool' && consumed.has(i)
+            ? this.tool(m.responses, omitted)
+            : undefined;
+      if (replaced !== undefined) replacements.set(i, replaced);
     }
     return replaceInPlace(events, replacements, CONTENT_POLICY_SOURCE, this.tokenCountEstimator);
   }
 
-  private policy(tool: string, field: 'request' | 'response'): KeepOrStrip {
+  private policy(tool: string, field: 'request' | 'response'): ToolPartPolicy {
     return this.perTool[tool]?.[field] ?? this[field];
   }
 
-  private assistant(m: AssistantMessage): Message | null {
+  private omits(tool: string): boolean {
+    return this.policy(tool, 'request') === 'omit' || this.policy(tool, 'response') === 'omit';
+  }
+
+  /**
+   * Call ids whose pair goes: the policy says 'omit', the call and its consumed result are both before the
+   * protected tail and neither is pinned, so removing the pair never leaves half of it in the window.
+   */
+  private omittedCalls(events: readonly SessionEvent[], tail: number, consumed: ReadonlySet<number>): Set<string> {
+    const calls = new Set<string>();
+    const out = new Set<string>();
+    for (let i = 0; i < tail; i++) {
+      const e = events[i]!;
+      if (e.isSynthetic() || e.isPinned()) continue;
+      const m = e.message;
+      if (m.type === 'assistant') {
+        for (const c of m.toolCalls ?? []) if (this.omits(c.name)) calls.add(c.id);
+      } else if (m.type === 'tool' && consumed.has(i)) {
+        for (const r of m.responses) if (calls.has(r.id)) out.add(r.id);
+      }
+    }
+    return out;
+  }
+
+  /** The replacement, null to remove the event, or undefined to leave it alone. */
+  private assistant(m: AssistantMessage, omitted: ReadonlySet<string>): Message | null | undefined {
     let changed = false;
     const copy: AssistantMessage = { type: 'assistant', text: m.text };
     if (m.reasoning !== undefined) {
       if (this.reasoning === 'keep') copy.reasoning = m.reasoning;
-      else changed = true;
+      else if (this.tokenCountEstimator.countsReasoning === true) changed = true;
     }
     if (m.toolCalls !== undefined) {
-      copy.toolCalls = m.toolCalls.map((c) => {
-        if (this.policy(c.name, 'request') === 'keep') return c;
+      const kept = m.toolCalls.filter((c) => !omitted.has(c.id));
+      if (kept.length < m.toolCalls.length) changed = true;
+      if (kept.length === 0 && (m.text === null || m.text.trim() === '')) return null;
+      copy.toolCalls = kept.map((c) => {
+        if (this.policy(c.name, 'request') !== 'strip') return c;
         const args = strippedArguments(c);
         if (args.length >= c.arguments.length) return c;
         changed = true;
         return { ...c, arguments: args };
       });
+      if (copy.toolCalls.length === 0) delete copy.toolCalls;
     }
-    return changed ? copy : null;
+    return changed ? copy : undefined;
   }
 
-  private tool(responses: readonly ToolResponse[]): Message | null {
-    let changed = false;
-    const out = responses.map((r) => {
-      if (this.policy(r.name, 'response') === 'keep') return r;
+  private tool(responses: readonly ToolResponse[], omitted: ReadonlySet<string>): Message | null | undefined {
+    const kept = responses.filter((r) => !omitted.has(r.id));
+    if (kept.length === 0) return null;
+    let changed = kept.length < responses.length;
+    const out = kept.map((r) => {
+      if (this.policy(r.name, 'response') !== 'strip') return r;
       const data = strippedResponse(r, this.toolStatus(r));
       if (data.length >= r.responseData.length) return r;
       changed = true;
       return { ...r, responseData: data };
     });
-    return changed ? { type: 'tool', responses: out } : null;
+    return changed ? { type: 'tool', responses: out } : undefined;
   }
 
   /** Index where the protected tail starts (events.length when nothing is protected). */

@@ -124,15 +124,16 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     const { synthetic, toArchive, activeWindow, overlap } = plan;
     const priorSummaries = priorSummaryTexts(synthetic);
 
+    const sources = this.sources(request, toArchive);
     const user = buildSummaryPrompt({
       priorSummaries,
-      transcript: toArchive.map(this.eventFormatter),
+      transcript: sources.map(this.eventFormatter),
       upcoming: overlap.map(this.eventFormatter),
     });
     const maxTokens = this.maxSummaryTokens;
     // The stub replaces the prior summaries too, so it carries them verbatim.
-    const outcome = await this.summarize(request, { user, ...(maxTokens !== undefined ? { maxTokens } : {}) }, toArchive, () =>
-      mechanicalSummary(toArchive, priorSummaries),
+    const outcome = await this.summarize(request, { user, ...(maxTokens !== undefined ? { maxTokens } : {}) }, sources, () =>
+      mechanicalSummary(sources, priorSummaries),
     );
     if (outcome === null) return this.withSummarizerUsage(request, CompactionResult.noop(events, 'summarization-failed'));
     const { summary, method } = outcome;

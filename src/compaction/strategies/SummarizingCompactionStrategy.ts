@@ -42,6 +42,12 @@ export interface SummarizingStrategyOptions {
   failureMode?: SummaryFailureMode;
   /** Checked before a summary is committed; a rejected summary is handled by `failureMode`. */
   qualityGate?: SummaryCheck;
+  /**
+   * What the summariser reads for a masked copy in the window: 'originals' (default) — the original event,
+   * when the request knows it, so a summary after masking still carries the full tool output; 'window' —
+   * the excerpt as it stands in the window.
+   */
+  summarizeFrom?: 'originals' | 'window';
   logger?: Logger;
   now?: () => Date;
 }
@@ -63,6 +69,7 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
   readonly failureMode: SummaryFailureMode;
   readonly qualityGate: SummaryCheck | undefined;
   readonly tokenCountEstimator: TokenCountEstimator;
+  readonly summarizeFrom: 'originals' | 'window';
   protected readonly eventFormatter: (event: SessionEvent) => string;
   protected readonly customFormatter: boolean;
   protected readonly onSummarizationFailure: SummarizationFailureListener | undefined;
@@ -79,6 +86,10 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
     this.failureMode = requireFailureMode(options.failureMode);
     this.qualityGate = options.qualityGate;
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    const from = options.summarizeFrom ?? 'originals';
+    if (from !== 'originals' && from !== 'window')
+      throw new InvalidArgumentError("summarizeFrom must be 'originals' or 'window'");
+    this.summarizeFrom = from;
     this.customFormatter = options.eventFormatter !== undefined;
     this.eventFormatter = options.eventFormatter ?? formatEvent;
     this.onSummarizationFailure = options.onSummarizationFailure;
@@ -88,6 +99,11 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
 
   abstract compact(request: CompactionRequest): Promise<CompactionResult>;
   abstract preview(request: CompactionRequest): Promise<StrategyPreview>;
+
+  /** What the summariser reads for `events`: their originals (see `summarizeFrom`), in order. */
+  protected sources(request: CompactionRequest, events: readonly SessionEvent[]): SessionEvent[] {
+    return this.summarizeFrom === 'window' ? [...events] : events.map((e) => request.originalOf(e));
+  }
 
   /** Tokens of events as this strategy renders them, so that what is counted is what is sent. */
   protected renderedTokens(events: readonly SessionEvent[]): number {

@@ -38,11 +38,12 @@ export function maskedCopy(original: SessionEvent, message: Message, source: str
 
 /**
  * Replaces the events at the given window positions by masked copies, in place; the replaced events are
- * archived. `tokensEstimatedSaved` is the net saving (archived minus their copies).
+ * archived. A `null` replacement removes the event from the window (archived, no copy).
+ * `tokensEstimatedSaved` is the net saving (archived minus their copies).
  */
 export function replaceInPlace(
   events: readonly SessionEvent[],
-  replacements: ReadonlyMap<number, Message>,
+  replacements: ReadonlyMap<number, Message | null>,
   source: string,
   estimator: TokenCountEstimator,
 ): CompactionResult {
@@ -56,10 +57,11 @@ export function replaceInPlace(
       compacted.push(event);
       return;
     }
+    archived.push(event);
+    if (message === null) return;
     const copy = maskedCopy(event, message, source);
     compacted.push(copy);
     copies.push(copy);
-    archived.push(event);
   });
   const saved = estimateEventsTokens(archived, estimator) - estimateEventsTokens(copies, estimator);
   return new CompactionResult(compacted, archived, saved);

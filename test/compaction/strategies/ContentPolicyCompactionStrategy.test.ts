@@ -12,10 +12,11 @@ import {
   type SessionEvent,
 } from '../../../src/index.js';
 import { A, CharEstimator, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
-import { call, data, long, result } from '../../support/beyondEvents.js';
+import { call, data, long, result, toolPairsIntact } from '../../support/beyondEvents.js';
 
+// Reasoning is stripped only when it is counted (sent back): these scenarios count it.
 const policy = (options: ConstructorParameters<typeof ContentPolicyCompactionStrategy>[0] = {}) =>
-  new ContentPolicyCompactionStrategy({ tokenCountEstimator: new CharEstimator(), ...options });
+  new ContentPolicyCompactionStrategy({ tokenCountEstimator: new CharEstimator({ countReasoning: true }), ...options });
 const asAssistant = (e: SessionEvent) => e.message as AssistantMessage;
 const thinking = (text: string, reasoning: string) => event(Messages.assistant(text, { reasoning }));
 
@@ -147,11 +148,64 @@ describe('ContentPolicyCompactionStrategy', function () {
     expectThrows(() => policy({ keepLast: {} as never }), InvalidArgumentError, 'keepLast must be');
   });
 
+  it('with an estimator that does not count reasoning, an event is not rewritten for its reasoning alone', async function () {
+    const events = twoTurns();
+    const r = await new ContentPolicyCompactionStrategy({ tokenCountEstimator: new CharEstimator() }).compact(
+      compactionRequest(events),
+    );
+    // Only the tool output is stripped; the call and the answer differ from their copies by reasoning alone.
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
+  });
+
+  it('stripping counted reasoning saves exactly the reasoning it removes', async function () {
+    const events = [U('t1'), thinking('Done.', 'r'.repeat(300)), U('t2')];
+    const r = await policy().compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[1]!.id]);
+    expect(r.tokensEstimatedSaved).to.equal(` [reasoning: ${'r'.repeat(300)}]`.length);
+  });
+
+  it("toolCalls 'omit' removes consumed call/result pairs from the window and archives both", async function () {
+    const events = [
+      U('t1'),
+      call('c1', 'ls', '{}'),
+      result('c1', 'a b c', 'ls'),
+      event(
+        Messages.assistant('listing and reading', {
+          toolCalls: [Messages.toolCall('c2', 'ls', '{}'), Messages.toolCall('c3', 'read', '{}')],
+        }),
+      ),
+      event(Messages.tool([Messages.toolResponse('c2', 'ls', 'x'), Messages.toolResponse('c3', 'read', long('file'))])),
+      A('done'),
+      U('t2'),
+      call('c4', 'ls', '{}'),
+      result('c4', 'y', 'ls'),
+    ];
+    const r = await policy({ perTool: { ls: { request: 'omit' } }, toolCalls: { response: 'keep' } }).compact(
+      compactionRequest(events),
+    );
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[1]!.id, events[2]!.id, events[3]!.id, events[4]!.id]);
+    const window = r.compactedEvents;
+    expect(window.map((e) => e.messageType)).to.deep.equal([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+    ]);
+    expect(asAssistant(window[1]!).toolCalls!.map((c) => c.id)).to.deep.equal(['c3']);
+    expect((window[2]!.message as { responses: { id: string }[] }).responses.map((x) => x.id)).to.deep.equal(['c3']);
+    // The protected last turn keeps its pair.
+    expect(window.slice(-2)).to.deep.equal(events.slice(-2));
+    expect(toolPairsIntact(window)).to.equal(true);
+  });
+
   it('through the service: originals archived, copies active, the coverage ledger holds', async function () {
     const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: createDefaultLogger({ silent: true }) });
     const { id } = await service.create({ userId: 'u' });
     for (const e of twoTurns()) await service.appendMessage(id, e.message);
-    const r = await service.compact(id, () => true, new ContentPolicyCompactionStrategy());
+    const r = await service.compact(id, () => true, policy());
     expect(r.archivedEvents).to.have.length(3);
     const report = await service.verifyCoverage(id);
     expect(report.ok).to.equal(true);
