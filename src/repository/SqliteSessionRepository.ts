@@ -216,7 +216,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     const st = this.ready();
     const o = resolveEventSearchOptions(options);
     if (typeof sessionId !== 'string' || typeof query !== 'string') return [];
-    const terms = searchTerms(query);
+    const terms = searchTerms(query, true);
     if (terms.length === 0) return [];
     const owner = st.findById.get(sessionId) as SessionRow | undefined;
     if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
+import { ENGLISH_STOP_WORDS } from '../filter/stopWords.js';
 import type { EventSearchOptions } from './SessionRepository.js';
 
 export const DEFAULT_SEARCH_LIMIT = 20;
@@ -39,15 +40,20 @@ const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
  * The distinct lower-cased words of a query, at most MAX_SEARCH_TERMS. Everything else — quotes, operators,
- * wildcards, parentheses, column filters — is a separator, so no query can carry search syntax.
+ * wildcards, parentheses, column filters — is a separator, so no query can carry search syntax. With
+ * `dropStopWords`, English stop words ("what", "did", "the") go unless nothing else is left: they match most
+ * events, so they cost time while hardly changing a BM25 order.
  */
-export function searchTerms(query: string): string[] {
+export function searchTerms(query: string, dropStopWords = false): string[] {
   const terms = new Set<string>();
   for (const match of query.slice(0, MAX_SEARCH_CHARACTERS).toLowerCase().matchAll(WORD)) {
     terms.add(match[0]);
     if (terms.size === MAX_SEARCH_TERMS) break;
   }
-  return [...terms];
+  const all = [...terms];
+  if (!dropStopWords) return all;
+  const topical = all.filter((t) => !ENGLISH_STOP_WORDS.has(t));
+  return topical.length > 0 ? topical : all;
 }
 
 /**

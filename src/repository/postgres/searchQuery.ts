@@ -39,7 +39,8 @@ export function buildSearchQuery(
     return `$${params.length}`;
   };
   // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
-  const where = ['e.text_tsv @@ q.query', "NOT (e.synthetic AND e.message_type = 'user')"];
+  // One sub-select: the query is computed once (an init plan) and usable as the GIN index condition.
+  const where = ['e.text_tsv @@ (SELECT query FROM q)', "NOT (e.synthetic AND e.message_type = 'user')"];
   if (o.userId === undefined) {
     where.push(`EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1)`);
   } else {
@@ -70,12 +71,14 @@ export function buildSearchQuery(
       SELECT lexeme, plainto_tsquery('simple'::regconfig, lexeme) AS tq FROM words
       WHERE NOT stop OR NOT EXISTS (SELECT 1 FROM words WHERE NOT stop)
     ),
+    q AS MATERIALIZED (
+      SELECT regexp_replace(plainto_tsquery('simple'::regconfig, string_agg(lexeme, ' '))::text,
+        ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery AS query
+      FROM terms
+    ),
     cand AS MATERIALIZED (
       SELECT e.seq, e.text_tsv, length(e.text_tsv) AS dl
-      FROM ${t.events} e, (
-        SELECT regexp_replace(plainto_tsquery('simple'::regconfig, string_agg(lexeme, ' '))::text,
-          ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery AS query
-        FROM terms) q
+      FROM ${t.events} e
       WHERE ${where.join(' AND ')}
     ),
     hits AS MATERIALIZED (

@@ -1,0 +1,217 @@
+// Search latency and recall on a 10,000-event session: full-text search pushed down to SQLite FTS5 and
+// PostgreSQL, next to the in-process BM25 retriever and the old keyword filter (findEvents with
+// EventFilter keywords), in the same run on the same data.
+//
+//   npx tsx benchmarks/search-latency.ts [--events 10000] [--queries 300] [--locomo path/to/locomo10.json]
+//
+// Data: the LoCoMo conversations (needs the recorded data; default ../shared/data/recorded/locomo/locomo10.json
+// or $LOCOMO). The big session holds their turns, repeated to --events, all archived but the last 20; the ten
+// conversations are stored as further sessions of the same database, so the index is shared as in production.
+// Queries: LoCoMo's questions (adversarial ones left out). Latency: per query, wall time of the call,
+// p50/p95/max after 20 warm-up queries. Recall: each conversation searched with its own questions,
+// "hit@10" = share of questions with an evidence turn among the first 10 hits.
+// Writes docs/benchmarks/search-latency.md and prints it.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import {
+  Bm25Retriever,
+  CompactionResult,
+  DefaultSessionService,
+  EventFilter,
+  InMemorySessionRepository,
+  PostgresSessionRepository,
+  RepositoryRetriever,
+  Session,
+  SessionEvent,
+  SqliteSessionRepository,
+  createDefaultLogger,
+  type Retriever,
+  type SessionRepository,
+} from '../src/index.js';
+import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
+import { toMessage } from '../src/bench/recorded/toMessage.js';
+import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+const EVENTS = Number(arg('events', '10000'));
+const QUERIES = Number(arg('queries', '300'));
+const LOCOMO = arg('locomo', process.env.LOCOMO ?? path.resolve('../shared/data/recorded/locomo/locomo10.json'));
+const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BIG = 'big-session';
+const USER = 'bench-user';
+const logger = createDefaultLogger({ silent: true });
+
+if (!existsSync(LOCOMO)) {
+  console.error(`LoCoMo data not found at ${LOCOMO} (pass --locomo or set LOCOMO)`);
+  process.exit(1);
+}
+const conversations = loadLocomo(LOCOMO).sessions;
+const probes = conversations.flatMap((s) =>
+  (s.probes ?? [])
+    .filter((p) => p.category !== 'adversarial' && p.evidenceEventIndexes.length > 0)
+    .map((p) => ({ session: s.sessionId, question: p.question, evidence: new Set(p.evidenceEventIndexes.map((i) => `e${i}`)) })),
+);
+const questions = probes.slice(0, QUERIES).map((p) => p.question);
+const turns = conversations.flatMap((s) => s.events);
+
+async function load(repo: SessionRepository): Promise<void> {
+  const service = new DefaultSessionService(repo, { logger });
+  const write = async (id: string, events: RecordedSession['events'], count: number) => {
+    await repo.save(Session.create({ id, userId: USER }));
+    const batch: SessionEvent[] = [];
+    for (let i = 0; i < count; i++) {
+      batch.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: toMessage(events[i % events.length]!) }));
+    }
+    if (repo.appendEvents !== undefined) await repo.appendEvents(id, batch);
+    else for (const e of batch) await repo.appendEvent(e);
+    // Everything but the last 20 events is archived: recall searches the archive.
+    await service.compact(
+      id,
+      () => true,
+      async (r) => new CompactionResult(r.events.slice(-20), r.events.slice(0, -20), 0),
+    );
+  };
+  for (const s of conversations) await write(s.sessionId, s.events, s.events.length);
+  await write(BIG, turns, EVENTS);
+}
+
+interface Row {
+  contender: string;
+  p50: number;
+  p95: number;
+  max: number;
+  meanHits: number;
+  first?: number;
+  hitAt10?: number;
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function measure(contender: string, run: (q: string) => Promise<number>): Promise<Row> {
+  const t0 = performance.now();
+  await run(questions[0]!);
+  const first = performance.now() - t0;
+  for (const q of questions.slice(0, 20)) await run(q);
+  const times: number[] = [];
+  let hits = 0;
+  for (const q of questions) {
+    const t = performance.now();
+    hits += await run(q);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return {
+    contender,
+    p50: quantile(times, 0.5),
+    p95: quantile(times, 0.95),
+    max: times.at(-1)!,
+    meanHits: hits / questions.length,
+    first,
+  };
+}
+
+async function recall(retriever: Retriever): Promise<number> {
+  let found = 0;
+  for (const p of probes) {
+    const hits = await retriever.retrieve({ sessionId: p.session, query: p.question, limit: 10, includeActive: true });
+    if (hits.some((h) => p.evidence.has(h.event.id))) found += 1;
+  }
+  return found / probes.length;
+}
+
+const keywordsOf = (q: string) => [...new Set(q.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])];
+
+async function contenders(
+  name: string,
+  repo: SessionRepository,
+  rows: Row[],
+  pushDown: boolean,
+  afterLoad: () => Promise<unknown> = async () => undefined,
+): Promise<void> {
+  await load(repo);
+  await afterLoad();
+  const service = new DefaultSessionService(repo, { logger });
+  if (pushDown) {
+    const retriever = new RepositoryRetriever({ repository: repo });
+    const row = await measure(
+      `${name}: push-down searchEvents`,
+      async (q) => (await retriever.retrieve({ sessionId: BIG, query: q })).length,
+    );
+    row.hitAt10 = await recall(retriever);
+    rows.push(row);
+  } else {
+    const retriever = new Bm25Retriever({ sessionService: service });
+    const row = await measure(
+      `${name}: in-process Bm25Retriever`,
+      async (q) => (await retriever.retrieve({ sessionId: BIG, query: q })).length,
+    );
+    row.hitAt10 = await recall(retriever);
+    rows.push(row);
+  }
+  rows.push(
+    await measure(`${name}: keyword filter (findEvents, any word)`, async (q) => {
+      const words = keywordsOf(q);
+      if (words.length === 0) return 0;
+      return (await repo.findEvents(BIG, EventFilter.of({ keywords: words, matchMode: 'any', excludeArchived: false }))).length;
+    }),
+  );
+}
+
+const rows: Row[] = [];
+const dir = mkdtempSync(path.join(os.tmpdir(), 'search-latency-'));
+try {
+  await contenders('in-memory', new InMemorySessionRepository(), rows, false);
+  const sqlite = new SqliteSessionRepository({ path: path.join(dir, 'bench.db'), logger, synchronous: 'NORMAL' });
+  await contenders('SQLite FTS5', sqlite, rows, true);
+  await sqlite.close();
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+  const prefix = `bench_${randomBytes(4).toString('hex')}`;
+  try {
+    await pool.query('SELECT 1');
+    const repo = new PostgresSessionRepository({ pool, prefix, logger });
+    // The planner needs statistics to choose the GIN index; autovacuum gathers them after a bulk load.
+    await contenders('PostgreSQL', repo, rows, true, () => pool.query(`ANALYZE ${prefix}_events`));
+  } catch (error) {
+    console.error(`PostgreSQL skipped: ${(error as Error).message}`);
+  } finally {
+    await pool.query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations`).catch(() => undefined);
+    await pool.end();
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const ms = (n: number | undefined) => (n === undefined ? '—' : n.toFixed(2));
+const table = [
+  '| contender | p50 ms | p95 ms | max ms | first query ms | hits/query | hit@10 (LoCoMo) |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| ${r.contender} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.max)} | ${ms(r.first)} | ${r.meanHits.toFixed(0)} | ${
+        r.hitAt10 === undefined ? '—' : r.hitAt10.toFixed(3)
+      } |`,
+  ),
+].join('\n');
+const report = `# Search latency: push-down vs in-process (${EVENTS.toLocaleString('en')}-event session)
+
+Generated by \`npx tsx benchmarks/search-latency.ts\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version},
+${new Date().toISOString().slice(0, 10)}. ${questions.length} LoCoMo questions as queries against one session of ${EVENTS.toLocaleString('en')} events
+(LoCoMo turns, all but the last 20 archived) stored next to the ten LoCoMo conversations; limit 20. "first query" includes
+building the in-process index. "hits/query": events returned (the keyword filter returns every event holding any
+word of three letters or more, unranked). hit@10: share of ${probes.length} LoCoMo questions (adversarial left out) whose
+evidence turn is among the first 10 hits when each conversation is searched with its own questions. PostgreSQL is
+measured after \`ANALYZE\` (what autovacuum does after a bulk load): without statistics the planner may scan the
+session's rows instead of the GIN index.
+
+${table}
+`;
+mkdirSync('docs/benchmarks', { recursive: true });
+writeFileSync('docs/benchmarks/search-latency.md', report);
+console.log(report);
