@@ -17,6 +17,31 @@ export class IllegalStateError extends Error {
   }
 }
 
+/** Which store lost its connection. */
+export type RepositoryBackend = 'postgres' | 'redis';
+
+/**
+ * A repository lost its connection to the database in the middle of an operation (the server restarted, a
+ * failover, a network blip, a killed backend), or could not reach it within the configured time. The
+ * operation did not half-apply: a write either committed entirely or not at all, and which one is unknown
+ * when the connection dropped while the commit was in flight. Retrying is safe — appends are idempotent by
+ * event id and compactions are compare-and-set — and the next call uses a fresh connection.
+ */
+export class RepositoryConnectionError extends Error {
+  /** Always true: the same call may succeed on a fresh connection. */
+  readonly retriable = true as const;
+  readonly backend: RepositoryBackend;
+  /** The repository method that failed, e.g. `appendEvent`. */
+  readonly operation: string;
+
+  constructor(message: string, options: { backend: RepositoryBackend; operation: string; cause: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = 'RepositoryConnectionError';
+    this.backend = options.backend;
+    this.operation = options.operation;
+  }
+}
+
 /** Argument checks shared by every constructor; each returns the checked value for fluent use. */
 export function requireText(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '') {

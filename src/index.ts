@@ -1,4 +1,4 @@
-export { InvalidArgumentError, IllegalStateError } from './errors.js';
+export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, type RepositoryBackend } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
 
 export * from './session/index.js';

@@ -6,6 +6,7 @@ import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { buildEventQuery } from './postgres/eventQuery.js';
+import { PostgresConnections } from './postgres/PostgresConnections.js';
 import { postgresTables, type PostgresTables } from './postgres/schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './postgres/postgresMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
@@ -137,7 +138,7 @@ const DICTIONARY = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/i;
  */
 export class PostgresSessionRepository implements SessionRepository, MigratableRepository {
   private readonly pool: pg.Pool;
-  private readonly ownsPool: boolean;
+  private readonly connections: PostgresConnections;
   private readonly tables: PostgresTables;
   private readonly initializeSchema: boolean;
   private readonly logger: Logger;
@@ -151,13 +152,11 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     this.tables = postgresTables(opts.prefix ?? 'session_compaction');
     if (opts.pool !== undefined && opts.pool !== null) {
       this.pool = opts.pool;
-      this.ownsPool = false;
     } else {
       if (typeof opts.connectionString !== 'string' || opts.connectionString.trim() === '') {
         throw new InvalidArgumentError('PostgresSessionRepository needs a connectionString (or PG_URL) or a pool');
       }
       this.pool = new pg.Pool({ connectionString: opts.connectionString });
-      this.ownsPool = true;
     }
     this.initializeSchema = opts.initializeSchema ?? true;
     this.searchStopWords = opts.searchStopWords === undefined ? DEFAULT_STOP_WORDS : opts.searchStopWords;
@@ -167,9 +166,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
       );
     }
     this.logger = opts.logger ?? defaultLogger();
-    // An idle connection dropped by the server emits 'error' on the pool; unhandled, it would end the process.
-    if (this.ownsPool)
-      this.pool.on('error', (error) => this.logger.warn('idle PostgreSQL connection failed', { error: error.message }));
+    this.connections = new PostgresConnections(this.pool, this.pool !== opts.pool, this.logger);
     this.sql = statements(this.tables);
     this.bulk = bulkStatements(this.tables);
   }
@@ -181,99 +178,130 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
    * changing nothing, when the tables were written by a newer version of this library.
    */
   async migrate(options: MigrateOptions = {}): Promise<number[]> {
-    if (options?.dryRun === true) return postgresPendingVersions(this.pool, this.tables);
-    return this.transaction((client) => migratePostgres(client, this.tables, this.logger));
+    if (options?.dryRun === true) return this.connections.idempotent('migrate', () => this.pendingVersions());
+    // Safe to repeat: it re-reads what is applied under the lock.
+    return this.connections.idempotent('migrate', () => this.migrateNow());
+  }
+
+  private migrateNow(): Promise<number[]> {
+    return this.connections.transaction((client) => migratePostgres(client, this.tables, this.logger));
+  }
+
+  private pendingVersions(): Promise<number[]> {
+    return postgresPendingVersions(this.pool, this.tables);
   }
 
   /** Applied, pending and unknown schema versions, with the SQL of each pending step. */
   async schemaStatus(): Promise<SchemaStatus> {
-    return postgresSchemaStatus(this.pool, this.tables);
+    return this.connections.idempotent('schemaStatus', () => postgresSchemaStatus(this.pool, this.tables));
   }
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
-    await this.ready();
-    await this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]);
-    return s;
+    return this.connections.idempotent('save', async () => {
+      await this.ready();
+      await this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]);
+      return s;
+    });
   }
 
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
-    await this.ready();
-    const result = await this.pool.query(this.sql.insertSessionIfAbsent, [
-      s.id,
-      s.userId,
-      s.createdAt,
-      s.expiresAt,
-      JSON.stringify(s.metadata),
-    ]);
-    return result.rowCount === 1;
+    // Not retried: had a lost first attempt inserted, the retry would report the session as someone else's.
+    return this.connections.once('saveIfAbsent', async () => {
+      await this.ready();
+      const result = await this.pool.query(this.sql.insertSessionIfAbsent, [
+        s.id,
+        s.userId,
+        s.createdAt,
+        s.expiresAt,
+        JSON.stringify(s.metadata),
+      ]);
+      return result.rowCount === 1;
+    });
   }
 
   async findById(id: string): Promise<Session | null> {
-    await this.ready();
-    const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1`, [id]);
-    return rows[0] === undefined ? null : rowToSession(rows[0]);
+    return this.connections.idempotent('findById', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1`, [id]);
+      return rows[0] === undefined ? null : rowToSession(rows[0]);
+    });
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
-    await this.ready();
-    const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
-      userId,
-    ]);
-    return rows.map(rowToSession);
+    return this.connections.idempotent('findByUserId', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
+        userId,
+      ]);
+      return rows.map(rowToSession);
+    });
   }
 
   async findExpiredSessionIds(before: Date): Promise<string[]> {
     if (!(before instanceof Date) || Number.isNaN(before.getTime()))
       throw new InvalidArgumentError('before must be a valid Date');
-    await this.ready();
-    const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT id FROM ${this.tables.sessions} WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at, id`,
-      [before],
-    );
-    return rows.map((r) => r.id);
+    return this.connections.idempotent('findExpiredSessionIds', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ id: string }>(
+        `SELECT id FROM ${this.tables.sessions} WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at, id`,
+        [before],
+      );
+      return rows.map((r) => r.id);
+    });
   }
 
   async delete(id: string): Promise<void> {
-    await this.ready();
-    await this.pool.query(`DELETE FROM ${this.tables.sessions} WHERE id = $1`, [id]);
+    return this.connections.idempotent('delete', async () => {
+      await this.ready();
+      await this.pool.query(`DELETE FROM ${this.tables.sessions} WHERE id = $1`, [id]);
+    });
   }
 
   async appendEvent(event: SessionEvent): Promise<void> {
     if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
-    await this.ready();
     const c = toColumns([event]);
-    const { rows } = await this.pool.query<{ found: boolean; inserted: boolean }>(this.sql.append, [
-      event.sessionId,
-      event.id,
-      c.types[0],
-      c.texts[0],
-      c.lowered[0],
-      c.data[0],
-      c.synthetic[0],
-      event.archived,
-      c.branches[0],
-      c.metadata[0],
-      event.timestamp,
-    ]);
+    // Retried once: the insert is keyed by (session, event id), so a lost attempt that did commit makes it a no-op.
+    const rows = await this.connections.idempotent('appendEvent', async () => {
+      await this.ready();
+      return (
+        await this.pool.query<{ found: boolean; inserted: boolean }>(this.sql.append, [
+          event.sessionId,
+          event.id,
+          c.types[0],
+          c.texts[0],
+          c.lowered[0],
+          c.data[0],
+          c.synthetic[0],
+          event.archived,
+          c.branches[0],
+          c.metadata[0],
+          event.timestamp,
+        ])
+      ).rows;
+    });
     if (rows[0]?.found !== true) throw new InvalidArgumentError(`Session not found: ${event.sessionId}`);
   }
 
   async getEventVersion(id: string): Promise<number> {
-    await this.ready();
-    const { rows } = await this.pool.query<{ event_version: string }>(
-      `SELECT event_version FROM ${this.tables.sessions} WHERE id = $1`,
-      [id],
-    );
-    return rows[0] === undefined ? 0 : Number(rows[0].event_version);
+    return this.connections.idempotent('getEventVersion', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ event_version: string }>(
+        `SELECT event_version FROM ${this.tables.sessions} WHERE id = $1`,
+        [id],
+      );
+      return rows[0] === undefined ? 0 : Number(rows[0].event_version);
+    });
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
     const f = filter ?? EventFilter.all();
-    await this.ready();
     const q = buildEventQuery(this.tables.events, id, f);
-    const { rows } = await this.pool.query<EventRow>(q.sql, q.params);
+    const rows = await this.connections.idempotent('findEvents', async () => {
+      await this.ready();
+      return (await this.pool.query<EventRow>(q.sql, q.params)).rows;
+    });
     let events = rows.map(rowToEvent);
     if (q.reversed) events.reverse();
     if (q.windowInJs) {
@@ -291,9 +319,11 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
     const o = resolveEventSearchOptions(options);
     if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) return [];
-    await this.ready();
     const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o);
-    const { rows } = await this.pool.query<EventRow & { score: number }>(q.sql, q.params);
+    const rows = await this.connections.idempotent('searchEvents', async () => {
+      await this.ready();
+      return (await this.pool.query<EventRow & { score: number }>(q.sql, q.params)).rows;
+    });
     return rows.map((row) => ({ event: rowToEvent(row), score: row.score }));
   }
 
@@ -304,15 +334,31 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     expectedVersion: number,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
-    await this.ready();
     const archivedIds = [...new Set(archived.map((e) => e.id))];
     const kept = toColumns(retained);
-    const outcome = await this.transaction(async (client) => {
+    // Not retried: whether a commit whose connection dropped went through is unknown, and the caller decides.
+    const outcome = await this.connections.once('compactEvents', async () => {
+      await this.ready();
+      return this.compactInTransaction(id, archived, archivedIds, kept, expectedVersion);
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
+    if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
+    return outcome === 'committed';
+  }
+
+  private compactInTransaction(
+    id: string,
+    archived: readonly SessionEvent[],
+    archivedIds: string[],
+    kept: EventColumns,
+    expectedVersion: number,
+  ): Promise<'missing' | 'stale' | 'committed'> {
+    return this.connections.transaction(async (client) => {
       // Checks and claims the version in one statement; its row lock queues concurrent appends behind us.
       const claim = await client.query(this.sql.claimVersion, [id, expectedVersion]);
       if (claim.rowCount === 0) {
         const exists = await client.query(`SELECT 1 FROM ${this.tables.sessions} WHERE id = $1`, [id]);
-        return exists.rowCount === 0 ? 'missing' : 'stale';
+        return exists.rowCount === 0 ? ('missing' as const) : ('stale' as const);
       }
       // In place: archived rows keep their seq, so history is never re-read or re-written.
       const marked = await client.query(this.sql.archiveInPlace, [id, archivedIds]);
@@ -349,19 +395,23 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
           kept.timestamps,
         ]);
       }
-      return 'committed';
+      return 'committed' as const;
     });
-    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
-    if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
-    return outcome === 'committed';
   }
 
   /** One transaction holding the session row's lock, like appendEvent: the batch keeps its place and order. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
-    await this.ready();
     const c = toColumns(events);
-    return this.transaction(async (client) => {
+    // Retried once: rows are keyed by (session, event id) and the version grows by what was inserted.
+    return this.connections.idempotent('appendEvents', async () => {
+      await this.ready();
+      return this.appendEventsInTransaction(sessionId, events, c);
+    });
+  }
+
+  private appendEventsInTransaction(sessionId: string, events: readonly SessionEvent[], c: EventColumns): Promise<number> {
+    return this.connections.transaction(async (client) => {
       if ((await client.query(this.bulk.lockSession, [sessionId])).rowCount === 0)
         throw new InvalidArgumentError(`Session not found: ${sessionId}`);
       if (events.length === 0) return 0;
@@ -387,23 +437,25 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   /** Ids in ascending order (the primary-key index); the cursor is the last id of the page. */
   async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
     const limit = pageLimit(options);
-    await this.ready();
     const after = options?.cursor ?? null;
-    const { rows } =
-      after === null
-        ? await this.pool.query<{ id: string }>(this.bulk.firstIds, [limit + 1])
-        : await this.pool.query<{ id: string }>(this.bulk.idsAfter, [after, limit + 1]);
+    const { rows } = await this.connections.idempotent('listSessionIds', async () => {
+      await this.ready();
+      return after === null
+        ? this.pool.query<{ id: string }>(this.bulk.firstIds, [limit + 1])
+        : this.pool.query<{ id: string }>(this.bulk.idsAfter, [after, limit + 1]);
+    });
     const page = rows.slice(0, limit).map((r) => r.id);
     return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
   }
 
   async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
+    await this.connections.close();
   }
 
   private ready(): Promise<void> {
     // Without initializeSchema the schema is the caller's, but a newer one is still refused.
-    this.schemaReady ??= (this.initializeSchema ? this.migrate() : postgresPendingVersions(this.pool, this.tables)).then(
+    // Unwrapped: the calling operation reports (and retries) a connection lost while migrating.
+    this.schemaReady ??= (this.initializeSchema ? this.migrateNow() : this.pendingVersions()).then(
       () => undefined,
       (error: unknown) => {
         // A failed first use (server down) must not poison the instance: the next call retries.
@@ -412,27 +464,6 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
       },
     );
     return this.schemaReady;
-  }
-
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
-      throw error;
-    } finally {
-      // A connection whose rollback failed is in an unknown state: destroy it rather than reuse it.
-      client.release(broken);
-    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
@@ -5,6 +6,7 @@ import { defaultLogger, type Logger } from '../logging.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
+import { RedisConnections } from './redis/RedisConnections.js';
 import { RedisScript } from './redis/RedisScript.js';
 import { APPEND_SCRIPT, COMPACT_SCRIPT, DELETE_SCRIPT, READ_SCRIPT, SAVE_SCRIPT } from './redis/scripts.js';
 import { APPEND_MANY_SCRIPT } from './redis/scripts.js';
@@ -30,11 +32,19 @@ export interface RedisSessionRepositoryOptions {
    * expired sessions (a session saved already expired vanishes at once). Default false.
    */
   keyTtlFromSession?: boolean;
+  /**
+   * The longest one call waits for Redis, including a reconnect gap (ioredis queues commands while it
+   * reconnects); past it the call fails with `RepositoryConnectionError`. Default 5000.
+   */
+  commandTimeoutMs?: number;
+  /** Fail at once with `RepositoryConnectionError` while the client is not connected, instead of waiting. Default false. */
+  failFastWhenDisconnected?: boolean;
   logger?: Logger;
 }
 
 const PREFIX = /^[a-z0-9_.:-]+$/i;
 const MAX_RETRIES = 10;
+const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 
 const scripts = {
   append: new RedisScript(APPEND_SCRIPT),
@@ -65,7 +75,7 @@ function decodeValue(value: string): SessionEvent {
  */
 export class RedisSessionRepository implements SessionRepository, MigratableRepository {
   private readonly client: Redis;
-  private readonly ownsClient: boolean;
+  private readonly connections: RedisConnections;
   private readonly prefix: string;
   private readonly ttlFlag: '0' | '1';
   private readonly logger: Logger;
@@ -79,22 +89,27 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       throw new InvalidArgumentError(`prefix must match ${String(PREFIX)} (got '${String(prefix)}')`);
     }
     this.prefix = prefix;
+    const commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    if (typeof commandTimeoutMs !== 'number' || !Number.isSafeInteger(commandTimeoutMs) || commandTimeoutMs <= 0) {
+      throw new InvalidArgumentError(`commandTimeoutMs must be a positive integer (got ${String(commandTimeoutMs)})`);
+    }
     if (opts.client !== undefined && opts.client !== null) {
       this.client = opts.client;
-      this.ownsClient = false;
     } else {
       if (typeof opts.url !== 'string' || opts.url.trim() === '') {
         throw new InvalidArgumentError('RedisSessionRepository needs a url (or REDIS_URL) or a client');
       }
       this.client = new Redis(opts.url);
-      this.ownsClient = true;
     }
     this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';
     this.initializeSchema = opts.initializeSchema ?? true;
     this.logger = opts.logger ?? defaultLogger();
-    // ioredis reconnects by itself; without a listener it prints every connection error to the console.
-    if (this.ownsClient)
-      this.client.on('error', (error: Error) => this.logger.warn('Redis connection error', { error: error.message }));
+    this.connections = new RedisConnections(
+      this.client,
+      this.client !== opts.client,
+      { commandTimeoutMs, failFastWhenDisconnected: opts.failFastWhenDisconnected === true },
+      this.logger,
+    );
   }
 
   /**
@@ -102,25 +117,38 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
    * (with `dryRun`, the ones it would apply). Throws SchemaVersionError when newer code wrote the keys.
    */
   async migrate(options: MigrateOptions = {}): Promise<number[]> {
-    if (options?.dryRun === true) return redisPendingVersions(this.client, this.prefix);
+    if (options?.dryRun === true) return this.connections.idempotent('migrate', () => this.pendingVersions());
+    return this.connections.idempotent('migrate', () => this.migrateNow());
+  }
+
+  private migrateNow(): Promise<number[]> {
     return migrateRedis(this.client, this.prefix, this.logger);
   }
 
+  private pendingVersions(): Promise<number[]> {
+    return redisPendingVersions(this.client, this.prefix);
+  }
+
   async schemaStatus(): Promise<SchemaStatus> {
-    return redisSchemaStatus(this.client, this.prefix);
+    return this.connections.idempotent('schemaStatus', () => redisSchemaStatus(this.client, this.prefix));
   }
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
-    await this.ready();
-    await this.withOwner(s.id, (owner) => this.runSave(s, owner));
+    await this.connections.idempotent('save', async () => {
+      await this.ready();
+      await this.withOwner(s.id, (owner) => this.runSave(s, owner));
+    });
     return s;
   }
 
   /** The save script refuses when the stored owner differs from the expected one: expecting none is insert-if-absent. */
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
-    await this.ready();
-    return Number(await this.runSave(Session.from(session), '')) === 1;
+    const s = Session.from(session);
+    return this.connections.once('saveIfAbsent', async () => {
+      await this.ready();
+      return Number(await this.runSave(s, '')) === 1;
+    });
   }
 
   /** One atomic save, valid only while the stored owner is still `expectedOwner` ('' = no session). */
@@ -142,13 +170,21 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   }
 
   async findById(id: string): Promise<Session | null> {
-    await this.ready();
-    const hash = await this.client.hgetall(this.sessionKeys(id)[0]);
+    const hash = await this.connections.idempotent('findById', async () => {
+      await this.ready();
+      return this.client.hgetall(this.sessionKeys(id)[0]);
+    });
     return this.toSession(id, hash);
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
-    await this.ready();
+    return this.connections.idempotent('findByUserId', async () => {
+      await this.ready();
+      return this.readUserSessions(userId);
+    });
+  }
+
+  private async readUserSessions(userId: string): Promise<Session[]> {
     const key = this.userKey(userId);
     const ids = await this.client.smembers(key);
     if (ids.length === 0) return [];
@@ -172,38 +208,43 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   async findExpiredSessionIds(before: Date): Promise<string[]> {
     if (!(before instanceof Date) || Number.isNaN(before.getTime()))
       throw new InvalidArgumentError('before must be a valid Date');
-    await this.ready();
-    return this.client.zrangebyscore(this.expiryKey(), '-inf', `(${before.getTime()}`);
+    return this.connections.idempotent('findExpiredSessionIds', async () => {
+      await this.ready();
+      return this.client.zrangebyscore(this.expiryKey(), '-inf', `(${before.getTime()}`);
+    });
   }
 
   async delete(id: string): Promise<void> {
-    await this.ready();
     const keys = this.sessionKeys(id);
-    await this.withOwner(id, (owner) =>
-      scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey()], [owner, id]),
-    );
+    await this.connections.idempotent('delete', async () => {
+      await this.ready();
+      await this.withOwner(id, (owner) =>
+        scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey()], [owner, id]),
+      );
+    });
   }
 
   async appendEvent(event: SessionEvent): Promise<void> {
     if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
-    await this.ready();
-    const result = await scripts.append.run(this.client, this.sessionKeys(event.sessionId), [
-      event.id,
-      encodeValue(event, event.archived),
-      this.ttlFlag,
-    ]);
+    const args = [event.id, encodeValue(event, event.archived), this.ttlFlag];
+    // Retried once: the script inserts only an absent event id, so a lost attempt that did run makes it a no-op.
+    const result = await this.connections.idempotent('appendEvent', async () => {
+      await this.ready();
+      return scripts.append.run(this.client, this.sessionKeys(event.sessionId), args);
+    });
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${event.sessionId}`);
   }
 
   async getEventVersion(id: string): Promise<number> {
-    await this.ready();
-    const version = await this.client.hget(this.sessionKeys(id)[0], 'version');
+    const version = await this.connections.idempotent('getEventVersion', async () => {
+      await this.ready();
+      return this.client.hget(this.sessionKeys(id)[0], 'version');
+    });
     return version === null ? 0 : Number(version);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
     const f = filter ?? EventFilter.all();
-    await this.ready();
     const scope = f.excludeArchived ? 'active' : 'all';
     if (f.lastN !== undefined && onlyWindowCriteria(f)) {
       // Only the tail is read; an event appended already archived can still sit in the window, so when
@@ -226,12 +267,17 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     expectedVersion: number,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
-    await this.ready();
-    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length];
+    // ioredis re-sends a command whose connection dropped before the reply, and a lost connection is retried
+    // once here: the token lets a repeated compaction that had in fact committed report so, instead of losing
+    // to its own version bump.
+    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length, randomUUID()];
     for (const e of archived) args.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
     for (const e of retained) args.push(e.id, encodeValue(e, false));
-    const result = await scripts.compact.run(this.client, this.sessionKeys(id), args);
+    const result = await this.connections.idempotent('compactEvents', async () => {
+      await this.ready();
+      return scripts.compact.run(this.client, this.sessionKeys(id), args);
+    });
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
     if (result === 0) this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
     return result === 1;
@@ -240,10 +286,15 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   /** One script call for the batch: atomic, in order. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
-    await this.ready();
     const args: (string | number)[] = [this.ttlFlag];
     for (const e of events) args.push(e.id, encodeValue(e, e.archived));
-    const result = Number(await scripts.appendMany.run(this.client, this.sessionKeys(sessionId), args));
+    // Retried once: the script inserts only absent event ids.
+    const result = Number(
+      await this.connections.idempotent('appendEvents', async () => {
+        await this.ready();
+        return scripts.appendMany.run(this.client, this.sessionKeys(sessionId), args);
+      }),
+    );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
     return result;
   }
@@ -254,20 +305,23 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
    */
   async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
     const limit = pageLimit(options);
-    await this.ready();
     const head = `${this.prefix}:{`;
     const tail = '}:session';
-    const [next, keys] = await this.client.scan(options?.cursor ?? '0', 'MATCH', `${head}*${tail}`, 'COUNT', limit);
+    const [next, keys] = await this.connections.idempotent('listSessionIds', async () => {
+      await this.ready();
+      return this.client.scan(options?.cursor ?? '0', 'MATCH', `${head}*${tail}`, 'COUNT', limit);
+    });
     const ids = keys.map((k) => k.slice(head.length, k.length - tail.length));
     return { ids, cursor: next === '0' ? null : next };
   }
 
   async close(): Promise<void> {
-    if (this.ownsClient) await this.client.quit();
+    await this.connections.close();
   }
 
   private ready(): Promise<void> {
-    this.schemaReady ??= (this.initializeSchema ? this.migrate() : redisPendingVersions(this.client, this.prefix)).then(
+    // Unwrapped: the calling operation reports (and retries) a connection lost while migrating.
+    this.schemaReady ??= (this.initializeSchema ? this.migrateNow() : this.pendingVersions()).then(
       () => undefined,
       (error: unknown) => {
         // A failed first use (server down) must not poison the instance: the next call retries.
@@ -279,11 +333,10 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   }
 
   private async read(id: string, scope: 'all' | 'active', lastN?: number): Promise<SessionEvent[]> {
-    const values = (await scripts.read.run(
-      this.client,
-      this.sessionKeys(id),
-      lastN === undefined ? [scope] : [scope, lastN],
-    )) as string[];
+    const values = (await this.connections.idempotent('findEvents', async () => {
+      await this.ready();
+      return scripts.read.run(this.client, this.sessionKeys(id), lastN === undefined ? [scope] : [scope, lastN]);
+    })) as string[];
     return values.map(decodeValue);
   }
 

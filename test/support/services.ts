@@ -5,6 +5,11 @@
 export const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** A table / key prefix no other run uses, so parallel runs on one server never collide. */
+export function freshServicePrefix(): string {
+  return `t_${Date.now().toString(36)}_${Math.random().toString(16).slice(2, 10)}`;
+}
+
 export function servicesRequired(): boolean {
   return process.env.CI === 'true' || process.env.REQUIRE_SERVICES === '1';
 }

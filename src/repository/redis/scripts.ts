@@ -35,14 +35,18 @@ return 1
 `;
 
 /**
- * ARGV: expected version, ttl flag, number of archived events, then (id, value) pairs of the archived events,
- * then (id, value) pairs of the retained ones. Returns -1 missing session, 0 stale version, 1 committed.
+ * ARGV: expected version, ttl flag, number of archived events, a token unique to the call, then (id, value)
+ * pairs of the archived events, then (id, value) pairs of the retained ones. Returns -1 missing session,
+ * 0 stale version, 1 committed — also when this very call (same token) committed before: a re-send.
  * Touches only the active window and the given events: cost independent of the archive's length.
  */
 export const COMPACT_SCRIPT = `${ALIGN_TTL}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return -1 end
-if version ~= ARGV[1] then return 0 end
+if version ~= ARGV[1] then
+  if redis.call('HGET', KEYS[1], 'compaction') == ARGV[4] then return 1 end
+  return 0
+end
 local active = redis.call('LRANGE', KEYS[3], 0, -1)
 local was_active = {}
 for _, id in ipairs(active) do was_active[id] = true end
@@ -54,7 +58,7 @@ for _, id in ipairs(active) do
   if pending[id] then to_archive[#to_archive + 1] = id; keep[id] = true end
 end
 redis.call('DEL', KEYS[5])
-local i = 4
+local i = 5
 for _ = 1, tonumber(ARGV[3]) do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   to_archive[#to_archive + 1] = ARGV[i]
@@ -81,6 +85,7 @@ push_all(KEYS[4], to_archive)
 redis.call('DEL', KEYS[3])
 push_all(KEYS[3], window)
 redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'compaction', ARGV[4])
 if ARGV[2] == '1' then align_ttl(KEYS) end
 return 1
 `;

@@ -1,0 +1,64 @@
+/**
+ * The victim of the crash tests (crashHarness.ts): appends turns and compacts in a loop until it is killed
+ * with SIGKILL. It prints `ack <id>` only after an append resolved, `compacting` when a compaction starts and
+ * `compacted` / `skipped` when it ends, so the parent knows a lower bound of what must have survived and
+ * whether the kill hit a compaction in flight. It loads its modules, prints `ready`, and starts on `go`.
+ *
+ *   node --import tsx crash-worker.ts <sqlite|postgres|redis> <path or URL> <prefix> <sessionId> <tag>
+ */
+import { createInterface } from 'node:readline';
+import { createDefaultLogger } from '../../src/logging.js';
+import { DefaultSessionService } from '../../src/service/DefaultSessionService.js';
+import { Session } from '../../src/session/Session.js';
+import type { SessionRepository } from '../../src/repository/SessionRepository.js';
+import { faultStrategy, turnEvents } from './faultWorkload.js';
+
+const logger = createDefaultLogger({ silent: true });
+
+/** Only the backend under test is loaded, so a worker starts fast enough for many kills per test. */
+async function open(backend: string, target: string, prefix: string): Promise<SessionRepository> {
+  switch (backend) {
+    case 'sqlite': {
+      const { SqliteSessionRepository } = await import('../../src/repository/SqliteSessionRepository.js');
+      return new SqliteSessionRepository({ path: target, logger });
+    }
+    case 'postgres': {
+      const { PostgresSessionRepository } = await import('../../src/repository/PostgresSessionRepository.js');
+      return new PostgresSessionRepository({ connectionString: target, prefix, logger });
+    }
+    case 'redis': {
+      const { RedisSessionRepository } = await import('../../src/repository/RedisSessionRepository.js');
+      return new RedisSessionRepository({ url: target, prefix, logger });
+    }
+    default:
+      throw new Error(`unknown backend ${backend}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const [backend, target, prefix, sessionId, tag] = process.argv.slice(2) as [string, string, string, string, string];
+  const repo = await open(backend, target, prefix);
+  const service = new DefaultSessionService(repo, { logger });
+  const out = (line: string) => process.stdout.write(line + '\n');
+  service.events.on('compactionStarted', () => out('compacting'));
+  service.events.on('compactionCompleted', () => out('compacted'));
+  service.events.on('compactionSkipped', (e) => e.reason !== 'trigger-not-fired' && out('skipped'));
+  if ((await repo.findById(sessionId)) === null) await repo.save(Session.create({ id: sessionId, userId: 'crash' }));
+  // Warm the connection and the statements before the parent starts its clock.
+  await repo.findEvents(sessionId);
+  out('ready');
+  await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
+
+  for (let turn = 0; ; turn++) {
+    for (const event of turnEvents(sessionId, tag, turn)) {
+      await service.appendEvent(event);
+      out(`ack ${event.id}`);
+    }
+    if (turn % 3 === 2) await service.compact(sessionId, () => true, faultStrategy(sessionId, tag, turn));
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

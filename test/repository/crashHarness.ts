@@ -1,0 +1,176 @@
+/**
+ * SIGKILL crash runs for any durable backend: a child process (crash-worker.ts) appends and compacts one
+ * session until it is killed — most kills aimed at a compaction in flight — then the parent checks the log
+ * with the history checker.
+ *
+ *   crashSuite('PostgreSQL', async () => ({ backend: 'postgres', target: PG_URL, prefix, open: () => … }));
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { EventFilter, type SessionRepository } from '../../src/index.js';
+import { checkHistory } from './faultWorkload.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface CrashBackend {
+  backend: 'sqlite' | 'postgres' | 'redis';
+  /** The database file or server URL the worker opens. */
+  target: string;
+  prefix: string;
+  /** A repository on the same data, for the parent's checks (closed after each). */
+  open(): Promise<SessionRepository>;
+  /** Extra checks of the store itself after each kill (e.g. SQLite's integrity_check). */
+  afterKill?(run: number): void | Promise<void>;
+}
+
+export interface CrashRun {
+  acked: string[];
+  compactions: number;
+  /** The victim died between `compacting` and the compaction's end. */
+  midCompaction: boolean;
+}
+
+interface Worker {
+  child: ChildProcessWithoutNullStreams;
+  ready: Promise<void>;
+  output(): string;
+  stderr(): string;
+  exit: Promise<NodeJS.Signals | null>;
+}
+
+function startWorker(b: CrashBackend, sessionId: string, tag: string): Worker {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(here, 'crash-worker.ts'), b.backend, b.target, b.prefix, sessionId, tag],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  let onReady: () => void = () => undefined;
+  let onFail: (e: Error) => void = () => undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    onReady = resolve;
+    onFail = reject;
+  });
+  // Awaited later; a worker killed before it was ready must not leave an unhandled rejection behind.
+  ready.catch(() => undefined);
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.startsWith('ready\n')) onReady();
+  });
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.on('close', (code, signal) => {
+      onFail(new Error(`crash worker ended before it was ready (${code ?? signal}): ${err}`));
+      resolve(signal);
+    }),
+  );
+  return { child, ready, output: () => out, stderr: () => err, exit };
+}
+
+/**
+ * Lets the worker run for a random 30–300 ms, then kills it at the next compaction it starts, a random
+ * 0–3 ms in (or at once if none starts within 400 ms).
+ */
+async function runAndKill(w: Worker): Promise<CrashRun> {
+  await w.ready;
+  let armed = false;
+  let killed = false;
+  const kill = () => {
+    if (killed) return;
+    killed = true;
+    w.child.kill('SIGKILL');
+  };
+  w.child.stdout.on('data', () => {
+    if (armed && w.output().endsWith('compacting\n')) setTimeout(kill, Math.floor(Math.random() * 4));
+  });
+  w.child.stdin.write('go\n');
+  setTimeout(
+    () => {
+      armed = true;
+      setTimeout(kill, 400);
+    },
+    30 + Math.floor(Math.random() * 270),
+  );
+  const signal = await w.exit;
+  if (signal !== 'SIGKILL') throw new Error(`crash worker ended without being killed (${signal}): ${w.stderr()}`);
+  // A line cut by the kill is not an acknowledgement.
+  const lines = w.output().split('\n').slice(1, -1);
+  return {
+    acked: lines.filter((l) => l.startsWith('ack ')).map((l) => l.slice(4)),
+    compactions: lines.filter((l) => l === 'compacted').length,
+    midCompaction: lines[lines.length - 1] === 'compacting',
+  };
+}
+
+export interface CrashSummary {
+  kills: number;
+  midCompaction: number;
+  acknowledgedAppends: number;
+  acknowledgedCompactions: number;
+  committedCompactions: number;
+}
+
+/** Kills `kills` workers in a row on one session, checking the whole history after each kill. */
+export async function runCrashes(b: CrashBackend, sessionId: string, kills = 20): Promise<CrashSummary> {
+  const acked = new Set<string>();
+  const summary: CrashSummary = {
+    kills,
+    midCompaction: 0,
+    acknowledgedAppends: 0,
+    acknowledgedCompactions: 0,
+    committedCompactions: 0,
+  };
+  // The next victims load their modules while the current one runs: startup, not the kill, is the slow part.
+  const queue: Worker[] = [];
+  const enqueue = (run: number) => run < kills && queue.push(startWorker(b, sessionId, `r${run}`));
+  enqueue(0);
+  enqueue(1);
+  try {
+    for (let run = 0; run < kills; run++) {
+      const current = queue.shift()!;
+      await current.ready;
+      enqueue(run + 2);
+      const victim = await runAndKill(current);
+      for (const id of victim.acked) acked.add(id);
+      summary.acknowledgedAppends += victim.acked.length;
+      summary.acknowledgedCompactions += victim.compactions;
+      if (victim.midCompaction) summary.midCompaction++;
+      await b.afterKill?.(run);
+
+      const repo = await b.open();
+      try {
+        const before = summary.committedCompactions;
+        summary.committedCompactions = checkHistory({
+          all: await repo.findEvents(sessionId, EventFilter.all()),
+          active: await repo.findEvents(sessionId, EventFilter.active()),
+          version: await repo.getEventVersion(sessionId),
+          acknowledged: acked,
+          // The kill may fall between a commit and its acknowledgement: at most one unacknowledged commit per run.
+          committedAtLeast: before + victim.compactions,
+          committedAtMost: before + victim.compactions + 1,
+          context: `${b.backend} run ${run}`,
+        });
+      } finally {
+        await repo.close?.();
+      }
+    }
+  } finally {
+    for (const w of queue) {
+      w.child.kill('SIGKILL');
+      await w.exit;
+    }
+  }
+  expect(summary.acknowledgedAppends, 'the victims did real work').to.be.greaterThan(40);
+  expect(summary.committedCompactions, 'some compactions committed').to.be.greaterThan(0);
+  return summary;
+}
+
+export function describeCrashSummary(name: string, s: CrashSummary): string {
+  return (
+    `${name}: ${s.kills} SIGKILLs (${s.midCompaction} inside a compaction), ${s.acknowledgedAppends} acknowledged appends ` +
+    `and ${s.committedCompactions} committed compactions (${s.acknowledgedCompactions} acknowledged), all consistent`
+  );
+}

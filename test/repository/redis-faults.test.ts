@@ -1,0 +1,222 @@
+import { createServer } from 'node:net';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { Messages, RepositoryConnectionError, Session, SessionEvent, createDefaultLogger } from '../../src/index.js';
+import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
+import { RedisScript } from '../../src/repository/redis/RedisScript.js';
+import { COMPACT_SCRIPT } from '../../src/repository/redis/scripts.js';
+import { REDIS_URL, freshServicePrefix, requireService } from '../support/services.js';
+import { describeChaos, runConnectionChaos } from './connectionFaults.js';
+import { describeCrashSummary, runCrashes } from './crashHarness.js';
+
+const silent = createDefaultLogger({ silent: true });
+
+async function probeRedis(): Promise<void> {
+  const probe = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await probe.connect();
+    await probe.ping();
+  } finally {
+    probe.disconnect();
+  }
+}
+
+async function deleteKeys(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await client.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+function withConnectionName(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set('connectionName', name);
+  return u.toString();
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function caught(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('RedisSessionRepository under connection faults', function () {
+  this.timeout(120_000);
+  const prefix = freshServicePrefix();
+  let admin: Redis;
+
+  before(async function () {
+    await requireService(this, 'Redis', probeRedis);
+    admin = new Redis(REDIS_URL);
+  });
+  after(async function () {
+    if (admin === undefined) return;
+    await deleteKeys(admin, prefix);
+    await admin.quit();
+  });
+
+  /** CLIENT KILL on the clients named `name`: one at random, or (one time in five) all of them. */
+  const kill = async (name: string, all = Math.random() < 0.2): Promise<number> => {
+    const list = (await admin.client('LIST')) as string;
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `))
+      .map((line) => /^id=(\d+)/.exec(line)?.[1])
+      .filter((id): id is string => id !== undefined);
+    const victims = all ? ids : ids.slice(0, 1).map(() => ids[Math.floor(Math.random() * ids.length)]!);
+    let killed = 0;
+    for (const id of victims) killed += Number(await admin.client('KILL', 'ID', id));
+    return killed;
+  };
+
+  it('clients killed every 5–25 ms during 400 appends and concurrent compactions: no crash, no loss, no half-applied compaction', async function () {
+    const name = `sc-chaos-${prefix}`;
+    const appendRepository = new RedisSessionRepository({ url: withConnectionName(REDIS_URL, name), prefix, logger: silent });
+    // The caller's client, with ioredis defaults (it re-sends commands in flight) and a short timeout, so
+    // some calls give up while the client reconnects.
+    const callerClient = new Redis(REDIS_URL, { connectionName: name });
+    const compactRepository = new RedisSessionRepository({ client: callerClient, prefix, logger: silent, commandTimeoutMs: 40 });
+    try {
+      const stats = await runConnectionChaos({
+        sessionId: `chaos-${prefix}`,
+        appendRepository,
+        compactRepository,
+        kill: () => kill(name),
+        // A call that timed out may still run after the reconnect; a reply to a later command proves it has.
+        settle: async () => {
+          await callerClient.ping();
+        },
+        open: async () => new RedisSessionRepository({ client: admin, prefix, logger: silent }),
+      });
+      console.log(`      ${describeChaos('Redis', stats)}`);
+      expect(stats.kills, 'connections were really killed').to.be.greaterThan(20);
+    } finally {
+      await appendRepository.close();
+      await compactRepository.close();
+      callerClient.disconnect();
+    }
+  });
+
+  it('a client killed between calls does not crash the process; the next call works', async function () {
+    const name = `sc-idle-${prefix}`;
+    const repo = new RedisSessionRepository({ url: withConnectionName(REDIS_URL, name), prefix, logger: silent });
+    try {
+      await repo.save(Session.create({ id: `idle-${prefix}`, userId: 'u' }));
+      for (let i = 0; i < 5; i++) {
+        expect(await kill(name, true)).to.equal(1);
+        expect((await repo.findById(`idle-${prefix}`))?.userId).to.equal('u');
+      }
+    } finally {
+      await repo.close();
+    }
+  });
+
+  it('an unreachable server: a call waits at most commandTimeoutMs, then RepositoryConnectionError', async function () {
+    const url = new URL(REDIS_URL);
+    url.port = String(await closedPort());
+    const repo = new RedisSessionRepository({ url: url.toString(), prefix, logger: silent, commandTimeoutMs: 300 });
+    try {
+      const started = Date.now();
+      const error = await caught(repo.appendEvent(SessionEvent.create({ sessionId: 's', message: Messages.user('hi') })));
+      const waited = Date.now() - started;
+      expect(error).to.be.instanceOf(RepositoryConnectionError);
+      expect((error as RepositoryConnectionError).operation).to.equal('appendEvent');
+      expect((error as RepositoryConnectionError).retriable).to.equal(true);
+      expect(waited).to.be.within(250, 2000);
+    } finally {
+      await repo.close();
+    }
+  });
+
+  it('with failFastWhenDisconnected a call made while disconnected fails at once', async function () {
+    const url = new URL(REDIS_URL);
+    url.port = String(await closedPort());
+    const repo = new RedisSessionRepository({
+      url: url.toString(),
+      prefix,
+      logger: silent,
+      commandTimeoutMs: 5000,
+      failFastWhenDisconnected: true,
+    });
+    try {
+      const started = Date.now();
+      const error = await caught(repo.findById('x'));
+      expect(error).to.be.instanceOf(RepositoryConnectionError);
+      expect(Date.now() - started).to.be.below(200);
+    } finally {
+      await repo.close();
+    }
+  });
+
+  it('close() leaves a caller’s client connected and removes the error listener it added', async function () {
+    const client = new Redis(REDIS_URL);
+    try {
+      const before = client.listenerCount('error');
+      const repo = new RedisSessionRepository({ client, prefix, logger: silent });
+      expect(client.listenerCount('error')).to.equal(before + 1);
+      await repo.findById('x');
+      await repo.close();
+      expect(client.listenerCount('error')).to.equal(before);
+      expect(await client.ping()).to.equal('PONG');
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('a compaction sent twice (a re-send after a dropped reply) commits once and reports committed both times', async function () {
+    const repo = new RedisSessionRepository({ client: admin, prefix, logger: silent });
+    const id = `resend-${prefix}`;
+    await repo.save(Session.create({ id, userId: 'u' }));
+    const events = ['a', 'b', 'c'].map((t) => SessionEvent.create({ sessionId: id, message: Messages.user(t) }));
+    for (const e of events) await repo.appendEvent(e);
+    const base = `${prefix}:{${id}}`;
+    const keys = ['session', 'events', 'active', 'archived', 'pending'].map((k) => `${base}:${k}`);
+    const value = (e: SessionEvent, archived: boolean) =>
+      (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
+    const args = ['3', '0', 1, 'token-1', events[0]!.id, value(events[0]!, true), events[1]!.id, value(events[1]!, false)];
+    const script = new RedisScript(COMPACT_SCRIPT);
+    expect(await script.run(admin, keys, args)).to.equal(1);
+    expect(await script.run(admin, keys, args)).to.equal(1);
+    expect(await repo.getEventVersion(id)).to.equal(4);
+    expect(await script.run(admin, keys, [...args.slice(0, 3), 'token-2', ...args.slice(4)])).to.equal(0);
+  });
+
+  describe('SIGKILL mid-compaction', function () {
+    const crashPrefix = freshServicePrefix();
+    after(async function () {
+      if (admin !== undefined) await deleteKeys(admin, crashPrefix);
+    });
+
+    it('20 kills of a process appending and compacting: every acknowledged append survives once, no compaction is half-applied', async function () {
+      this.timeout(180_000);
+      const summary = await runCrashes(
+        {
+          backend: 'redis',
+          target: REDIS_URL,
+          prefix: crashPrefix,
+          open: async () => new RedisSessionRepository({ client: admin, prefix: crashPrefix, logger: silent }),
+        },
+        'crash',
+      );
+      console.log(`      ${describeCrashSummary('Redis', summary)}`);
+    });
+  });
+});
