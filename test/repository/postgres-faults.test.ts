@@ -204,15 +204,20 @@ describe('PostgresSessionRepository under connection faults', function () {
     }
   });
 
-  it('close() leaves a caller’s pool open and removes the error listener it added', async function () {
+  it('close() leaves a caller’s pool open and removes every listener it added', async function () {
     const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
     try {
-      const before = pool.listenerCount('error');
+      const events = ['error', 'acquire', 'release'] as const;
+      const counts = () => events.map((e) => pool.listenerCount(e));
+      const before = counts();
       const repo = new PostgresSessionRepository({ pool, prefix, logger: silent });
-      expect(pool.listenerCount('error')).to.equal(before + 1);
+      expect(counts()).to.deep.equal(before.map((n) => n + 1));
       await repo.findById('x');
       await repo.close();
-      expect(pool.listenerCount('error')).to.equal(before);
+      expect(counts()).to.deep.equal(before);
+      const client = await pool.connect();
+      expect(client.listenerCount('error'), 'no listener left on a client either').to.equal(0);
+      client.release();
       expect((await pool.query('SELECT 1 AS one')).rows[0].one).to.equal(1);
     } finally {
       await pool.end();

@@ -7,12 +7,32 @@ import { isPostgresConnectionError, toPostgresError } from './connectionErrors.j
  *
  * `pg` reports a connection that dies while idle in the pool, or while checked out between two statements,
  * as an `'error'` event; an EventEmitter without a listener throws it, which ends the host process. So the
- * pool (ours or the caller's) gets a listener for as long as the repository is open, and every checked-out
- * client gets one for as long as it is checked out. Failures surface as `RepositoryConnectionError`.
+ * pool (ours or the caller's) gets a listener for as long as the repository is open, and so does every client
+ * from the moment the pool hands it out until it is released. That moment matters: `pg-pool` removes its own
+ * listener when it hands a client out, possibly in the middle of parsing that client's socket data, and the
+ * server's "terminating connection" message can be the next one parsed — before the borrower's code runs.
+ * Failures surface as `RepositoryConnectionError`.
  */
 export class PostgresConnections {
+  /** The error a checked-out client reported while no query was running, until it is released. */
+  private readonly lost = new WeakMap<pg.PoolClient, Error>();
   private readonly onPoolError = (error: Error) =>
     this.logger.warn('an idle PostgreSQL connection failed; the pool replaces it', { error: error.message });
+  private readonly guards = new WeakMap<pg.PoolClient, (error: Error) => void>();
+  private readonly onAcquire = (client: pg.PoolClient) => {
+    const guard = (error: Error) => {
+      if (!this.lost.has(client)) this.lost.set(client, error);
+    };
+    this.guards.set(client, guard);
+    client.on('error', guard);
+  };
+  private readonly onRelease = (_error: Error | undefined, client: pg.PoolClient) => {
+    const guard = this.guards.get(client);
+    if (guard === undefined) return;
+    client.off('error', guard);
+    this.guards.delete(client);
+    this.lost.delete(client);
+  };
 
   constructor(
     readonly pool: pg.Pool,
@@ -20,6 +40,8 @@ export class PostgresConnections {
     private readonly logger: Logger,
   ) {
     pool.on('error', this.onPoolError);
+    pool.on('acquire', this.onAcquire);
+    pool.on('release', this.onRelease);
   }
 
   /**
@@ -58,11 +80,6 @@ export class PostgresConnections {
    */
   async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    let lost: Error | undefined;
-    const onClientError = (error: Error) => {
-      lost ??= error;
-    };
-    client.on('error', onClientError);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -77,9 +94,8 @@ export class PostgresConnections {
       }
       throw error;
     } finally {
-      client.off('error', onClientError);
       // A connection that failed, or whose rollback failed, is in an unknown state: destroyed, never reused.
-      client.release(broken ?? lost);
+      client.release(broken ?? this.lost.get(client));
     }
   }
 
@@ -87,5 +103,7 @@ export class PostgresConnections {
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
     this.pool.off('error', this.onPoolError);
+    this.pool.off('acquire', this.onAcquire);
+    this.pool.off('release', this.onRelease);
   }
 }
