@@ -108,6 +108,11 @@ export class InMemorySessionRepository implements SessionRepository {
       active.push(e.isArchived() ? e.with({ archived: false }) : e);
       kept.add(e.id);
     }
+    // A retained event that is archived (a reverted compaction) leaves the archive: ids are unique per session.
+    // Found without scanning the archive, so that a compaction stays O(active window).
+    const wasActive = new Set(data.active.map((e) => e.id));
+    const restored = new Set(retained.filter((e) => !wasActive.has(e.id) && data.ids.has(e.id)).map((e) => e.id));
+    if (restored.size > 0) data.archived = data.archived.filter((e) => !restored.has(e.id));
     for (const e of data.active) if (!e.isArchived() && !kept.has(e.id)) data.ids.delete(e.id);
     for (const id of kept) data.ids.add(id);
     data.active = active;

@@ -14,6 +14,7 @@ import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import { KeyedMutex } from './KeyedMutex.js';
 import { maskedOriginals } from './maskedOriginals.js';
+import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
@@ -41,6 +42,8 @@ export interface DefaultSessionServiceOptions {
    * never start two summarisations. CAS remains the guard across processes.
    */
   lockCompactions?: boolean;
+  /** Pin every system message appended through the service (unless its metadata says `pinned: false`). */
+  pinSystemMessages?: boolean;
 }
 
 export class DefaultSessionService implements SessionService {
@@ -53,6 +56,7 @@ export class DefaultSessionService implements SessionService {
   private readonly conflictPolicy: 'skip' | 'rebase';
   private readonly maxRebaseAttempts: number;
   private readonly lock: KeyedMutex | null;
+  private readonly pinSystemMessages: boolean;
 
   constructor(
     protected readonly repository: SessionRepository,
@@ -72,6 +76,7 @@ export class DefaultSessionService implements SessionService {
     this.conflictPolicy = opts.conflictPolicy ?? 'skip';
     this.maxRebaseAttempts = opts.maxRebaseAttempts ?? 5;
     this.lock = opts.lockCompactions === false ? null : new KeyedMutex();
+    this.pinSystemMessages = opts.pinSystemMessages === true;
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -131,20 +136,33 @@ export class DefaultSessionService implements SessionService {
 
   async appendEvent(event: SessionEvent): Promise<void> {
     if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
-    await this.repository.appendEvent(event);
+    await this.repository.appendEvent(withDefaultPin(event, this.pinSystemMessages));
   }
 
   async appendMessage(sessionId: string, message: Message, options: AppendMessageOptions = {}): Promise<SessionEvent> {
-    const event = SessionEvent.create({
-      sessionId: requireText(sessionId, 'sessionId'),
-      message,
-      ...(options.id !== undefined ? { id: options.id } : {}),
-      timestamp: options.timestamp ?? this.now(),
-      metadata: options.metadata ?? {},
-      branch: options.branch ?? null,
-    });
+    const metadata = { ...(options.metadata ?? {}) };
+    if (options.pinned !== undefined) metadata[SessionEvent.METADATA_PINNED] = options.pinned === true;
+    const event = withDefaultPin(
+      SessionEvent.create({
+        sessionId: requireText(sessionId, 'sessionId'),
+        message,
+        ...(options.id !== undefined ? { id: options.id } : {}),
+        timestamp: options.timestamp ?? this.now(),
+        metadata,
+        branch: options.branch ?? null,
+      }),
+      this.pinSystemMessages,
+    );
     await this.repository.appendEvent(event);
     return event;
+  }
+
+  async pinEvent(sessionId: string, eventId: string): Promise<SessionEvent> {
+    return setPinned(this.repository, sessionId, eventId, true);
+  }
+
+  async unpinEvent(sessionId: string, eventId: string): Promise<SessionEvent> {
+    return setPinned(this.repository, sessionId, eventId, false);
   }
 
   async getEvents(sessionId: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -245,6 +263,16 @@ export class DefaultSessionService implements SessionService {
       if (result.archivedEvents.length === 0) {
         this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });
         return result;
+      }
+      // The guarantee holds for any strategy, custom ones included: a result losing a pin is not committed.
+      const lost = pinnedEventsLost(events, result);
+      if (lost.length > 0) {
+        this.logger.warn('the strategy archived or dropped pinned events; nothing committed', {
+          sessionId,
+          pinned: lost.map((e) => e.id),
+        });
+        this.emit('compactionSkipped', { sessionId, reason: 'pinned-event' });
+        return CompactionResult.noop(events);
       }
       if (await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version)) {
         this.emit('compactionCompleted', { sessionId, result, rebased: false });

@@ -12,6 +12,8 @@ export interface AppendMessageOptions {
   metadata?: Record<string, unknown>;
   id?: string;
   timestamp?: Date;
+  /** Pin the event: no compaction archives, masks or summarises it away (`metadata.pinned = true`). */
+  pinned?: boolean;
 }
 
 export interface PreviewOptions {
@@ -51,6 +53,13 @@ export interface SessionService {
    * for custom services; without it such readers re-read the log on every request.
    */
   getEventVersion?(sessionId: string): Promise<number>;
+  /**
+   * Pins an active event (CAS-protected; concurrent appends and compactions are kept): no strategy archives,
+   * masks or summarises it away. Archived and synthetic events cannot be pinned (IllegalStateError).
+   */
+  pinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
+  /** Clears a pin set at append time or by `pinEvent`. */
+  unpinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
   /** The only compaction entry point; see DefaultSessionService for the protocol. */
   compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
 }

@@ -4,6 +4,7 @@
  * The factory is called once per test and must return an empty repository (or one using a fresh prefix).
  */
 import { expect } from 'chai';
+import { rewriteContract } from './rewriteContract.js';
 import {
   EventFilter,
   InvalidArgumentError,
@@ -56,6 +57,8 @@ export function repositoryContract(name: string, factory: () => Promise<SessionR
       return out;
     }
     const textsOf = async (id: string, f?: EventFilter) => (await repo.findEvents(id, f)).map((e) => e.text);
+
+    rewriteContract(() => repo);
 
     describe('sessions', function () {
       it('save then findById returns the same id and userId; an unknown id gives null', async function () {

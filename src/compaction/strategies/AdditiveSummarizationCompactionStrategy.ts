@@ -10,6 +10,7 @@ import type { StrategyPreview } from '../CompactionStrategy.js';
 import { originalIdOf } from './replaceInPlace.js';
 import { PREVIEW_SUMMARY_PLACEHOLDER, priorSummaryTexts, SUMMARY_METADATA, summaryPair } from './summaryEvents.js';
 import { SummarizingCompactionStrategy, type SummarizingStrategyOptions } from './SummarizingCompactionStrategy.js';
+import { pinnedIds } from '../cutWithinTurn.js';
 import { partitionSynthetic } from './windowCut.js';
 
 export interface AdditiveSummarizationCompactionStrategyOptions extends SummarizingStrategyOptions {
@@ -77,7 +78,13 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
     const archivedTurns = turns.length - this.keptTurnCount(turns);
     // The preamble only ever leaves together with a turn.
     if (archivedTurns === 0) return null;
-    return { synthetic, chunk: [...preamble, ...turns.slice(0, archivedTurns).flat()], kept: turns.slice(archivedTurns).flat() };
+    const pinned = pinnedIds(real);
+    const leaving = [...preamble, ...turns.slice(0, archivedTurns).flat()];
+    const chunk = leaving.filter((e) => !pinned.has(e.id));
+    if (chunk.length === 0) return null;
+    // Pinned events are never summarised away: they stay, before the kept turns.
+    const heldBack = leaving.filter((e) => pinned.has(e.id));
+    return { synthetic, chunk, kept: [...heldBack, ...turns.slice(archivedTurns).flat()] };
   }
 
   /** The chunk that would be summarised, with a placeholder pair instead of a model call (consolidation not previewed). */

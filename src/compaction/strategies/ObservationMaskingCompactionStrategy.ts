@@ -68,7 +68,7 @@ export class ObservationMaskingCompactionStrategy implements CompactionStrategy 
     const replacements = new Map<number, Message>();
     for (const i of consumedToolMessages(events, this.consumedBy === 'assistant-text')) {
       const event = events[i]!;
-      if (event.isSynthetic() || event.message.type !== 'tool') continue;
+      if (event.isSynthetic() || event.isPinned() || event.message.type !== 'tool') continue;
       let changed = false;
       const responses = event.message.responses.map((r) => {
         const responseData = maskExcerpt(r.responseData, this.maxChars);

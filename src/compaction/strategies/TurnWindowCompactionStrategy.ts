@@ -6,6 +6,7 @@ import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy } from '../CompactionStrategy.js';
+import { pinnedIds } from '../cutWithinTurn.js';
 import { partitionSynthetic } from './windowCut.js';
 
 export interface TurnWindowCompactionStrategyOptions {
@@ -13,7 +14,10 @@ export interface TurnWindowCompactionStrategyOptions {
   tokenCountEstimator?: TokenCountEstimator;
 }
 
-/** Keeps the last `maxTurns` whole turns; the preamble (events before the first turn) is never archived. */
+/**
+ * Keeps the last `maxTurns` whole turns; the preamble (events before the first turn) is never archived, and
+ * pinned events of older turns stay in the window (before the kept turns).
+ */
 export class TurnWindowCompactionStrategy implements CompactionStrategy {
   static readonly DEFAULT_MAX_TURNS = 10;
   readonly maxTurns: number;
@@ -34,10 +38,14 @@ export class TurnWindowCompactionStrategy implements CompactionStrategy {
     const { preamble, turns } = splitTurns(real);
     if (turns.length <= this.maxTurns) return CompactionResult.noop(events);
     const cut = turns.length - this.maxTurns;
-    const archived = turns.slice(0, cut).flat();
+    const pinned = pinnedIds(real);
+    const leaving = turns.slice(0, cut).flat();
+    const archived = leaving.filter((e) => !pinned.has(e.id));
+    const heldBack = leaving.filter((e) => pinned.has(e.id));
+    if (archived.length === 0) return CompactionResult.noop(events);
     const kept = turns.slice(cut).flat();
     return new CompactionResult(
-      [...synthetic, ...preamble, ...kept],
+      [...synthetic, ...preamble, ...heldBack, ...kept],
       archived,
       estimateEventsTokens(archived, this.tokenCountEstimator),
     );

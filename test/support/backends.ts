@@ -1,0 +1,97 @@
+/**
+ * Every repository backend behind one small interface, for service-level tests that must hold on all of
+ * them. Durable backends use a fresh prefix per run and are skipped (or, under CI, fail) when unreachable.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import {
+  InMemorySessionRepository,
+  PostgresSessionRepository,
+  RedisSessionRepository,
+  SqliteSessionRepository,
+  type SessionRepository,
+} from '../../src/index.js';
+import { PG_URL, REDIS_URL, requireService } from './services.js';
+
+export interface Backend {
+  name: string;
+  /** In a `before` hook: connects (skipping the suite when the server is unreachable). */
+  setup(ctx: Mocha.Context): Promise<void>;
+  repository(): SessionRepository;
+  teardown(): Promise<void>;
+}
+
+const freshPrefix = () => `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+
+export function allBackends(): Backend[] {
+  let memory: InMemorySessionRepository;
+  let sqlite: SqliteSessionRepository;
+  let pool: pg.Pool | undefined;
+  let postgres: PostgresSessionRepository;
+  let client: Redis | undefined;
+  let redis: RedisSessionRepository;
+  const pgPrefix = freshPrefix();
+  const redisPrefix = freshPrefix();
+  return [
+    {
+      name: 'memory',
+      setup: async () => void (memory = new InMemorySessionRepository()),
+      repository: () => memory,
+      teardown: async () => {},
+    },
+    {
+      name: 'sqlite',
+      setup: async () => void (sqlite = new SqliteSessionRepository({ path: ':memory:' })),
+      repository: () => sqlite,
+      teardown: async () => sqlite.close(),
+    },
+    {
+      name: 'postgres',
+      setup: async (ctx) => {
+        await requireService(ctx, 'PostgreSQL', async () => {
+          const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+          await probe.connect();
+          await probe.end();
+        });
+        pool = new pg.Pool({ connectionString: PG_URL, max: 5 });
+        postgres = new PostgresSessionRepository({ pool, prefix: pgPrefix });
+      },
+      repository: () => postgres,
+      teardown: async () => {
+        if (pool === undefined) return;
+        const tables = await pool.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE tablename LIKE $1`, [
+          `${pgPrefix}\\_%`,
+        ]);
+        for (const { tablename } of tables.rows) await pool.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
+        await pool.end();
+      },
+    },
+    {
+      name: 'redis',
+      setup: async (ctx) => {
+        await requireService(ctx, 'Redis', async () => {
+          const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0 });
+          try {
+            await probe.connect();
+          } finally {
+            probe.disconnect();
+          }
+        });
+        client = new Redis(REDIS_URL);
+        redis = new RedisSessionRepository({ client, prefix: redisPrefix });
+      },
+      repository: () => redis,
+      teardown: async () => {
+        if (client === undefined) return;
+        let cursor = '0';
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 1000);
+          if (keys.length > 0) await client.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+        client.disconnect();
+      },
+    },
+  ];
+}
