@@ -9,3 +9,15 @@ export {
 } from './EmbeddingRetriever.js';
 export { HybridRetriever, DEFAULT_RRF_K, type HybridRetrieverOptions } from './HybridRetriever.js';
 export { openAIEmbeddings, type OpenAIEmbeddingsOptions } from './openAIEmbeddings.js';
+export {
+  ContextAssembler,
+  DEFAULT_RECALL_SHARE,
+  DEFAULT_RECALL_NEIGHBORS,
+  DEFAULT_RECALL_LIMIT,
+  type ContextAssemblerOptions,
+  type AssembleRequest,
+  type AssembledContext,
+  type ContextTokens,
+  type RecallSettings,
+  type RecallPlacement,
+} from './ContextAssembler.js';

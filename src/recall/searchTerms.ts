@@ -1,11 +1,16 @@
+import { stemmer } from 'stemmer';
 import { ENGLISH_STOP_WORDS as STOP_WORDS } from '../filter/stopWords.js';
 import { formatEvent } from '../session/formatEvent.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
-/** Lower-cased, stop words dropped: the same processing for indexed text and for queries. */
+/**
+ * Lower-cased, stop words dropped, Porter-stemmed ("roasted" and "roast" meet): the same processing for
+ * indexed text and for queries.
+ */
 export function processSearchTerm(term: string): string | null {
   const lower = term.toLowerCase();
-  return lower === '' || STOP_WORDS.has(lower) ? null : lower;
+  if (lower === '' || STOP_WORDS.has(lower)) return null;
+  return stemmer(lower);
 }
 
 /**

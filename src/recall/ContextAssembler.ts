@@ -1,0 +1,424 @@
+import { IllegalStateError, InvalidArgumentError, requirePositiveInt, requireText } from '../errors.js';
+import { EventFilter } from '../filter/EventFilter.js';
+import type { SessionService } from '../service/SessionService.js';
+import { formatEvent, formatMessage } from '../session/formatEvent.js';
+import { isMessageType, type Message } from '../session/Message.js';
+import { SessionEvent } from '../session/SessionEvent.js';
+import { estimateEventTokens } from '../tokens/eventTokens.js';
+import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import { visibleTo } from './access.js';
+import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
+import { recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
+import type { Retriever } from './Retriever.js';
+import { searchableText } from './searchTerms.js';
+
+export type RecallPlacement = 'before-last-user' | 'after-system';
+
+/** How much recall a prompt gets, and where it goes. */
+export interface RecallSettings {
+  /** Upper bound of the recall block in tokens; default none (only `share` bounds it). */
+  maxTokens?: number;
+  /** Largest share of the budget left after system messages and reserve that the block may take; default 0.6. */
+  share?: number;
+  /** Events before and after each of the 8 best hits quoted with it, for context; default 2. */
+  neighbors?: number;
+  /** Most hits quoted (each with its neighbours while the best 8 last); default 40. */
+  limit?: number;
+  /**
+   * 'before-last-user' (default): right before the latest user message, so system messages and history stay an
+   * unchanged prefix from one request to the next (provider prompt caches bill a repeated prefix at a fraction
+   * of the price). 'after-system': right after the system messages.
+   */
+  placement?: RecallPlacement;
+}
+
+export interface AssembleRequest {
+  sessionId: string;
+  /** The whole prompt's budget, in the estimator's tokens. */
+  maxTokens: number;
+  /** What to recall for; default the text of the last user message (pending, else in the active window). */
+  query?: string;
+  /** System messages, sent first and never cut; if they alone exceed the budget the call fails. */
+  system?: Message[];
+  /** Tokens kept free (e.g. for the reply); default 0. */
+  reserveTokens?: number;
+  /** Recall settings, or false for none; default the defaults of RecallSettings when a retriever is configured. */
+  recall?: RecallSettings | false;
+  /** Read-side filter of the history (always merged with EventFilter.active()); its branch also scopes recall. */
+  filter?: EventFilter;
+  /** The active window as already read (it is then not read again, and `filter` is not applied to it). */
+  activeEvents?: readonly SessionEvent[];
+  /**
+   * Messages of this request that are not in the log yet (e.g. the incoming user message, when you assemble
+   * before appending it): they come last, count as history, and are dropped only when they alone exceed the budget.
+   */
+  pending?: readonly Message[];
+}
+
+export interface ContextTokens {
+  system: number;
+  recall: number;
+  /** Active window plus pending messages. */
+  history: number;
+  total: number;
+}
+
+export interface AssembledContext {
+  /** System first, then the active window in log order (and pending messages), the recall block where `placement` puts it. */
+  messages: Message[];
+  /** The events quoted in the recall block, in log order. */
+  recalled: SessionEvent[];
+  /** The events of the active window that were sent (the oldest may have been dropped to fit). */
+  activeEvents: SessionEvent[];
+  tokens: ContextTokens;
+}
+
+export interface ContextAssemblerOptions {
+  sessionService: SessionService;
+  /** Without one, prompts are fitted to the budget but nothing is recalled. */
+  retriever?: Retriever;
+  /** Default: the shared js-tiktoken estimator (the one triggers and strategies count with). */
+  tokenCountEstimator?: TokenCountEstimator;
+}
+
+export const DEFAULT_RECALL_SHARE = 0.6;
+export const DEFAULT_RECALL_LIMIT = 40;
+export const DEFAULT_RECALL_NEIGHBORS = 2;
+
+/** How many of the best hits are quoted with their neighbours (measured on LoCoMo: more neighbours per hit beats more hits only near the top). */
+const NEIGHBOURED_HITS = 8;
+
+/** No single quoted event may take more than this share of the block: one huge tool output must not crowd out the rest. */
+const MAX_ENTRY_SHARE = 0.25;
+
+interface Settings {
+  maxTokens: number;
+  share: number;
+  neighbors: number;
+  limit: number;
+  placement: RecallPlacement;
+}
+
+interface RecallBlock {
+  message: Message;
+  entries: RecallBlockEntry[];
+  tokens: number;
+}
+
+/**
+ * Builds every prompt with one budget anatomy: system messages, a recall block of archived events that match
+ * the request, the active window (summaries included) and a reserve:
+ *
+ *   maxTokens = system + recall (≤ share × rest) + history (newest first) + reserve, never more.
+ *
+ * The recall block is one message quoting the retrieved events (and `neighbors` around each) in log order
+ * with their times and speakers, as data that cannot open or close the block; events already sent in the
+ * history are never quoted again. What does not fit is dropped oldest first and one oversized message is
+ * shortened with a visible marker, so assembling never fails because of history; only system messages that
+ * alone exceed the budget throw IllegalStateError. The block is built per request and never stored.
+ */
+export class ContextAssembler {
+  readonly tokenCountEstimator: TokenCountEstimator;
+  private readonly service: SessionService;
+  private readonly retriever: Retriever | undefined;
+
+  constructor(options: ContextAssemblerOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
+    if (options.sessionService === null || options.sessionService === undefined) {
+      throw new InvalidArgumentError('sessionService must not be null');
+    }
+    if (options.retriever !== undefined && typeof options.retriever?.retrieve !== 'function') {
+      throw new InvalidArgumentError('retriever must have a retrieve method');
+    }
+    this.service = options.sessionService;
+    this.retriever = options.retriever;
+    this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+  }
+
+  async assemble(request: AssembleRequest): Promise<AssembledContext> {
+    const r = validate(request);
+    const estimator = this.tokenCountEstimator;
+    const budget = r.maxTokens - r.reserveTokens;
+    const systemTokens = r.system.reduce((sum, m) => sum + estimator.estimate(formatMessage(m)), 0);
+    if (systemTokens > budget) {
+      throw new IllegalStateError(
+        `the system messages need ${systemTokens} tokens, more than the budget of ${budget} (maxTokens - reserveTokens)`,
+      );
+    }
+    if ((await this.service.findById(r.sessionId)) === null) throw new InvalidArgumentError(`Session not found: ${r.sessionId}`);
+    const active =
+      r.activeEvents ?? (await this.service.getEvents(r.sessionId, (r.filter ?? EventFilter.all()).merge(EventFilter.active())));
+    for (const e of active) {
+      if (!(e instanceof SessionEvent) || e.sessionId !== r.sessionId) {
+        throw new InvalidArgumentError(`activeEvents must be events of session ${r.sessionId}`);
+      }
+    }
+    const rest = budget - systemTokens;
+    const history: Costed<SessionEvent | null>[] = active.map((e) => ({
+      item: e,
+      message: e.message,
+      tokens: estimateEventTokens(e, estimator),
+    }));
+    const pending: Costed<SessionEvent | null>[] = r.pending.map((m) => ({
+      item: null,
+      message: m,
+      tokens: estimator.estimate(formatMessage(m)),
+    }));
+    const pendingTokens = pending.reduce((sum, c) => sum + c.tokens, 0);
+
+    if (pendingTokens > rest) {
+      // This request alone overflows: it keeps what fits of itself, and nothing older is sent or recalled.
+      const fitted = fitNewest(pending, rest, estimator).kept;
+      return this.result(r, [], fitted, null, systemTokens);
+    }
+
+    const settings = this.retriever === undefined ? null : r.recall;
+    const query = r.query ?? defaultQuery(r.pending, active);
+    const cap =
+      settings === null || query.trim() === ''
+        ? 0
+        : Math.min(settings.maxTokens, Math.floor(settings.share * rest), rest - pendingTokens);
+    let block: RecallBlock | null = null;
+    if (cap > 0) {
+      // Room for the block is set aside first; whatever it leaves unused goes back to the history below.
+      const provisional = fitNewest(history, rest - pendingTokens - cap, estimator).kept;
+      block = await this.recallBlock(r, settings!, query, cap, new Set(provisional.map((c) => c.item!.id)));
+    }
+    const kept = fitNewest(history, rest - pendingTokens - (block?.tokens ?? 0), estimator).kept;
+    if (block !== null) block = this.withoutSent(block, new Set(kept.map((c) => c.item!.id)));
+    return this.result(r, kept, pending, block, systemTokens);
+  }
+
+  private result(
+    r: Validated,
+    kept: Costed<SessionEvent | null>[],
+    pending: Costed<SessionEvent | null>[],
+    block: RecallBlock | null,
+    systemTokens: number,
+  ): AssembledContext {
+    const conversation = [...kept, ...pending].map((c) => c.message);
+    const historyTokens = [...kept, ...pending].reduce((sum, c) => sum + c.tokens, 0);
+    let messages: Message[];
+    if (block === null) messages = [...r.system, ...conversation];
+    else if (r.recall !== null && r.recall.placement === 'after-system') messages = [...r.system, block.message, ...conversation];
+    else {
+      let lastUser = conversation.length;
+      for (let i = conversation.length - 1; i >= 0; i--) {
+        if (conversation[i]!.type === 'user') {
+          lastUser = i;
+          break;
+        }
+      }
+      messages = [...r.system, ...conversation.slice(0, lastUser), block.message, ...conversation.slice(lastUser)];
+    }
+    const recallTokens = block?.tokens ?? 0;
+    return {
+      messages,
+      recalled: block?.entries.map((e) => e.event) ?? [],
+      activeEvents: kept.map((c) => c.item!),
+      tokens: {
+        system: systemTokens,
+        recall: recallTokens,
+        history: historyTokens,
+        total: systemTokens + recallTokens + historyTokens,
+      },
+    };
+  }
+
+  /**
+   * Ranks with the retriever, then fills `cap` hit by hit (best first), each with its neighbours; the block
+   * lists them in log order. Events in `sent` (the history) are never quoted.
+   */
+  private async recallBlock(
+    r: Validated,
+    settings: Settings,
+    query: string,
+    cap: number,
+    sent: ReadonlySet<string>,
+  ): Promise<RecallBlock | null> {
+    const branch = r.filter?.branch ?? null;
+    const hits = await this.retriever!.retrieve({
+      sessionId: r.sessionId,
+      query,
+      // Active events may be hits too (the oldest of a long window are not sent); over-ask by what is sent.
+      limit: settings.limit + sent.size,
+      includeActive: true,
+      branch,
+    });
+    const quotable = recallFilter(r.filter, branch, r.sessionId, sent);
+    const ranked = hits.map((h) => h.event).filter(quotable);
+    if (ranked.length === 0) return null;
+    const log = await this.service.getEvents(r.sessionId, EventFilter.all());
+    const position = new Map(log.map((e, i) => [e.id, i]));
+    const estimator = this.tokenCountEstimator;
+    const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
+    const entryText = (event: SessionEvent): string | null =>
+      shortenText(formatEvent(event), (t) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap);
+    const overhead = estimator.estimate(formatMessage({ type: 'user', text: renderRecallBlock([]) }));
+
+    const groups: RecallBlockEntry[][] = [];
+    const chosen = new Set<string>();
+    let used = overhead;
+    for (const [rank, hit] of ranked.slice(0, settings.limit).entries()) {
+      const at = position.get(hit.id);
+      if (at === undefined || chosen.has(hit.id)) continue;
+      const around: SessionEvent[] = [];
+      // The best hits come with their neighbours; the rest alone, so the block reaches further down the ranking.
+      const n = rank < NEIGHBOURED_HITS ? settings.neighbors : 0;
+      for (let i = Math.max(0, at - n); i <= Math.min(log.length - 1, at + n); i++) {
+        const e = log[i]!;
+        if (i === at || (!chosen.has(e.id) && quotable(e) && searchableText(e) !== null)) around.push(e);
+      }
+      const group: RecallBlockEntry[] = [];
+      let cost = 0;
+      for (const event of around) {
+        const text = entryText(event);
+        if (text === null) continue;
+        group.push({ event, position: position.get(event.id)!, text });
+        cost += estimator.estimate(recallEntry(event, null, text)) + 1;
+      }
+      const hitEntry = group.find((g) => g.event.id === hit.id);
+      if (hitEntry === undefined) continue;
+      if (used + cost > cap) {
+        // Without its neighbours the hit may still fit.
+        const alone = estimator.estimate(recallEntry(hit, null, hitEntry.text)) + 1;
+        if (used + alone > cap) continue;
+        group.splice(0, group.length, hitEntry);
+        cost = alone;
+      }
+      for (const entry of group) chosen.add(entry.event.id);
+      groups.push(group);
+      used += cost;
+    }
+    // Entry costs are estimated one by one; the rendered block is counted whole and trimmed from the worst hit.
+    while (groups.length > 0) {
+      const block = this.render(groups.flat());
+      if (block.tokens <= cap) return block;
+      groups.pop();
+    }
+    return null;
+  }
+
+  private render(entries: RecallBlockEntry[]): RecallBlock {
+    const ordered = [...entries].sort((a, b) => a.position - b.position);
+    const message: Message = { type: 'user', text: renderRecallBlock(ordered) };
+    return { message, entries: ordered, tokens: this.tokenCountEstimator.estimate(formatMessage(message)) };
+  }
+
+  /** The block without events that the final history sends anyway (it can only get shorter). */
+  private withoutSent(block: RecallBlock, sent: ReadonlySet<string>): RecallBlock | null {
+    const entries = block.entries.filter((e) => !sent.has(e.event.id));
+    if (entries.length === block.entries.length) return block;
+    return entries.length === 0 ? null : this.render(entries);
+  }
+}
+
+interface Validated {
+  sessionId: string;
+  maxTokens: number;
+  query: string | undefined;
+  system: Message[];
+  reserveTokens: number;
+  recall: Settings | null;
+  filter: EventFilter | undefined;
+  activeEvents: readonly SessionEvent[] | undefined;
+  pending: Message[];
+}
+
+function validate(request: AssembleRequest): Validated {
+  if (request === null || request === undefined) throw new InvalidArgumentError('request must not be null');
+  const sessionId = requireText(request.sessionId, 'sessionId');
+  const maxTokens = requirePositiveInt(request.maxTokens, 'maxTokens');
+  const reserveTokens = request.reserveTokens ?? 0;
+  if (typeof reserveTokens !== 'number' || !Number.isInteger(reserveTokens) || reserveTokens < 0) {
+    throw new InvalidArgumentError('reserveTokens must be >= 0');
+  }
+  if (reserveTokens >= maxTokens) throw new InvalidArgumentError('reserveTokens must be less than maxTokens');
+  if (request.query !== undefined && typeof request.query !== 'string') throw new InvalidArgumentError('query must be a string');
+  const system = messages(request.system, 'system');
+  if (system.some((m) => m.type !== 'system')) throw new InvalidArgumentError('system must hold system messages only');
+  if (request.filter !== undefined && !(request.filter instanceof EventFilter)) {
+    throw new InvalidArgumentError('filter must be an EventFilter');
+  }
+  if (request.activeEvents !== undefined && !Array.isArray(request.activeEvents)) {
+    throw new InvalidArgumentError('activeEvents must be an array');
+  }
+  return {
+    sessionId,
+    maxTokens,
+    query: request.query,
+    system,
+    reserveTokens,
+    recall: recallSettings(request.recall),
+    filter: request.filter,
+    activeEvents: request.activeEvents,
+    pending: messages(request.pending, 'pending'),
+  };
+}
+
+function messages(value: readonly Message[] | undefined, name: string): Message[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new InvalidArgumentError(`${name} must be an array of messages`);
+  for (const m of value) {
+    if (m === null || typeof m !== 'object' || !isMessageType((m as { type?: unknown }).type)) {
+      throw new InvalidArgumentError(`${name} must be an array of messages`);
+    }
+  }
+  return [...value];
+}
+
+/** Recall settings with defaults applied; null for `recall: false`. */
+export function recallSettings(value: RecallSettings | false | undefined): Settings | null {
+  if (value === false) return null;
+  const v = value ?? {};
+  if (typeof v !== 'object') throw new InvalidArgumentError('recall must be an object or false');
+  const share = v.share ?? DEFAULT_RECALL_SHARE;
+  if (typeof share !== 'number' || !(share > 0 && share <= 1)) throw new InvalidArgumentError('recall.share must be in (0, 1]');
+  const neighbors = v.neighbors ?? DEFAULT_RECALL_NEIGHBORS;
+  if (typeof neighbors !== 'number' || !Number.isInteger(neighbors) || neighbors < 0) {
+    throw new InvalidArgumentError('recall.neighbors must be >= 0');
+  }
+  const placement = v.placement ?? 'before-last-user';
+  if (placement !== 'before-last-user' && placement !== 'after-system') {
+    throw new InvalidArgumentError("recall.placement must be 'before-last-user' or 'after-system'");
+  }
+  return {
+    maxTokens: v.maxTokens === undefined ? Number.MAX_SAFE_INTEGER : requirePositiveInt(v.maxTokens, 'recall.maxTokens'),
+    share,
+    neighbors,
+    limit: v.limit === undefined ? DEFAULT_RECALL_LIMIT : requirePositiveInt(v.limit, 'recall.limit'),
+    placement,
+  };
+}
+
+/** The text of the last user message: pending first, else the active window's latest real user event. */
+function defaultQuery(pending: readonly Message[], active: readonly SessionEvent[]): string {
+  for (let i = pending.length - 1; i >= 0; i--) {
+    const m = pending[i]!;
+    if (m.type === 'user') return m.text;
+  }
+  for (let i = active.length - 1; i >= 0; i--) {
+    const e = active[i]!;
+    if (e.messageType === 'user' && !e.isSynthetic()) return e.text ?? '';
+  }
+  return '';
+}
+
+/**
+ * Which events may be quoted: this session's, visible to the branch, matching the request's filter (its
+ * per-event criteria: the archive is what recall is for), and not already sent in the history.
+ */
+function recallFilter(
+  filter: EventFilter | undefined,
+  branch: string | null,
+  sessionId: string,
+  sent: ReadonlySet<string>,
+): (event: SessionEvent) => boolean {
+  const criteria =
+    filter === undefined
+      ? null
+      : EventFilter.of({ ...filter.toOptions(), excludeArchived: false, lastN: undefined, page: undefined, pageSize: undefined });
+  const visible = visibleTo(branch);
+  return (e) => e.sessionId === sessionId && !sent.has(e.id) && visible(e) && (criteria === null || criteria.matches(e));
+}
