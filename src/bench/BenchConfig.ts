@@ -42,6 +42,8 @@ export interface BenchConfig {
   sawtoothBudget?: number;
   /** Price tables and prompt-cache rules every call is priced under: preset names or your own tables. */
   pricing: PricingSpec[];
+  /** Pairs of contender labels reported side by side: a policy against its plain version. */
+  comparisons?: PolicyComparison[];
   outDir: string;
   /** The command line that produced the run, printed in the report. */
   command?: string;
@@ -59,9 +61,18 @@ export const DEFAULT_CONTENDERS: readonly string[] = Object.freeze([
   'recursive-summarization',
   'additive-summarization',
   'pipeline',
+  'cache-aware',
+  'token-count-cache-aware',
   'langchain-trim',
   'ai-sdk-prune',
 ]);
+
+/** `policy` and `baseline` are contender labels (or names) of the same run. */
+export interface PolicyComparison {
+  name: string;
+  policy: string;
+  baseline: string;
+}
 
 /** A preset name, or a user-supplied table: `name`, `prices` and `cache` required, the rest optional. */
 export type PricingSpec = string | (Pick<ProviderPreset, 'name' | 'prices' | 'cache'> & Partial<ProviderPreset>);
@@ -163,6 +174,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'scaling',
     'sawtoothBudget',
     'pricing',
+    'comparisons',
     'outDir',
   ]);
   const unknown = Object.keys(file).filter((k) => !known.has(k));
@@ -246,6 +258,15 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     } catch (error) {
       throw new InvalidArgumentError(`${where}: ${(error as Error).message}`);
     }
+  }
+  if (file.comparisons !== undefined) {
+    const ok =
+      Array.isArray(file.comparisons) &&
+      file.comparisons.every(
+        (c) => isObject(c) && typeof c.name === 'string' && typeof c.policy === 'string' && typeof c.baseline === 'string',
+      );
+    if (!ok) throw new InvalidArgumentError(`${where}: comparisons must be an array of {name, policy, baseline}`);
+    out.comparisons = file.comparisons as PolicyComparison[];
   }
   if (file.outDir !== undefined) {
     if (typeof file.outDir !== 'string') throw new InvalidArgumentError(`${where}: outDir must be a path`);

@@ -120,57 +120,61 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
   const units = plan.reduce((s, p) => s + p.sessions.length, 0) * contenders.length * config.budgets.length;
   progress?.start(units, 'replay');
   const runs: RunMetrics[] = [];
-  for (const [di, { dataset, sessions }] of plan.entries()) {
-    const applicable = contenders.filter(({ contender, label }) => {
-      const reason = contender.kind === 'peer' ? (contender.notApplicable?.(dataset) ?? null) : null;
-      if (reason !== null) skipped.push({ contender: label, dataset: dataset.name, reason });
-      return reason === null;
-    });
-    for (const recorded of sessions) {
-      const prepared = new PreparedSession(
-        dataset.name,
-        recorded,
-        `${dataset.name}:${recorded.sessionId}`,
-        estimator,
-        config.probeAt,
-      );
-      infos[di]!.unscoredProbes += prepared.unscoredProbes;
-      const inputTokens = prepared.history.reduce((sum, h) => sum + h.tokens, 0);
-      const outputTokens = prepared.replyTokens.reduce((sum, t) => sum + t, 0);
-      presets.forEach((p, i) => {
-        const cost = (inputTokens * p.prices.inputPerMTok + outputTokens * p.prices.outputPerMTok) / 1e6;
-        infos[di]!.sendOnceCost[i]!.costPerConversation += cost / sessions.length;
+  // A failed replay must not leave the progress bar's timer holding the process open.
+  try {
+    for (const [di, { dataset, sessions }] of plan.entries()) {
+      const applicable = contenders.filter(({ contender, label }) => {
+        const reason = contender.kind === 'peer' ? (contender.notApplicable?.(dataset) ?? null) : null;
+        if (reason !== null) skipped.push({ contender: label, dataset: dataset.name, reason });
+        return reason === null;
       });
-      for (const budgetTokens of config.budgets) {
-        const context: ReplayContext = {
-          budgetTokens,
+      for (const recorded of sessions) {
+        const prepared = new PreparedSession(
+          dataset.name,
+          recorded,
+          `${dataset.name}:${recorded.sessionId}`,
           estimator,
-          logger,
-          chatClient: counter,
-          counter,
-          createRepository: () => createBenchRepository(config.repository),
-          presets,
-          coder,
-        };
-        for (const { spec, contender, label } of contenders) {
-          if (!applicable.some((a) => a.label === label)) {
-            progress?.tick(`${dataset.name} ${label}`);
+          config.probeAt,
+        );
+        infos[di]!.unscoredProbes += prepared.unscoredProbes;
+        const inputTokens = prepared.history.reduce((sum, h) => sum + h.tokens, 0);
+        const outputTokens = prepared.replyTokens.reduce((sum, t) => sum + t, 0);
+        presets.forEach((p, i) => {
+          const cost = (inputTokens * p.prices.inputPerMTok + outputTokens * p.prices.outputPerMTok) / 1e6;
+          infos[di]!.sendOnceCost[i]!.costPerConversation += cost / sessions.length;
+        });
+        for (const budgetTokens of config.budgets) {
+          const context: ReplayContext = {
+            budgetTokens,
+            estimator,
+            logger,
+            chatClient: counter,
+            counter,
+            createRepository: () => createBenchRepository(config.repository),
+            presets,
+            coder,
+          };
+          for (const { spec, contender, label } of contenders) {
+            if (!applicable.some((a) => a.label === label)) {
+              progress?.tick(`${dataset.name} ${label}`);
+              await yieldToEventLoop();
+              continue;
+            }
+            const run =
+              contender.kind === 'strategy'
+                ? await replayWithStrategy(prepared, contender, spec.options ?? {}, context)
+                : await replayWithPeer(prepared, contender, spec.options ?? {}, context);
+            run.contender = label;
+            runs.push(run);
+            progress?.tick(`${dataset.name} ${recorded.sessionId} ${label} @${budgetTokens}`);
             await yieldToEventLoop();
-            continue;
           }
-          const run =
-            contender.kind === 'strategy'
-              ? await replayWithStrategy(prepared, contender, spec.options ?? {}, context)
-              : await replayWithPeer(prepared, contender, spec.options ?? {}, context);
-          run.contender = label;
-          runs.push(run);
-          progress?.tick(`${dataset.name} ${recorded.sessionId} ${label} @${budgetTokens}`);
-          await yieldToEventLoop();
         }
       }
     }
+  } finally {
+    progress?.stop();
   }
-  progress?.stop();
 
   const sawtoothBudget =
     config.sawtoothBudget ?? [...config.budgets].sort((a, b) => Math.abs(a - 8000) - Math.abs(b - 8000))[0] ?? config.budgets[0]!;

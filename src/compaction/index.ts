@@ -95,3 +95,8 @@ export { ContextWindowTrigger, type ContextWindowTriggerOptions } from './trigge
 export { IdleTimeTrigger, type IdleTimeTriggerOptions } from './triggers/IdleTimeTrigger.js';
 export { CacheAwareTrigger, DEFAULT_PROMPT_CACHE_TTL_MS, type CacheAwareTriggerOptions } from './triggers/CacheAwareTrigger.js';
 export { TokenGrowthTrigger, type TokenGrowthTriggerOptions } from './triggers/TokenGrowthTrigger.js';
+export {
+  cacheAwareCompaction,
+  type CacheAwareCompactionOptions,
+  type CacheAwareCompactionProfile,
+} from './cacheAwareCompaction.js';

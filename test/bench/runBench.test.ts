@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { applyConfigFile, fullConfig, quickConfig, resolvePricing } from '../../src/bench/BenchConfig.js';
 import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
 import { writeReport } from '../../src/bench/report/writeReport.js';
+import { cheapestAtEqualAnswer, renderMarkdown } from '../../src/bench/report/renderMarkdown.js';
 import { runBench } from '../../src/bench/runBench.js';
 import { growthFactors, type ScalingPoint } from '../../src/bench/scaling/runScaling.js';
 import { createDefaultLogger } from '../../src/logging.js';
@@ -163,5 +164,30 @@ describe('bench: end to end on the shipped sample', function () {
     }
     const once = result.datasets[0]!.sendOnceCost.find((c) => c.preset === 'openai-gpt-4.1')!;
     expect(none.cost[0]!.costPerConversation).to.be.greaterThan(once.costPerConversation);
+  });
+
+  it('reports the cheapest of ours at equal answer-in-context and each policy beside its plain version', async () => {
+    const config = {
+      ...quickConfig([SAMPLE], out),
+      budgets: [2000],
+      contenders: [{ name: 'token-count' }, { name: 'token-count-cache-aware' }, { name: 'langchain-trim' }],
+      comparisons: [{ name: 'cold cache', policy: 'token-count-cache-aware', baseline: 'token-count' }],
+      scaling: null,
+    };
+    const result = await runBench(config, {
+      registry: await createDefaultContenderRegistry(),
+      estimator: defaultTokenCountEstimator(),
+      logger: createDefaultLogger({ silent: true }),
+    });
+    const rows = cheapestAtEqualAnswer(result.summaries);
+    expect(rows.map((r) => r.preset)).to.deep.equal(['openai-gpt-4.1', 'anthropic-claude-sonnet-4.5']);
+    for (const row of rows) {
+      if (row.best === null) continue;
+      expect(row.best.answerFound).to.be.at.least(row.peer.answerFound);
+      expect(row.best.kind).to.equal('strategy');
+    }
+    const markdown = renderMarkdown(result, { retention: new Map(), sawtooth: new Map() });
+    expect(markdown).to.include('## What a conversation costs: this library against `langchain-trim`');
+    expect(markdown).to.include('| cold cache | `token-count-cache-aware` vs `token-count` | recorded-sample | 2,000 |');
   });
 });

@@ -8,9 +8,11 @@ import { SlidingWindowCompactionStrategy } from '../../compaction/strategies/Sli
 import { TokenCountCompactionStrategy } from '../../compaction/strategies/TokenCountCompactionStrategy.js';
 import { TurnWindowCompactionStrategy } from '../../compaction/strategies/TurnWindowCompactionStrategy.js';
 import { TokenCountTrigger } from '../../compaction/triggers/TokenCountTrigger.js';
-import { CacheAwareTrigger, DEFAULT_PROMPT_CACHE_TTL_MS } from '../../compaction/triggers/CacheAwareTrigger.js';
+import { DEFAULT_PROMPT_CACHE_TTL_MS } from '../../compaction/triggers/CacheAwareTrigger.js';
+import { cacheAwareCompaction } from '../../compaction/cacheAwareCompaction.js';
+import type { ChatClient } from '../../summarization/ChatClient.js';
 import { InvalidArgumentError } from '../../errors.js';
-import { ContenderRegistry, type ContenderContext, type ContenderOptions } from './ContenderRegistry.js';
+import { ContenderRegistry, type ConfiguredStrategy, type ContenderContext, type ContenderOptions } from './ContenderRegistry.js';
 
 /** Share of the budget that a token-budget cut keeps, so that compactions come in a sawtooth, not every call. */
 export const DEFAULT_TARGET_RATIO = 0.6;
@@ -42,29 +44,59 @@ function passThrough(options: ContenderOptions): Record<string, unknown> {
   return rest;
 }
 
-/** Kept share of the budget after a cache-aware compaction: room for a warm stretch before the next one. */
-export const CACHE_AWARE_TARGET_RATIO = 0.8;
-
-/**
- * Compacts at the budget whatever the cache, and at `coldRatio` × budget (default: the target) when the
- * prompt cache has probably expired, by the replay's clock — so most compactions rewrite a cold prefix.
- */
-function cacheAwareTrigger(context: ContenderContext, options: ContenderOptions, targetRatio: number): CacheAwareTrigger {
-  const ttl = options.cacheTtlMs ?? DEFAULT_PROMPT_CACHE_TTL_MS;
-  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl <= 0)
-    throw new InvalidArgumentError('cacheTtlMs must be a positive integer');
-  return new CacheAwareTrigger({
-    maxTokens: context.budgetTokens,
-    coldTokens: Math.max(1, Math.floor(context.budgetTokens * ratioOption(options, 'coldRatio', targetRatio))),
-    cacheTtlMs: ttl,
-    tokenCountEstimator: context.estimator,
-    ...(context.now !== undefined ? { now: context.now } : {}),
-  });
-}
-
 function requireChatClient(context: ContenderContext, name: string) {
   if (context.chatClient === undefined) throw new InvalidArgumentError(`${name} needs a summariser (chatClient)`);
   return context.chatClient;
+}
+
+/**
+ * The cache-aware profile at this budget, clocked by the replay. Benchmark options `targetRatio` (the kept
+ * share), `summaryRatio`, `coldRatio` and `cacheTtlMs` set the profile's own; any other option is passed to
+ * the strategy's constructor on top of the profile's settings.
+ */
+function cacheAwareProfile(
+  context: ContenderContext,
+  options: ContenderOptions,
+  chatClient: ChatClient | undefined,
+): ConfiguredStrategy {
+  const ttl = options.cacheTtlMs ?? DEFAULT_PROMPT_CACHE_TTL_MS;
+  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl <= 0)
+    throw new InvalidArgumentError('cacheTtlMs must be a positive integer');
+  const given = (key: string) => (options[key] === undefined ? undefined : ratioOption(options, key, 1));
+  const keptRatio = given('targetRatio');
+  const summaryRatio = given('summaryRatio');
+  const coldRatio = given('coldRatio');
+  const profile = cacheAwareCompaction({
+    budgetTokens: context.budgetTokens,
+    ...(chatClient !== undefined ? { chatClient } : {}),
+    ...(keptRatio !== undefined ? { keptRatio } : {}),
+    ...(summaryRatio !== undefined ? { summaryRatio } : {}),
+    ...(coldRatio !== undefined ? { coldRatio } : {}),
+    cacheTtlMs: ttl,
+    tokenCountEstimator: context.estimator,
+    logger: context.logger,
+    ...(context.now !== undefined ? { now: context.now } : {}),
+  });
+  const extra = passThrough(options);
+  if (Object.keys(extra).length === 0) return { trigger: profile.compactionTrigger, strategy: profile.compactionStrategy };
+  const built = profile.compactionStrategy;
+  const strategy =
+    built instanceof AdditiveSummarizationCompactionStrategy
+      ? new AdditiveSummarizationCompactionStrategy({
+          chatClient: built.chatClient,
+          keepTurns: built.keepTurns,
+          ...(built.maxKeptTokens !== undefined ? { maxKeptTokens: built.maxKeptTokens } : {}),
+          maxSummaryTokens: built.maxSummaryTokens,
+          tokenCountEstimator: context.estimator,
+          logger: context.logger,
+          ...extra,
+        })
+      : new TokenCountCompactionStrategy({
+          maxTokens: (built as TokenCountCompactionStrategy).maxTokens,
+          tokenCountEstimator: context.estimator,
+          ...extra,
+        });
+  return { trigger: profile.compactionTrigger, strategy };
 }
 
 /**
@@ -237,41 +269,18 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
   registry
     .register({
       kind: 'strategy',
-      name: 'token-count-cache-aware',
-      description: `token-count keeping ${CACHE_AWARE_TARGET_RATIO} x budget, compacting when the prompt cache is cold (CacheAwareTrigger), or at the budget`,
-      create: (context, options) => {
-        const ratio = ratioOption(options, 'targetRatio', CACHE_AWARE_TARGET_RATIO);
-        return {
-          trigger: cacheAwareTrigger(context, options, ratio),
-          strategy: new TokenCountCompactionStrategy({
-            maxTokens: targetTokens(context, options, ratio),
-            tokenCountEstimator: context.estimator,
-            ...passThrough(options),
-          }),
-        };
-      },
+      name: 'cache-aware',
+      description:
+        'cacheAwareCompaction profile: CacheAwareTrigger (budget; 0.85 x budget once the prompt cache is cold), additive summaries up to 0.35 x budget, whole turns kept up to 0.5 x budget',
+      needsChatClient: true,
+      create: (context, options) => cacheAwareProfile(context, options, requireChatClient(context, 'cache-aware')),
     })
     .register({
       kind: 'strategy',
-      name: 'additive-cache-aware',
+      name: 'token-count-cache-aware',
       description:
-        'additive-summarization (summaries appended, earlier ones untouched) with CacheAwareTrigger: kept turns 0.6 x budget, summaries 0.2 x budget',
-      needsChatClient: true,
-      create: (context, options) => {
-        const ratio = ratioOption(options, 'targetRatio', 0.6);
-        const summaryRatio = ratioOption(options, 'summaryRatio', 0.2);
-        return {
-          trigger: cacheAwareTrigger(context, options, ratio + summaryRatio > 1 ? ratio : ratio + summaryRatio),
-          strategy: new AdditiveSummarizationCompactionStrategy({
-            chatClient: requireChatClient(context, 'additive-cache-aware'),
-            maxSummaryTokens: Math.max(1, Math.floor(context.budgetTokens * summaryRatio)),
-            maxKeptTokens: targetTokens(context, options, ratio),
-            tokenCountEstimator: context.estimator,
-            logger: context.logger,
-            ...passThrough(options),
-          }),
-        };
-      },
+        'cacheAwareCompaction profile without a summariser: CacheAwareTrigger (budget; 0.8 x budget once cold), token-count keeping 0.8 x budget',
+      create: (context, options) => cacheAwareProfile(context, options, undefined),
     });
   // A new strategy takes part in every benchmark with one more `registry.register({ kind: 'strategy', ... })`
   // built on budgetTrigger(context), so that it is compared at the same budget as the others.

@@ -121,6 +121,123 @@ function moneyTable(rows: readonly ContenderSummary[], all: readonly ContenderSu
   );
 }
 
+/**
+ * Per dataset, budget and preset: `langchain-trim`'s cost and answer-in-context, and the cheapest of this
+ * library's contenders whose answer-in-context is at least as high — the cost comparison at equal quality.
+ */
+export function cheapestAtEqualAnswer(
+  summaries: readonly ContenderSummary[],
+): { dataset: string; budget: number; preset: string; peer: ContenderSummary; best: ContenderSummary | null }[] {
+  const out: ReturnType<typeof cheapestAtEqualAnswer> = [];
+  for (const peer of summaries.filter((s) => s.contender === LANGCHAIN_PEER)) {
+    for (const { preset } of peer.cost) {
+      const costOf = (s: ContenderSummary) =>
+        s.cost.find((c) => c.preset === preset)?.costPerConversation ?? Number.POSITIVE_INFINITY;
+      const candidates = summaries.filter(
+        (s) =>
+          s.kind === 'strategy' &&
+          // Sending everything is the reference, not a configuration of the library.
+          s.contender !== 'none' &&
+          s.dataset === peer.dataset &&
+          s.budgetTokens === peer.budgetTokens &&
+          s.answerFound >= peer.answerFound &&
+          Number.isFinite(costOf(s)),
+      );
+      const best = candidates.sort((a, b) => costOf(a) - costOf(b))[0] ?? null;
+      out.push({ dataset: peer.dataset, budget: peer.budgetTokens, preset, peer, best });
+    }
+  }
+  return out;
+}
+
+function costHeadline(result: BenchResult): string[] {
+  const rows = cheapestAtEqualAnswer(result.summaries);
+  if (rows.length === 0) return [];
+  const floor = (dataset: string, preset: string) =>
+    result.datasets.find((d) => d.name === dataset)?.sendOnceCost.find((c) => c.preset === preset)?.costPerConversation ??
+    Number.NaN;
+  return [
+    `## What a conversation costs: this library against \`${LANGCHAIN_PEER}\` at equal answer-in-context`,
+    '',
+    'Per dataset, budget and provider preset: the cheapest of our strategies whose answer-in-context is at least',
+    `\`${LANGCHAIN_PEER}\`'s, in this run (prompt cache modelled, see [docs/cost.md](../cost.md)). The floor is the cost of`,
+    'sending every message exactly once, uncached: no policy can be cheaper than it.',
+    '',
+    table(
+      [
+        'dataset',
+        'budget',
+        'preset',
+        `\`${LANGCHAIN_PEER}\` per conversation`,
+        'its answer in context',
+        'cheapest of ours at ≥ that',
+        'per conversation',
+        'answer in context',
+        `× \`${LANGCHAIN_PEER}\``,
+        'floor ×',
+      ],
+      rows.map(({ dataset, budget, preset, peer, best }) => {
+        const theirs = peer.cost.find((c) => c.preset === preset)!.costPerConversation;
+        const ours = best?.cost.find((c) => c.preset === preset)?.costPerConversation ?? Number.NaN;
+        return [
+          dataset,
+          int(budget),
+          preset,
+          money(theirs),
+          pct(peer.answerFound),
+          best === null ? 'none' : `\`${best.contender}\``,
+          money(ours),
+          best === null ? '–' : pct(best.answerFound),
+          ratio(ours / theirs),
+          ratio(floor(dataset, preset) / theirs),
+        ];
+      }),
+    ),
+    '',
+  ];
+}
+
+function policyComparisons(result: BenchResult): string[] {
+  const comparisons = result.config.comparisons ?? [];
+  if (comparisons.length === 0) return [];
+  const presets = [...new Set(result.summaries.flatMap((s) => s.cost.map((c) => c.preset)))];
+  const rows: string[][] = [];
+  for (const c of comparisons) {
+    for (const policy of result.summaries.filter((s) => s.contender === c.policy)) {
+      const baseline = result.summaries.find(
+        (s) => s.contender === c.baseline && s.dataset === policy.dataset && s.budgetTokens === policy.budgetTokens,
+      );
+      if (baseline === undefined) continue;
+      rows.push([
+        c.name,
+        `\`${c.policy}\` vs \`${c.baseline}\``,
+        policy.dataset,
+        int(policy.budgetTokens),
+        `${int(policy.compactions)} / ${int(baseline.compactions)}`,
+        `${pct(policy.answerFound)} / ${pct(baseline.answerFound)}`,
+        ...presets.map((p) => {
+          const a = policy.cost.find((x) => x.preset === p)?.costPerConversation ?? Number.NaN;
+          const b = baseline.cost.find((x) => x.preset === p)?.costPerConversation ?? Number.NaN;
+          const delta = (a / b - 1) * 100;
+          return `${money(a)} / ${money(b)} (${Number.isFinite(delta) ? `${delta >= 0 ? '+' : ''}${delta.toFixed(1)} %` : '–'})`;
+        }),
+      ]);
+    }
+  }
+  if (rows.length === 0) return [];
+  return [
+    '## Cache-aware policies against their plain versions',
+    '',
+    'Same sessions, same budget; each cell is policy / plain. Cost is per conversation, with the change in percent.',
+    '',
+    table(
+      ['policy', 'pair', 'dataset', 'budget', 'compactions', 'answer in context', ...presets.map((p) => `${p} per conversation`)],
+      rows,
+    ),
+    '',
+  ];
+}
+
 export interface ChartFiles {
   retention: Map<string, string>;
   /** Cost per conversation against answer-in-context, per dataset and preset. */
@@ -187,6 +304,8 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
       '',
     );
   }
+
+  out.push(...costHeadline(result), ...policyComparisons(result));
 
   const datasets = [...new Set(summaries.map((s) => s.dataset))];
   for (const dataset of datasets) {
