@@ -10,6 +10,8 @@ export interface CompactionRequestOptions {
    * was actually said, not the excerpt that stands in the window. The service and the pipeline fill it.
    */
   originals?: Iterable<SessionEvent>;
+  /** Extra instructions for a summary written by this compaction (from `beforeCompaction` hooks). */
+  instructions?: readonly string[];
 }
 
 /** What a trigger and a strategy see: the session and its active window, in log order. */
@@ -22,13 +24,21 @@ export class CompactionRequest {
   readonly currentTurnCount: number;
   /** Known originals of masked copies, by id (see `originalOf`). */
   readonly originals: ReadonlyMap<string, SessionEvent>;
+  /** Extra instructions for a summary written by this compaction; summarising strategies add them. */
+  readonly instructions: readonly string[];
 
-  private constructor(session: Session, events: readonly SessionEvent[], originals: ReadonlyMap<string, SessionEvent>) {
+  private constructor(
+    session: Session,
+    events: readonly SessionEvent[],
+    originals: ReadonlyMap<string, SessionEvent>,
+    instructions: readonly string[],
+  ) {
     this.session = session;
     this.events = Object.freeze([...events]);
     this.currentEventCount = events.length;
     this.currentTurnCount = countTurns(events);
     this.originals = originals;
+    this.instructions = Object.freeze([...instructions]);
     Object.freeze(this);
   }
 
@@ -37,7 +47,12 @@ export class CompactionRequest {
     if (events === null || events === undefined) throw new InvalidArgumentError('events must not be null');
     const originals = new Map<string, SessionEvent>();
     for (const e of options?.originals ?? []) originals.set(e.id, e);
-    return new CompactionRequest(Session.from(session), events, originals);
+    return new CompactionRequest(Session.from(session), events, originals, options?.instructions ?? []);
+  }
+
+  /** The same request over other events (a pipeline stage's window), originals and instructions kept. */
+  withEvents(events: readonly SessionEvent[], originals: Iterable<SessionEvent> = this.originals.values()): CompactionRequest {
+    return CompactionRequest.of(this.session, events, { originals, instructions: this.instructions });
   }
 
   /**

@@ -3,6 +3,7 @@ import { ContainerModule } from 'inversify';
 import type { Logger } from '../logging.js';
 import { createDefaultLogger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
+import type { CompactionHooks } from '../service/CompactionHooks.js';
 import { DefaultSessionService, type DefaultSessionServiceOptions } from '../service/DefaultSessionService.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
@@ -19,6 +20,8 @@ export interface SessionCompactionModuleOptions extends RepositorySettings {
   /** Default: a winston logger at `logLevel` (default 'warn') writing to stderr. */
   logger?: Logger;
   logLevel?: string;
+  /** Compaction hooks of the bound service (`beforeCompaction` / `afterCompaction`). */
+  hooks?: CompactionHooks | readonly CompactionHooks[];
 }
 
 /**
@@ -42,6 +45,7 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
     bind<DefaultSessionServiceOptions>(TYPES.SessionServiceOptions)
       .toDynamicValue((ctx) => ({
         ...(options.defaultTimeToLiveMs !== undefined ? { defaultTimeToLiveMs: options.defaultTimeToLiveMs } : {}),
+        ...(options.hooks !== undefined ? { hooks: options.hooks } : {}),
         logger: ctx.get<Logger>(TYPES.Logger),
         tokenCountEstimator: ctx.get<TokenCountEstimator>(TYPES.TokenCountEstimator),
       }))

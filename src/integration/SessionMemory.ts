@@ -109,6 +109,12 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     if (options.eventFilter === null) throw new InvalidArgumentError('eventFilter must not be null');
     if (options.messageFilter === null) throw new InvalidArgumentError('messageFilter must not be null');
     this.service = options.sessionService;
+    if (options.compactionHooks !== undefined) {
+      if (typeof this.service.addCompactionHooks !== 'function') {
+        throw new InvalidArgumentError('compactionHooks need a sessionService with addCompactionHooks (DefaultSessionService)');
+      }
+      this.service.addCompactionHooks(options.compactionHooks);
+    }
     // Without a provider, T is the default OpenAIChatTypes: the client's provider is the one T describes.
     this.provider =
       provider ?? (new OpenAIChatProvider(options.client!, { streamUsage: options.streamUsage }) as unknown as ChatProvider<T>);

@@ -1,3 +1,4 @@
+import type { CompactionHooks } from '../service/CompactionHooks.js';
 import type OpenAI from 'openai';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
 import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
@@ -20,7 +21,10 @@ import type { SessionMetadataStore } from './SessionCalibrator.js';
 export type ContextStatus = 'full' | 'summarized';
 
 /** A SessionService; when it exposes lifecycle `events` (DefaultSessionService does), streams report compactions. */
-export type SessionMemoryService = SessionService & { readonly events?: SessionServiceEvents };
+export type SessionMemoryService = SessionService & {
+  readonly events?: SessionServiceEvents;
+  addCompactionHooks?(hooks: CompactionHooks): () => void;
+};
 
 export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTypes> {
   sessionService: SessionMemoryService;
@@ -36,6 +40,12 @@ export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTy
   eventFilter?: EventFilter;
   /** Write-side filter of what is persisted; default MessageFilter.skipEmptyMessages(). */
   messageFilter?: MessageFilter;
+  /**
+   * Hooks around this memory's compactions (`beforeCompaction` may veto or add summary instructions,
+   * `afterCompaction` sees the archive and the summary), registered on the service — which must have
+   * `addCompactionHooks`, as DefaultSessionService does.
+   */
+  compactionHooks?: CompactionHooks;
   /** Compaction after each reply; set both or neither. */
   compactionTrigger?: CompactionTriggerLike;
   compactionStrategy?: CompactionStrategyLike;

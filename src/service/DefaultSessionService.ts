@@ -15,6 +15,7 @@ import { validateCreateSessionRequest, type CreateSessionRequest } from '../sess
 import { KeyedMutex } from './KeyedMutex.js';
 import { maskedOriginals } from './maskedOriginals.js';
 import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
+import { requireHooks, runAfterHooks, runBeforeHooks, type CompactionHooks } from './CompactionHooks.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
@@ -44,6 +45,8 @@ export interface DefaultSessionServiceOptions {
   lockCompactions?: boolean;
   /** Pin every system message appended through the service (unless its metadata says `pinned: false`). */
   pinSystemMessages?: boolean;
+  /** `beforeCompaction` (veto, extra summary instructions) and `afterCompaction` hooks; see CompactionHooks. */
+  hooks?: CompactionHooks | readonly CompactionHooks[];
 }
 
 export class DefaultSessionService implements SessionService {
@@ -57,6 +60,7 @@ export class DefaultSessionService implements SessionService {
   private readonly maxRebaseAttempts: number;
   private readonly lock: KeyedMutex | null;
   private readonly pinSystemMessages: boolean;
+  private readonly hooks: CompactionHooks[];
 
   constructor(
     protected readonly repository: SessionRepository,
@@ -77,6 +81,8 @@ export class DefaultSessionService implements SessionService {
     this.maxRebaseAttempts = opts.maxRebaseAttempts ?? 5;
     this.lock = opts.lockCompactions === false ? null : new KeyedMutex();
     this.pinSystemMessages = opts.pinSystemMessages === true;
+    const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
+    this.hooks = hooks.map(requireHooks);
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -251,12 +257,22 @@ export class DefaultSessionService implements SessionService {
     shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
     compact: (r: CompactionRequest) => Promise<CompactionResult>,
   ): Promise<CompactionResult> {
-    const { version, request } = await this.readWindow(sessionId);
-    const events = request.events;
-    if (!(await shouldCompact(request))) {
+    const { version, request: read } = await this.readWindow(sessionId);
+    const events = read.events;
+    if (!(await shouldCompact(read))) {
       this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
       return CompactionResult.noop(events);
     }
+    const before = await runBeforeHooks(this.hooks, { sessionId, session: read.session, events }, this.logger);
+    if (before.veto) {
+      this.logger.info('compaction vetoed by beforeCompaction', { sessionId, reason: before.reason });
+      this.emit('compactionSkipped', { sessionId, reason: 'vetoed' });
+      return CompactionResult.noop(events);
+    }
+    const request =
+      before.instructions.length === 0
+        ? read
+        : CompactionRequest.of(read.session, events, { originals: read.originals.values(), instructions: before.instructions });
     this.emit('compactionStarted', { sessionId });
     try {
       const result = await compact(request);
@@ -276,11 +292,13 @@ export class DefaultSessionService implements SessionService {
       }
       if (await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version)) {
         this.emit('compactionCompleted', { sessionId, result, rebased: false });
+        await this.afterCommit(sessionId, events, result);
         return result;
       }
       const rebased = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result) : null;
       if (rebased !== null) {
         this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true });
+        await this.afterCommit(sessionId, events, rebased);
         return rebased;
       }
       this.logger.debug('compaction lost its CAS race; skipped', { sessionId, expectedVersion: version });
@@ -291,6 +309,27 @@ export class DefaultSessionService implements SessionService {
       this.emit('compactionFailed', { sessionId, error });
       throw error;
     }
+  }
+
+  /** Runs the `afterCompaction` hooks of a committed compaction (their errors are logged, never thrown). */
+  private async afterCommit(sessionId: string, window: readonly SessionEvent[], result: CompactionResult): Promise<void> {
+    if (this.hooks.length === 0) return;
+    const before = new Set(window.map((e) => e.id));
+    const summaryEvents = result.compactedEvents.filter((e) => e.isSynthetic() && !before.has(e.id));
+    await runAfterHooks(this.hooks, { sessionId, result, archivedEvents: result.archivedEvents, summaryEvents }, this.logger);
+  }
+
+  /**
+   * Registers compaction hooks (see `CompactionHooks`); returns a function that removes them. Hooks run in
+   * registration order, after those given to the constructor.
+   */
+  addCompactionHooks(hooks: CompactionHooks): () => void {
+    const h = requireHooks(hooks);
+    this.hooks.push(h);
+    return () => {
+      const i = this.hooks.indexOf(h);
+      if (i >= 0) this.hooks.splice(i, 1);
+    };
   }
 
   /**

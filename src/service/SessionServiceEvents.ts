@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
 
 export type CompactionSkipReason =
-  'trigger-not-fired' | 'nothing-to-archive' | 'cas-conflict' | 'summarization-failed' | 'pinned-event';
+  'trigger-not-fired' | 'nothing-to-archive' | 'cas-conflict' | 'summarization-failed' | 'pinned-event' | 'vetoed';
 
 export interface SessionServiceEventMap {
   /** The trigger fired and the strategy is about to run (before any summariser call). */

@@ -7,3 +7,9 @@ export {
 } from './SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './DefaultSessionService.js';
 export { accessDeniedMessage } from './sessionAccess.js';
+export {
+  type CompactionHooks,
+  type BeforeCompactionContext,
+  type BeforeCompactionDecision,
+  type AfterCompactionContext,
+} from './CompactionHooks.js';

@@ -107,7 +107,7 @@ export class CompactionPipeline implements CompactionStrategy {
     for (let index = 0; index < this.stages.length && !fits(tokens); index++) {
       const stage = this.stages[index]!;
       // Later stages read the originals of what earlier stages masked (a summary is written from them).
-      const stageRequest = CompactionRequest.of(original.session, window, { originals: knownOriginals });
+      const stageRequest = original.withEvents(window, knownOriginals);
       let result: CompactionResult;
       if (preview && stage.preview !== undefined) {
         const p = await stage.preview(stageRequest);

@@ -52,6 +52,12 @@ export interface SummarizingStrategyOptions {
   now?: () => Date;
 }
 
+/** The system prompt with the instructions `beforeCompaction` hooks gave for this summary. */
+function withInstructions(system: string, instructions: readonly string[]): string {
+  if (instructions.length === 0) return system;
+  return `${system}\n\nAdditional instructions for this summary:\n${instructions.map((i) => `- ${i}`).join('\n')}`;
+}
+
 /** A summary to commit: from the model, or a mechanical stub after a failure in 'stub' mode. */
 export interface SummaryOutcome {
   summary: string;
@@ -121,7 +127,7 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
     stub: (() => string) | null,
   ): Promise<SummaryOutcome | null> {
     const chatRequest: ChatRequest = {
-      system: summarySystemPrompt(prompt.systemPrompt ?? this.systemPrompt),
+      system: withInstructions(summarySystemPrompt(prompt.systemPrompt ?? this.systemPrompt), request.instructions),
       user: prompt.user,
       ...(prompt.maxTokens !== undefined ? { maxTokens: prompt.maxTokens } : {}),
     };
