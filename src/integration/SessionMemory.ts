@@ -17,6 +17,7 @@ import { requireModelPrices, type ModelPrices } from '../tokens/ModelPrices.js';
 import type { UsageRecord } from '../tokens/UsageRecord.js';
 import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { AsyncQueue } from './AsyncQueue.js';
+import { resolveSession } from './resolveSession.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
   SESSION_ID_CONTEXT_KEY,
@@ -27,7 +28,6 @@ import {
 } from './eventIdGenerators.js';
 import { OpenAIChatProvider, type OpenAIChatTypes } from './OpenAIChatProvider.js';
 import { metadataStoreOf, SessionCalibrator } from './SessionCalibrator.js';
-import { accessDenied } from '../service/sessionAccess.js';
 import type {
   ContextStatus,
   SessionMemoryOptions,
@@ -307,22 +307,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   }
 
   private async resolveSession(sessionId: string, userId: string | undefined): Promise<Session> {
-    return this.resolving.run(sessionId, async () => {
-      const session = (await this.service.findById(sessionId)) ?? (await this.createOrReread(sessionId, userId));
-      if (userId !== undefined && session.userId !== userId) throw accessDenied(sessionId, userId);
-      return session;
-    });
-  }
-
-  /** Another process may create the session between our read and our create: then read the winner's. */
-  private async createOrReread(sessionId: string, userId: string | undefined): Promise<Session> {
-    try {
-      return await this.service.create({ id: sessionId, userId: userId ?? this.defaultUserId });
-    } catch (error) {
-      const existing = error instanceof IllegalStateError ? await this.service.findById(sessionId) : null;
-      if (existing === null) throw error;
-      return existing;
-    }
+    return this.resolving.run(sessionId, () => resolveSession(this.service, sessionId, userId, this.defaultUserId));
   }
 
   /** Our estimate of the prompt: the history as counted by the triggers plus the request's own messages. */

@@ -14,6 +14,7 @@ export const METADATA_NATIVE = 'native';
 
 export interface NativeRecord {
   format: string;
+  /** JSON (bytes and URLs tagged, see `encodeNative`). */
   value: unknown;
   /** Fingerprint of the Message the value stands for; a strategy that rewrites the Message makes it stale. */
   of: string;
@@ -40,11 +41,13 @@ function stableJson(value: unknown): string {
 /**
  * The log entry for one framework message: the neutral Message, plus the framework's own form in metadata
  * only when converting the Message back would not give the original (`derived` is that conversion). The
- * value is deep-copied, so a caller changing its object afterwards cannot change the log.
+ * stored form is JSON (see `encodeNative`) and a copy, so a caller changing its object afterwards cannot
+ * change the log.
  */
 export function withNative(message: Message, format: string, original: unknown, derived: unknown): PersistableMessage {
-  if (isDeepStrictEqual(original, derived)) return { message };
-  const record: NativeRecord = { format, value: structuredClone(original), of: messageFingerprint(message) };
+  const value = encodeNative(original);
+  if (isDeepStrictEqual(value, encodeNative(derived))) return { message };
+  const record: NativeRecord = { format, value, of: messageFingerprint(message) };
   return { message, metadata: { [METADATA_NATIVE]: record } };
 }
 
@@ -53,10 +56,51 @@ export function nativeValue(item: SessionEvent | Message, format: string): unkno
   if (!(item instanceof SessionEvent)) return undefined;
   const record = item.metadata[METADATA_NATIVE] as Partial<NativeRecord> | undefined;
   if (record === undefined || record === null || typeof record !== 'object' || record.format !== format) return undefined;
-  // A copy: the caller may hand it to an SDK that mutates its arguments.
-  return record.of === messageFingerprint(item.message) ? structuredClone(record.value) : undefined;
+  // Decoding builds a fresh copy: the caller may hand it to an SDK that mutates its arguments.
+  return record.of === messageFingerprint(item.message) ? decodeNative(record.value) : undefined;
 }
 
 export function messageOf(item: SessionEvent | Message): Message {
   return item instanceof SessionEvent ? item.message : item;
+}
+
+const BINARY = '$sc:binary';
+const URL_TAG = '$sc:url';
+
+/**
+ * The JSON form of a message as stored in event metadata: `Uint8Array`, `ArrayBuffer` and `Buffer` become
+ * `{ "$sc:binary": kind, base64 }`, `URL` objects `{ "$sc:url": href }`, and keys whose value is `undefined`
+ * are left out (as JSON leaves them out).
+ */
+export function encodeNative(value: unknown): unknown {
+  if (value instanceof URL) return { [URL_TAG]: value.href };
+  if (value instanceof Uint8Array) {
+    const kind = Buffer.isBuffer(value) ? 'buffer' : 'uint8array';
+    return { [BINARY]: kind, base64: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  }
+  if (value instanceof ArrayBuffer) return { [BINARY]: 'arraybuffer', base64: Buffer.from(value).toString('base64') };
+  if (Array.isArray(value)) return value.map(encodeNative);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = encodeNative(v);
+    return out;
+  }
+  return value;
+}
+
+export function decodeNative(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(decodeNative);
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  if (typeof record[URL_TAG] === 'string') return new URL(record[URL_TAG]);
+  if (typeof record[BINARY] === 'string' && typeof record.base64 === 'string') {
+    const bytes = Buffer.from(record.base64, 'base64');
+    if (record[BINARY] === 'buffer') return bytes;
+    const copy = new Uint8Array(bytes.byteLength);
+    copy.set(bytes);
+    return record[BINARY] === 'arraybuffer' ? copy.buffer : copy;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) out[k] = decodeNative(v);
+  return out;
 }

@@ -8,7 +8,13 @@
  * With `{ strict: true }` it answers 400 like the real API on a request whose tool messages are not paired:
  * a `tool` message that does not answer a call of the assistant message before its run of tool messages, or
  * an assistant `tool_calls` entry without its `tool` message right after.
+ *
+ * It also speaks the Responses API (`POST /v1/responses`, JSON and SSE ending in `response.completed`), with
+ * reasoning items (encrypted content included) and function calls; in strict mode a `function_call_output`
+ * without its `function_call`, or a `function_call` without its output, gets the API's 400. Item ids are
+ * derived from the reply, so the same reply gets the same ids streamed or not.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -38,6 +44,8 @@ export interface FakeReply {
   rawBody?: string;
   /** Defaults to a rough count (characters / 4) of the request messages and the reply. */
   usage?: FakeUsage;
+  /** Responses API only: a reasoning item (summary text, with encrypted content) before the output. */
+  reasoning?: string;
   finishReason?: string;
 }
 
@@ -116,6 +124,23 @@ export function openAIPairingError(body: FakeRequestBody): string | null {
   return null;
 }
 
+/** The Responses API's pairing checks, with its error messages. Null when the request is valid. */
+export function responsesPairingError(body: FakeRequestBody): string | null {
+  const input = Array.isArray(body.input) ? (body.input as Array<Record<string, unknown>>) : [];
+  const calls = new Set<string>();
+  const outputs = new Set<string>();
+  for (const item of input) {
+    if (item.type === 'function_call') calls.add(String(item.call_id));
+    if (item.type === 'function_call_output') {
+      if (!calls.has(String(item.call_id)))
+        return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+      outputs.add(String(item.call_id));
+    }
+  }
+  for (const id of calls) if (!outputs.has(id)) return `No tool output found for function call ${id}.`;
+  return null;
+}
+
 export interface FakeOpenAIServerOptions {
   /** Reject unpaired tool messages with a 400, as the real API does. */
   strict?: boolean;
@@ -173,7 +198,8 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
       );
       return;
     }
-    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+    const responsesApi = path === '/v1/responses';
+    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && !responsesApi)) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } }));
       return;
@@ -188,7 +214,7 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
     }
     requests.push(body);
     requestHeaders.push(req.headers);
-    const invalid = options.strict ? openAIPairingError(body) : null;
+    const invalid = options.strict ? (responsesApi ? responsesPairingError(body) : openAIPairingError(body)) : null;
     if (invalid !== null) {
       rejections.push(invalid);
       res.writeHead(400, { 'content-type': 'application/json' });
@@ -213,6 +239,10 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
     }
 
     counter += 1;
+    if (responsesApi) {
+      sendResponse(res, body, reply);
+      return;
+    }
     const id = `chatcmpl-fake-${counter}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model ?? 'fake-model';
@@ -323,4 +353,82 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+const stableId = (prefix: string, value: unknown) =>
+  `${prefix}_${createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16)}`;
+
+/** A Responses API answer for `reply`: JSON, or SSE events ending in `response.completed`. */
+function sendResponse(res: ServerResponse, body: FakeRequestBody, reply: FakeReply): void {
+  const output: Array<Record<string, unknown>> = [];
+  if (reply.reasoning !== undefined) {
+    output.push({
+      type: 'reasoning',
+      id: stableId('rs', reply.reasoning),
+      summary: [{ type: 'summary_text', text: reply.reasoning }],
+      encrypted_content: `enc:${Buffer.from(reply.reasoning).toString('base64')}`,
+    });
+  }
+  const content = reply.content === undefined ? 'fake summary' : reply.content;
+  if (content !== null) {
+    output.push({
+      type: 'message',
+      id: stableId('msg', content),
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: content, annotations: [] }],
+    });
+  }
+  for (const call of reply.toolCalls ?? []) {
+    const callId = call.id ?? stableId('call', call);
+    output.push({
+      type: 'function_call',
+      id: stableId('fc', callId),
+      call_id: callId,
+      name: call.name,
+      arguments: call.arguments,
+      status: 'completed',
+    });
+  }
+  const inputTokens = reply.usage?.prompt_tokens ?? roughTokens(body.input);
+  const outputTokens = reply.usage?.completion_tokens ?? roughTokens(output);
+  const response = {
+    id: stableId('resp', [body.input, output]),
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status: 'completed',
+    model: body.model ?? 'fake-model',
+    output,
+    parallel_tool_calls: true,
+    tool_choice: 'auto',
+    tools: [],
+    usage: {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + outputTokens,
+    },
+  };
+  if (!body.stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(response));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let sequence = 0;
+  const send = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  send('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } });
+  for (const [index, item] of output.entries()) {
+    send('response.output_item.added', { output_index: index, item });
+    if (item.type === 'message') {
+      for (const delta of content?.match(/[\s\S]{1,8}/g) ?? []) {
+        send('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta });
+      }
+    }
+    send('response.output_item.done', { output_index: index, item });
+  }
+  send('response.completed', { response });
+  res.end();
 }

@@ -24,50 +24,6 @@ type UserPart = Exclude<UserModelMessage['content'], string>[number];
 type ToolPart = ToolModelMessage['content'][number];
 
 // ---------------------------------------------------------------------------------------------------------
-// JSON form of native content: bytes and URLs are tagged so that they come back as what they were.
-
-const BINARY = '$sc:binary';
-const URL_TAG = '$sc:url';
-
-/**
- * The JSON form of a message as stored in event metadata: `Uint8Array`, `ArrayBuffer` and `Buffer` become
- * `{ "$sc:binary": kind, base64 }`, `URL` objects `{ "$sc:url": href }`, and keys whose value is `undefined`
- * are left out (as JSON leaves them out).
- */
-export function encodeNative(value: unknown): unknown {
-  if (value instanceof URL) return { [URL_TAG]: value.href };
-  if (value instanceof Uint8Array) {
-    const kind = Buffer.isBuffer(value) ? 'buffer' : 'uint8array';
-    return { [BINARY]: kind, base64: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
-  }
-  if (value instanceof ArrayBuffer) return { [BINARY]: 'arraybuffer', base64: Buffer.from(value).toString('base64') };
-  if (Array.isArray(value)) return value.map(encodeNative);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = encodeNative(v);
-    return out;
-  }
-  return value;
-}
-
-export function decodeNative(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(decodeNative);
-  if (value === null || typeof value !== 'object') return value;
-  const record = value as Record<string, unknown>;
-  if (typeof record[URL_TAG] === 'string') return new URL(record[URL_TAG]);
-  if (typeof record[BINARY] === 'string' && typeof record.base64 === 'string') {
-    const bytes = Buffer.from(record.base64, 'base64');
-    if (record[BINARY] === 'buffer') return bytes;
-    const copy = new Uint8Array(bytes.byteLength);
-    copy.set(bytes);
-    return record[BINARY] === 'arraybuffer' ? copy.buffer : copy;
-  }
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(record)) out[k] = decodeNative(v);
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // AI SDK → log
 
 function describeData(data: unknown): string {
@@ -201,7 +157,7 @@ export function fromModelMessage(message: ModelMessage): PersistableMessage {
     default:
       throw new InvalidArgumentError(`unsupported AI SDK message role: ${String((message as { role?: unknown }).role)}`);
   }
-  return withNative(projection, AI_SDK_FORMAT, encodeNative(message), encodeNative(derivedMessage(projection)));
+  return withNative(projection, AI_SDK_FORMAT, message, derivedMessage(projection));
 }
 
 export function fromModelMessages(messages: readonly ModelMessage[]): PersistableMessage[] {
@@ -252,7 +208,7 @@ function derivedMessage(message: Message): ModelMessage {
 /** One event or message as an AI SDK model message: its stored native form when it still applies, else converted. */
 export function toModelMessage(item: SessionEvent | Message): ModelMessage {
   const native = nativeValue(item, AI_SDK_FORMAT);
-  return native === undefined ? derivedMessage(messageOf(item)) : (decodeNative(native) as ModelMessage);
+  return native === undefined ? derivedMessage(messageOf(item)) : (native as ModelMessage);
 }
 
 export interface ToModelMessagesOptions {

@@ -17,7 +17,7 @@ import {
   toModelMessages,
   type AiSdkSessionMemoryOptions,
 } from '../../../src/integration/ai-sdk/index.js';
-import { encodeNative } from '../../../src/integration/ai-sdk/AiSdkMessages.js';
+import { encodeNative } from '../../../src/integration/nativeMessages.js';
 import { expectRejects } from '../../support/fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeRequestBody } from '../../support/fakeOpenAIServer.js';
 import {

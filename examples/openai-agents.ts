@@ -1,0 +1,34 @@
+// An OpenAI Agents SDK agent whose session is this library's event log: compaction after each turn, nothing
+// deleted. Run: OPENAI_API_KEY=... npx tsx examples/openai-agents.ts
+// In your project: import { CompactingSession } from 'session-compaction/openai-agents'.
+import { Agent, run, tool } from '@openai/agents';
+import { z } from 'zod';
+import { EventFilter, SqliteSessionRepository, TokenCountCompactionStrategy, TokenCountTrigger } from '../src/index.js';
+import { CompactingSession } from '../src/integration/openai-agents/index.js';
+
+const repository = new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' });
+const session = new CompactingSession({
+  repository, // any repository: memory, SQLite, PostgreSQL, Redis
+  sessionId: 'support-chat-42',
+  userId: 'alice', // from your auth; another user's session is refused
+  compactionTrigger: new TokenCountTrigger({ threshold: 60_000 }),
+  compactionStrategy: new TokenCountCompactionStrategy({ maxTokens: 20_000 }),
+  contextWindowTokens: 120_000,
+});
+
+const getWeather = tool({
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  parameters: z.object({ city: z.string() }),
+  execute: async ({ city }) => JSON.stringify({ city, celsius: 14, sky: 'cloudy' }),
+});
+const agent = new Agent({ name: 'Assistant', instructions: 'Be brief.', model: 'gpt-4.1-mini', tools: [getWeather] });
+
+const first = await run(agent, 'What should I wear in Lisbon today?', { session });
+console.log(first.finalOutput);
+const second = await run(agent, 'And in Porto?', { session }); // the session supplies the history
+console.log(second.finalOutput);
+
+const log = await session.service.getEvents(session.sessionId, EventFilter.all());
+console.log(`${log.length} items stored, ${log.filter((e) => e.archived).length} archived by compaction`);
+await repository.close();
