@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
 import { toCompactionStrategy, type CompactionStrategy } from '../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTrigger } from '../compaction/CompactionTrigger.js';
@@ -7,8 +8,9 @@ import { EventFilter } from '../filter/EventFilter.js';
 import { MessageFilter } from '../filter/MessageFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { KeyedMutex } from '../service/KeyedMutex.js';
+import { ContextAssembler, recallSettings, type ContextTokens, type RecallSettings } from '../recall/ContextAssembler.js';
 import type { Session } from '../session/Session.js';
-import type { SessionEvent } from '../session/SessionEvent.js';
+import { SessionEvent } from '../session/SessionEvent.js';
 import { calibrationRatio } from '../tokens/calibration.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
@@ -53,7 +55,12 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   compaction: CompactionResult | undefined;
   /** Usage of every compaction run for this turn so far (summariser calls). */
   compactionUsage: (UsageRecord | undefined)[];
+  /** With recall: what the prompt quotes, and its token anatomy. */
+  recall: { recalled: SessionEvent[]; tokens: ContextTokens } | undefined;
 }
+
+/** The block's size when no context window bounds the prompt. */
+const DEFAULT_UNBOUNDED_RECALL_TOKENS = 2_000;
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
@@ -89,6 +96,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   private readonly prices: ModelPrices | undefined;
   private readonly summarizerPrices: ModelPrices | undefined;
   private readonly compactBeforeCall: boolean;
+  private readonly recall: { assembler: ContextAssembler; settings: RecallSettings } | null;
   private readonly logger: Logger;
   /** Serialises session resolution per id in this process, so two first requests cannot both create it. */
   private readonly resolving = new KeyedMutex();
@@ -142,7 +150,23 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       store === undefined || options.recordUsage === false
         ? null
         : new SessionUsageRecorder(store, this.logger, this.prices, this.summarizerPrices);
-    this.compactBeforeCall = options.compactBeforeCall === true;
+    this.recall = null;
+    if (options.recall !== undefined) {
+      if (options.recall === null || typeof options.recall !== 'object')
+        throw new InvalidArgumentError('recall must be an object');
+      const { retriever, ...settings } = options.recall;
+      if (retriever === null || retriever === undefined || typeof retriever.retrieve !== 'function') {
+        throw new InvalidArgumentError('recall.retriever must have a retrieve method');
+      }
+      recallSettings(settings);
+      this.recall = {
+        assembler: new ContextAssembler({ sessionService: this.service, retriever, tokenCountEstimator: this.estimator }),
+        settings,
+      };
+    }
+    // With recall the window is also compacted before the call, so a long session is summarised before the
+    // answer ("compacting…" first) instead of waiting for the context-window guard.
+    this.compactBeforeCall = options.compactBeforeCall ?? this.recall !== null;
   }
 
   /** One non-streaming turn. */
@@ -253,19 +277,83 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
         await this.service.appendMessage(sessionId, message, { id: incomingIds[i]!, ...(metadata ? { metadata } : {}) }),
       );
     }
+    let promptHistory: SessionEvent[] = history;
+    let recall: PreparedTurn<T>['recall'];
+    let recallTokens = 0;
+    if (this.recall !== null) {
+      const assembled = await this.assemble(session, history, messages, chatParams as T['params'], historyFilter);
+      ({ promptHistory, recall } = assembled);
+      history = assembled.sent;
+      recallTokens = recall.tokens.recall;
+      sink?.push({ type: 'recall', sessionId, recalled: recall.recalled, tokens: recall.tokens });
+    }
     return {
       sessionId,
       idContext,
       model: model ?? this.model,
       chatParams: chatParams as T['params'],
       signal,
-      prompt: this.provider.prompt(history, messages, chatParams as T['params']),
+      prompt: this.provider.prompt(promptHistory, messages, chatParams as T['params']),
       contextStatus: history.some((e) => e.isSynthetic()) ? 'summarized' : 'full',
-      estimatedPromptTokens: this.estimatePrompt(history, messages, chatParams),
+      estimatedPromptTokens: this.estimatePrompt(history, messages, chatParams) + recallTokens,
       persisted,
       compaction,
       compactionUsage,
+      recall,
     };
+  }
+
+  /**
+   * The prompt's history through the ContextAssembler: the active window fitted to the budget, and the recall
+   * block (a transient event, never stored) where its placement puts it, for the provider to render.
+   */
+  private async assemble(
+    session: Session,
+    history: SessionEvent[],
+    messages: readonly T['message'][],
+    params: T['params'],
+    filter: EventFilter,
+  ): Promise<{ promptHistory: SessionEvent[]; sent: SessionEvent[]; recall: NonNullable<PreparedTurn<T>['recall']> }> {
+    const { assembler, settings } = this.recall!;
+    const request = this.provider.requestMessages(messages, params);
+    const pending = request.filter((m) => m.type !== 'system');
+    const lastUser = [...pending].reverse().find((m) => m.type === 'user');
+    const window = this.contextWindowTokens;
+    const parts = await assembler.assembleParts({
+      sessionId: session.id,
+      maxTokens: window === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.floor(window / calibrationRatio(session))),
+      system: request.filter((m) => m.type === 'system'),
+      activeEvents: history,
+      pending,
+      ...(lastUser?.type === 'user' ? { query: lastUser.text } : {}),
+      filter,
+      recall: {
+        ...settings,
+        maxTokens: settings.maxTokens ?? (window === undefined ? DEFAULT_UNBOUNDED_RECALL_TOKENS : undefined),
+      },
+    });
+    const sent = parts.history.map((h) => h.event);
+    const promptHistory = parts.history.map(({ event, message }) =>
+      message === event.message ? event : event.with({ message }),
+    );
+    if (parts.block !== null) {
+      const block = SessionEvent.create({
+        sessionId: session.id,
+        id: `recall-${randomUUID()}`,
+        message: parts.block.message,
+        metadata: { recall: true },
+      });
+      // Never between a tool call and its results: inside the request's own messages, fall back to before the
+      // history's last user message.
+      let at = parts.block.at;
+      if (at > promptHistory.length) {
+        at = promptHistory.length;
+        while (at > 0 && promptHistory[at - 1]!.messageType !== 'user') at--;
+        at = at > 0 ? at - 1 : 0;
+      }
+      promptHistory.splice(at, 0, block);
+    }
+    return { promptHistory, sent, recall: { recalled: parts.context.recalled, tokens: parts.context.tokens } };
   }
 
   private async finish(
@@ -303,6 +391,9 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       finishReason: outcome.finishReason,
       persisted: turn.persisted,
       ...(outcome.completion !== undefined ? { completion: outcome.completion } : {}),
+      ...(turn.recall !== undefined
+        ? { recalled: turn.recall.recalled.map((e) => e.id), contextTokens: turn.recall.tokens }
+        : {}),
     };
   }
 

@@ -8,6 +8,8 @@ import type { MessageFilter } from '../filter/MessageFilter.js';
 import type { Logger } from '../logging.js';
 import type { SessionService } from '../service/SessionService.js';
 import type { CompactionSkipReason, SessionServiceEvents } from '../service/SessionServiceEvents.js';
+import type { ContextTokens, RecallSettings } from '../recall/ContextAssembler.js';
+import type { Retriever } from '../recall/Retriever.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { ModelPrices } from '../tokens/ModelPrices.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
@@ -85,7 +87,19 @@ export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTy
    * This is the moment a `CacheAwareTrigger` can see that the provider's prompt cache has gone cold.
    */
   compactBeforeCall?: boolean;
+  /**
+   * Recall: every prompt is built by a ContextAssembler with the incoming user message as the query, so the
+   * archived events it needs come back as one quoted block (see docs/recall.md). The budget is
+   * `contextWindowTokens` when set; without it only the block is bounded (`maxTokens`, default 2,000). With
+   * recall, `compactBeforeCall` defaults to true.
+   */
+  recall?: SessionMemoryRecallOptions;
   logger?: Logger;
+}
+
+export interface SessionMemoryRecallOptions extends RecallSettings {
+  /** Finds the events to recall, e.g. `new Bm25Retriever({ sessionService })`. */
+  retriever: Retriever;
 }
 
 /** The session part of a request; the chat parameters of the provider (tools, temperature...) come on top. */
@@ -124,10 +138,16 @@ export interface SessionMemoryResponse<T extends ChatProviderTypes = OpenAIChatT
   persisted: SessionEvent[];
   /** The raw completion (non-streaming calls only). */
   completion?: T['completion'];
+  /** With `recall`: ids of the events quoted in the recall block, in log order. */
+  recalled?: string[];
+  /** With `recall`: what the prompt spent on system messages, the recall block and the history (our estimate). */
+  contextTokens?: ContextTokens;
 }
 
 export type SessionMemoryStreamEvent<T extends ChatProviderTypes = OpenAIChatTypes> =
   | { type: 'chunk'; chunk: T['chunk'] }
+  /** With `recall`, once per turn before the first chunk: what the prompt quotes from the archive. */
+  | { type: 'recall'; sessionId: string; recalled: SessionEvent[]; tokens: ContextTokens }
   | { type: 'compaction_started'; sessionId: string }
   | { type: 'compaction_completed'; sessionId: string; result: CompactionResult }
   /** Only after a compaction_started, so a client can close its "Compacting…" indicator. */

@@ -1,6 +1,7 @@
 export { SessionMemory } from './SessionMemory.js';
 export {
   type SessionMemoryOptions,
+  type SessionMemoryRecallOptions,
   type SessionMemoryRequest,
   type SessionMemoryRequestBase,
   type SessionMemoryResponse,

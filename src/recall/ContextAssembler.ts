@@ -47,7 +47,10 @@ export interface AssembleRequest {
   recall?: RecallSettings | false;
   /** Read-side filter of the history (always merged with EventFilter.active()); its branch also scopes recall. */
   filter?: EventFilter;
-  /** The active window as already read (it is then not read again, and `filter` is not applied to it). */
+  /**
+   * The active window as already read (it is then not read again, and `filter` is not applied to it). Active
+   * events outside it are never quoted.
+   */
   activeEvents?: readonly SessionEvent[];
   /**
    * Messages of this request that are not in the log yet (e.g. the incoming user message, when you assemble
@@ -72,6 +75,17 @@ export interface AssembledContext {
   /** The events of the active window that were sent (the oldest may have been dropped to fit). */
   activeEvents: SessionEvent[];
   tokens: ContextTokens;
+}
+
+/** An assembled context with its parts kept apart (see ContextAssembler.assembleParts). */
+export interface AssembledParts {
+  context: AssembledContext;
+  /** The active events sent, each with the message sent for it (shortened when it alone exceeded the budget). */
+  history: { event: SessionEvent; message: Message }[];
+  /** The pending messages as sent. */
+  pending: Message[];
+  /** The recall block, and its index in history + pending: it goes right before the message at `at`. */
+  block: { message: Message; at: number } | null;
 }
 
 export interface ContextAssemblerOptions {
@@ -137,6 +151,15 @@ export class ContextAssembler {
   }
 
   async assemble(request: AssembleRequest): Promise<AssembledContext> {
+    return (await this.assembleParts(request)).context;
+  }
+
+  /**
+   * `assemble`, with the parts kept apart for integrations that build a provider's own prompt format
+   * (SessionMemory): the history as sent (an event whose message was shortened comes with the shortened
+   * message), the pending messages as sent, the recall block and where it goes.
+   */
+  async assembleParts(request: AssembleRequest): Promise<AssembledParts> {
     const r = validate(request);
     const estimator = this.tokenCountEstimator;
     const budget = r.maxTokens - r.reserveTokens;
@@ -183,7 +206,14 @@ export class ContextAssembler {
     if (cap > 0) {
       // Room for the block is set aside first; whatever it leaves unused goes back to the history below.
       const provisional = fitNewest(history, rest - pendingTokens - cap, estimator).kept;
-      block = await this.recallBlock(r, settings!, query, cap, new Set(provisional.map((c) => c.item!.id)));
+      block = await this.recallBlock(
+        r,
+        settings!,
+        query,
+        cap,
+        new Set(provisional.map((c) => c.item!.id)),
+        new Set(active.map((e) => e.id)),
+      );
     }
     const kept = fitNewest(history, rest - pendingTokens - (block?.tokens ?? 0), estimator).kept;
     if (block !== null) block = this.withoutSent(block, new Set(kept.map((c) => c.item!.id)));
@@ -196,33 +226,39 @@ export class ContextAssembler {
     pending: Costed<SessionEvent | null>[],
     block: RecallBlock | null,
     systemTokens: number,
-  ): AssembledContext {
+  ): AssembledParts {
     const conversation = [...kept, ...pending].map((c) => c.message);
     const historyTokens = [...kept, ...pending].reduce((sum, c) => sum + c.tokens, 0);
-    let messages: Message[];
-    if (block === null) messages = [...r.system, ...conversation];
-    else if (r.recall !== null && r.recall.placement === 'after-system') messages = [...r.system, block.message, ...conversation];
-    else {
-      let lastUser = conversation.length;
+    let blockAt = 0;
+    if (block !== null && r.recall?.placement !== 'after-system') {
+      blockAt = conversation.length;
       for (let i = conversation.length - 1; i >= 0; i--) {
         if (conversation[i]!.type === 'user') {
-          lastUser = i;
+          blockAt = i;
           break;
         }
       }
-      messages = [...r.system, ...conversation.slice(0, lastUser), block.message, ...conversation.slice(lastUser)];
     }
+    const messages =
+      block === null
+        ? [...r.system, ...conversation]
+        : [...r.system, ...conversation.slice(0, blockAt), block.message, ...conversation.slice(blockAt)];
     const recallTokens = block?.tokens ?? 0;
     return {
-      messages,
-      recalled: block?.entries.map((e) => e.event) ?? [],
-      activeEvents: kept.map((c) => c.item!),
-      tokens: {
-        system: systemTokens,
-        recall: recallTokens,
-        history: historyTokens,
-        total: systemTokens + recallTokens + historyTokens,
+      context: {
+        messages,
+        recalled: block?.entries.map((e) => e.event) ?? [],
+        activeEvents: kept.map((c) => c.item!),
+        tokens: {
+          system: systemTokens,
+          recall: recallTokens,
+          history: historyTokens,
+          total: systemTokens + recallTokens + historyTokens,
+        },
       },
+      history: kept.map((c) => ({ event: c.item!, message: c.message })),
+      pending: pending.map((c) => c.message),
+      block: block === null ? null : { message: block.message, at: blockAt },
     };
   }
 
@@ -236,6 +272,7 @@ export class ContextAssembler {
     query: string,
     cap: number,
     sent: ReadonlySet<string>,
+    window: ReadonlySet<string>,
   ): Promise<RecallBlock | null> {
     const branch = r.filter?.branch ?? null;
     const hits = await this.retriever!.retrieve({
@@ -246,7 +283,7 @@ export class ContextAssembler {
       includeActive: true,
       branch,
     });
-    const quotable = recallFilter(r.filter, branch, r.sessionId, sent);
+    const quotable = recallFilter(r.filter, branch, r.sessionId, sent, window);
     const ranked = hits.map((h) => h.event).filter(quotable);
     if (ranked.length === 0) return null;
     const log = await this.service.getEvents(r.sessionId, EventFilter.all());
@@ -407,18 +444,26 @@ function defaultQuery(pending: readonly Message[], active: readonly SessionEvent
 
 /**
  * Which events may be quoted: this session's, visible to the branch, matching the request's filter (its
- * per-event criteria: the archive is what recall is for), and not already sent in the history.
+ * per-event criteria: the archive is what recall is for), not already sent in the history, and either archived
+ * or part of the active window this prompt was built from (an event appended after it — the request's own
+ * message, a concurrent append — belongs to the next prompt, not to a quote).
  */
 function recallFilter(
   filter: EventFilter | undefined,
   branch: string | null,
   sessionId: string,
   sent: ReadonlySet<string>,
+  window: ReadonlySet<string>,
 ): (event: SessionEvent) => boolean {
   const criteria =
     filter === undefined
       ? null
       : EventFilter.of({ ...filter.toOptions(), excludeArchived: false, lastN: undefined, page: undefined, pageSize: undefined });
   const visible = visibleTo(branch);
-  return (e) => e.sessionId === sessionId && !sent.has(e.id) && visible(e) && (criteria === null || criteria.matches(e));
+  return (e) =>
+    e.sessionId === sessionId &&
+    !sent.has(e.id) &&
+    (e.isArchived() || window.has(e.id)) &&
+    visible(e) &&
+    (criteria === null || criteria.matches(e));
 }

@@ -17,6 +17,7 @@ export {
   type ContextAssemblerOptions,
   type AssembleRequest,
   type AssembledContext,
+  type AssembledParts,
   type ContextTokens,
   type RecallSettings,
   type RecallPlacement,
