@@ -93,7 +93,7 @@ export {
 } from './modelContextWindows.js';
 export { ContextWindowTrigger, type ContextWindowTriggerOptions } from './triggers/ContextWindowTrigger.js';
 export { IdleTimeTrigger, type IdleTimeTriggerOptions } from './triggers/IdleTimeTrigger.js';
-export { CacheAwareTrigger, DEFAULT_PROMPT_CACHE_TTL_MS, type CacheAwareTriggerOptions } from './triggers/CacheAwareTrigger.js';
+export { CacheAwareTrigger, type CacheAwareTriggerOptions } from './triggers/CacheAwareTrigger.js';
 export { TokenGrowthTrigger, type TokenGrowthTriggerOptions } from './triggers/TokenGrowthTrigger.js';
 export {
   cacheAwareCompaction,

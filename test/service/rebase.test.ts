@@ -10,7 +10,6 @@ import {
   ObservationMaskingCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
   SlidingWindowCompactionStrategy,
-  addUsage,
   createDefaultLogger,
   type ChatClient,
   type CompactionRequest,
@@ -18,6 +17,7 @@ import {
   type Message,
 } from '../../src/index.js';
 import { CharEstimator } from '../support/fixtures.js';
+import { addUsage } from '../../src/tokens/UsageRecord.js';
 
 const logger = createDefaultLogger({ silent: true });
 const est = new CharEstimator();
