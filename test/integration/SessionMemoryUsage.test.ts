@@ -49,8 +49,8 @@ describe('SessionMemory usage and cost accounting', function () {
       maxRetries: 0,
       logger: silent,
     });
+    // No metadataStore: the totals go through the service's own updateMetadata.
     const memory = h.memoryWith({
-      metadataStore: h.repository,
       prices: GPT41,
       summarizerPrices: SUMMARY_PRICES,
       compactionTrigger: new TurnCountTrigger(2),
