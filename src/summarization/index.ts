@@ -7,6 +7,7 @@ export {
   DEFAULT_SUMMARY_SHADOW_PROMPT,
   DEFAULT_SUMMARY_SYSTEM_PROMPT,
   DEFAULT_CONSOLIDATION_SYSTEM_PROMPT,
+  DEFAULT_SUMMARY_UPDATE_PROMPT,
   TRANSCRIPT_RULES,
   PRIOR_SUMMARY_HEADER,
   CONVERSATION_HEADER,
@@ -25,3 +26,4 @@ export {
   type SummaryQualityGateOptions,
   type SummaryQualityVerdict,
 } from './SummaryQualityGate.js';
+export { FallbackChatClient, type FallbackChatClientOptions } from './FallbackChatClient.js';

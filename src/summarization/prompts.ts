@@ -22,6 +22,20 @@ export const DEFAULT_SUMMARY_SYSTEM_PROMPT = [
   'conversation is going; do not summarize it. Be concise: no preamble and no commentary, only the summary.',
 ].join('\n');
 
+/**
+ * For extending a prior summary (the recursive strategy when one exists): update it with the new part of the
+ * conversation rather than summarise from scratch, so that what it says stays stable across compactions.
+ */
+export const DEFAULT_SUMMARY_UPDATE_PROMPT = [
+  'You maintain the memory of a conversation between a user and an AI assistant. You are given the current summary',
+  'and the next part of the conversation, which the summary does not cover yet. Write the updated summary: keep',
+  'everything in the current summary that is still relevant, in its wording where it is still accurate; add what the',
+  'new part says (facts and figures verbatim, decisions and their reasons, preferences and constraints, outcomes,',
+  'open questions and pending tasks); when the new part supersedes a statement, keep the new one. Keep the third',
+  'person and the attribution of who said what. Use the upcoming context only to understand where the conversation',
+  'is going; do not summarize it. Be concise: no preamble and no commentary, only the updated summary.',
+].join('\n');
+
 /** For merging the chunk summaries of the additive strategy into one. */
 export const DEFAULT_CONSOLIDATION_SYSTEM_PROMPT = [
   'You merge several partial summaries of one conversation between a user and an AI assistant, given in',

@@ -1,7 +1,12 @@
-import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
+import { InvalidArgumentError, requirePositiveInt, requireText } from '../../errors.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import { mechanicalSummary } from '../../summarization/mechanicalSummary.js';
-import { buildSummaryPrompt, DEFAULT_SUMMARY_SHADOW_PROMPT, DEFAULT_SUMMARY_SYSTEM_PROMPT } from '../../summarization/prompts.js';
+import {
+  buildSummaryPrompt,
+  DEFAULT_SUMMARY_SHADOW_PROMPT,
+  DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  DEFAULT_SUMMARY_UPDATE_PROMPT,
+} from '../../summarization/prompts.js';
 import { requireRequest, type CompactionRequest } from '../CompactionRequest.js';
 import { CompactionResult } from '../CompactionResult.js';
 import type { StrategyPreview } from '../CompactionStrategy.js';
@@ -18,6 +23,11 @@ export interface RecursiveSummarizationCompactionStrategyOptions extends Summari
   maxEventsToKeep?: number;
   /** Kept events shown to the summariser for continuity; default 2, must be < maxEventsToKeep. */
   overlapSize?: number;
+  /**
+   * The summariser's task when a prior summary is being extended; default DEFAULT_SUMMARY_UPDATE_PROMPT.
+   * A custom `systemPrompt` without an `updatePrompt` is used for both (it was written for both).
+   */
+  updatePrompt?: string;
   /** Output cap passed to the summariser as `maxTokens`. */
   maxSummaryTokens?: number;
   /**
@@ -46,6 +56,7 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
   readonly overlapSize: number;
   readonly maxSummaryTokens: number | undefined;
   readonly cutWithinTurn: CutWithinTurn;
+  readonly updatePrompt: string;
 
   constructor(options: RecursiveSummarizationCompactionStrategyOptions) {
     super(options);
@@ -64,6 +75,10 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     this.maxSummaryTokens =
       options.maxSummaryTokens === undefined ? undefined : requirePositiveInt(options.maxSummaryTokens, 'maxSummaryTokens');
     this.cutWithinTurn = requireCutWithinTurn(options.cutWithinTurn);
+    this.updatePrompt = requireText(
+      options.updatePrompt ?? (options.systemPrompt !== undefined ? options.systemPrompt : DEFAULT_SUMMARY_UPDATE_PROMPT),
+      'updatePrompt',
+    );
   }
 
   getMaxEventsToKeep(): number {
@@ -132,9 +147,13 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     });
     const maxTokens = this.maxSummaryTokens;
     // The stub replaces the prior summaries too, so it carries them verbatim.
-    const outcome = await this.summarize(request, { user, ...(maxTokens !== undefined ? { maxTokens } : {}) }, sources, () =>
-      mechanicalSummary(sources, priorSummaries),
-    );
+    const prompt = {
+      user,
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+      // Extending a prior summary is its own task (LibreChat's separate update prompt).
+      ...(priorSummaries.length > 0 ? { systemPrompt: this.updatePrompt } : {}),
+    };
+    const outcome = await this.summarize(request, prompt, sources, () => mechanicalSummary(sources, priorSummaries));
     if (outcome === null) return this.withSummarizerUsage(request, CompactionResult.noop(events, 'summarization-failed'));
     const { summary, method } = outcome;
 
