@@ -1,5 +1,6 @@
 export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, type RepositoryBackend } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
+export * from './telemetry/index.js';
 
 export * from './session/index.js';
 export * from './filter/index.js';

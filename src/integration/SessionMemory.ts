@@ -20,6 +20,7 @@ import type { UsageRecord } from '../tokens/UsageRecord.js';
 import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { AsyncQueue } from './AsyncQueue.js';
 import { resolveSession } from './resolveSession.js';
+import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
   SESSION_ID_CONTEXT_KEY,
@@ -171,14 +172,17 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
 
   /** One non-streaming turn. */
   async call(request: SessionMemoryRequest<T>): Promise<SessionMemoryResponse<T>> {
-    const turn = await this.prepare(request, null);
-    const outcome = await this.provider.call({
-      model: turn.model,
-      prompt: turn.prompt,
-      params: turn.chatParams,
-      ...(turn.signal === undefined ? {} : { signal: turn.signal }),
+    return traceTurn(request?.sessionId, false, async (telemetry) => {
+      const turn = await this.prepare(request, null);
+      this.reportPrepared(telemetry, turn);
+      const outcome = await this.provider.call({
+        model: turn.model,
+        prompt: turn.prompt,
+        params: turn.chatParams,
+        ...(turn.signal === undefined ? {} : { signal: turn.signal }),
+      });
+      return this.reportFinished(telemetry, outcome, await this.finish(turn, outcome, null));
     });
-    return this.finish(turn, outcome, null);
   }
 
   /**
@@ -212,12 +216,37 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   }
 
   private async produceStream(request: SessionMemoryRequest<T>, signal: AbortSignal, sink: Sink<T>): Promise<void> {
-    const turn = await this.prepare(request, sink);
-    const outcome = await this.provider.stream(
-      { model: turn.model, prompt: turn.prompt, params: turn.chatParams, signal },
-      (chunk) => sink.push({ type: 'chunk', chunk }),
-    );
-    sink.push({ type: 'done', response: await this.finish(turn, outcome, sink) });
+    await traceTurn(request?.sessionId, true, async (telemetry) => {
+      const turn = await this.prepare(request, sink);
+      this.reportPrepared(telemetry, turn);
+      const outcome = await this.provider.stream(
+        { model: turn.model, prompt: turn.prompt, params: turn.chatParams, signal },
+        (chunk) => sink.push({ type: 'chunk', chunk }),
+      );
+      sink.push({ type: 'done', response: this.reportFinished(telemetry, outcome, await this.finish(turn, outcome, sink)) });
+    });
+  }
+
+  private reportPrepared(telemetry: TurnTelemetry, turn: PreparedTurn<T>): void {
+    telemetry.prepared({
+      model: turn.model,
+      contextStatus: turn.contextStatus,
+      estimatedPromptTokens: turn.estimatedPromptTokens,
+      contextWindowTokens: this.contextWindowTokens,
+    });
+  }
+
+  private reportFinished(
+    telemetry: TurnTelemetry,
+    outcome: ChatProviderOutcome<T>,
+    response: SessionMemoryResponse<T>,
+  ): SessionMemoryResponse<T> {
+    telemetry.finished({
+      promptTokens: outcome.promptTokens,
+      persisted: response.persisted.length,
+      archived: response.compaction?.archivedEvents.length ?? 0,
+    });
+    return response;
   }
 
   private async prepare(request: SessionMemoryRequest<T>, sink: Sink<T> | null): Promise<PreparedTurn<T>> {

@@ -1,4 +1,5 @@
 import { IllegalStateError, InvalidArgumentError, requirePositiveInt, requireText } from '../errors.js';
+import { instrumentRetriever } from './instrumentRetriever.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { SessionService } from '../service/SessionService.js';
 import { formatEvent, formatMessage } from '../session/formatEvent.js';
@@ -146,7 +147,8 @@ export class ContextAssembler {
       throw new InvalidArgumentError('retriever must have a retrieve method');
     }
     this.service = options.sessionService;
-    this.retriever = options.retriever;
+    // Every retrieval is a span (no-op without an OpenTelemetry SDK).
+    this.retriever = options.retriever === undefined ? undefined : instrumentRetriever(options.retriever);
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
   }
 

@@ -22,3 +22,4 @@ export {
   type RecallSettings,
   type RecallPlacement,
 } from './ContextAssembler.js';
+export { instrumentRetriever } from './instrumentRetriever.js';

@@ -7,3 +7,4 @@ export { RedisSessionRepository, type RedisSessionRepositoryOptions } from './Re
 export { SchemaVersionError } from './SchemaVersionError.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './schemaMigrations.js';
 export type { ListSessionIdsOptions, SessionIdPage } from './SessionRepository.js';
+export { instrumentRepository } from './instrumentRepository.js';

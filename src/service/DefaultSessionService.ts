@@ -16,6 +16,8 @@ import { KeyedMutex } from './KeyedMutex.js';
 import { maskedOriginals } from './maskedOriginals.js';
 import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
 import { requireHooks, runAfterHooks, runBeforeHooks, type CompactionHooks } from './CompactionHooks.js';
+import { strategyName, traceCompaction, type CompactionTelemetry } from '../telemetry/CompactionTelemetry.js';
+import { instrumentRepository } from '../repository/instrumentRepository.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
@@ -83,6 +85,8 @@ export class DefaultSessionService implements SessionService {
     this.pinSystemMessages = opts.pinSystemMessages === true;
     const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
     this.hooks = hooks.map(requireHooks);
+    // Every repository call gets a span and a latency measurement (no-ops without an OpenTelemetry SDK).
+    this.repository = instrumentRepository(repository);
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -196,8 +200,10 @@ export class DefaultSessionService implements SessionService {
     requireText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
-    const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s));
-    return this.lock === null ? run() : this.lock.run(sessionId, run);
+    return traceCompaction(sessionId, strategyName(strategy), (telemetry) => {
+      const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry);
+      return this.lock === null ? run() : this.lock.run(sessionId, run);
+    });
   }
 
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
@@ -256,16 +262,21 @@ export class DefaultSessionService implements SessionService {
     sessionId: string,
     shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
     compact: (r: CompactionRequest) => Promise<CompactionResult>,
+    telemetry?: CompactionTelemetry,
   ): Promise<CompactionResult> {
     const { version, request: read } = await this.readWindow(sessionId);
     const events = read.events;
-    if (!(await shouldCompact(read))) {
+    telemetry?.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
+    const fired = await shouldCompact(read);
+    telemetry?.triggered(fired);
+    if (!fired) {
       this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
       return CompactionResult.noop(events);
     }
     const before = await runBeforeHooks(this.hooks, { sessionId, session: read.session, events }, this.logger);
     if (before.veto) {
       this.logger.info('compaction vetoed by beforeCompaction', { sessionId, reason: before.reason });
+      telemetry?.nothingToArchive('vetoed');
       this.emit('compactionSkipped', { sessionId, reason: 'vetoed' });
       return CompactionResult.noop(events);
     }
@@ -277,6 +288,7 @@ export class DefaultSessionService implements SessionService {
     try {
       const result = await compact(request);
       if (result.archivedEvents.length === 0) {
+        telemetry?.nothingToArchive(result.skipReason ?? 'nothing-to-archive');
         this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });
         return result;
       }
@@ -287,20 +299,25 @@ export class DefaultSessionService implements SessionService {
           sessionId,
           pinned: lost.map((e) => e.id),
         });
+        telemetry?.nothingToArchive('pinned-event');
         this.emit('compactionSkipped', { sessionId, reason: 'pinned-event' });
         return CompactionResult.noop(events);
       }
       if (await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version)) {
+        telemetry?.committed(this.committedFigures(result), false);
         this.emit('compactionCompleted', { sessionId, result, rebased: false });
         await this.afterCommit(sessionId, events, result);
         return result;
       }
+      telemetry?.casConflict();
       const rebased = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result) : null;
       if (rebased !== null) {
+        telemetry?.committed(this.committedFigures(rebased), true);
         this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true });
         await this.afterCommit(sessionId, events, rebased);
         return rebased;
       }
+      telemetry?.lost();
       this.logger.debug('compaction lost its CAS race; skipped', { sessionId, expectedVersion: version });
       this.emit('compactionSkipped', { sessionId, reason: 'cas-conflict' });
       // Nothing was written, but the summariser was paid: the usage stays on the no-op.
@@ -353,6 +370,15 @@ export class DefaultSessionService implements SessionService {
       }
     }
     return null;
+  }
+
+  private committedFigures(result: CompactionResult) {
+    return {
+      archived: result.archivedEvents.length,
+      tokensSaved: result.tokensEstimatedSaved,
+      eventsAfter: result.compactedEvents.length,
+      tokensAfter: () => estimateEventsTokens(result.compactedEvents, this.estimator),
+    };
   }
 
   private emit<K extends SessionServiceEventName>(name: K, payload: SessionServiceEventMap[K]): void {

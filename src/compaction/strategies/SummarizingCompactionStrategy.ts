@@ -16,6 +16,7 @@ import type { ChatRequest } from '../../summarization/ChatClient.js';
 import type { SummaryAttempt } from './summaryEvents.js';
 import type { CompactionStrategy, StrategyPreview } from '../CompactionStrategy.js';
 import { formatEvent } from '../../session/formatEvent.js';
+import { traceSummarizerCall } from '../../telemetry/traceSummarizerCall.js';
 import {
   renderedTokens,
   reportFailure,
@@ -131,7 +132,24 @@ export abstract class SummarizingCompactionStrategy implements CompactionStrateg
       user: prompt.user,
       ...(prompt.maxTokens !== undefined ? { maxTokens: prompt.maxTokens } : {}),
     };
-    const outcome = await requestSummary(this.chatClient, chatRequest, { gate: this.qualityGate, archived });
+    const outcome = await traceSummarizerCall(
+      {
+        sessionId: request.session.id,
+        model: this.chatClient.model,
+        strategy: this.constructor.name,
+        failureMode: this.failureMode,
+        system: chatRequest.system ?? '',
+        user: chatRequest.user,
+        ...(chatRequest.maxTokens !== undefined ? { maxTokens: chatRequest.maxTokens } : {}),
+      },
+      () => requestSummary(this.chatClient, chatRequest, { gate: this.qualityGate, archived }),
+      (o) => ({
+        text: o.ok ? o.text : null,
+        failureKind: o.ok ? null : o.error.kind,
+        usage: o.usage === null ? null : { input: o.usage.promptTokens, output: o.usage.completionTokens },
+      }),
+      (text) => this.tokenCountEstimator.estimate(text),
+    );
     this.recordUsage(request, outcome);
     if (outcome.ok) return { summary: outcome.text, method: 'model' };
     reportFailure(

@@ -1,0 +1,45 @@
+import { ATTR, SPAN } from '../telemetry/attributes.js';
+import { captureContent, inSpan, instruments, secondsSince } from '../telemetry/telemetry.js';
+import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
+
+const INSTRUMENTED = Symbol.for('session-compaction.instrumented-retriever');
+
+/**
+ * A retriever whose every `retrieve` is a `session_compaction.retrieve` span (retriever name, session, scope,
+ * limit, hits) and a `session_compaction.retrieval.duration` measurement. The query goes on the span only with
+ * content capture enabled. ContextAssembler (and so SessionMemory's recall) wraps its retriever itself; wrap one you call directly:
+ * `instrumentRetriever(new Bm25Retriever(…))`. Wrapping twice is a no-op.
+ */
+export function instrumentRetriever(retriever: Retriever, name?: string): Retriever {
+  if ((retriever as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true) return retriever;
+  const retrieverName =
+    name ?? (retriever.constructor?.name !== 'Object' ? retriever.constructor?.name : undefined) ?? 'retriever';
+  const instrumented: Retriever & { [INSTRUMENTED]: true } = {
+    [INSTRUMENTED]: true,
+    retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]> {
+      const attributes = {
+        [ATTR.RETRIEVER]: retrieverName,
+        [ATTR.RETRIEVAL_SCOPE]: request?.scope ?? 'session',
+        ...(typeof request?.sessionId === 'string' ? { [ATTR.CONVERSATION_ID]: request.sessionId } : {}),
+        ...(typeof request?.limit === 'number' ? { [ATTR.RETRIEVAL_LIMIT]: request.limit } : {}),
+      };
+      return inSpan(SPAN.RETRIEVE, attributes, async (span) => {
+        if (captureContent() && typeof request?.query === 'string') span.setAttribute(ATTR.RETRIEVAL_QUERY, request.query);
+        const started = performance.now();
+        let failed = true;
+        try {
+          const hits = await retriever.retrieve(request);
+          failed = false;
+          span.setAttribute(ATTR.RETRIEVAL_HITS, hits.length);
+          return hits;
+        } finally {
+          instruments().retrievalDuration.record(secondsSince(started), {
+            [ATTR.RETRIEVER]: retrieverName,
+            ...(failed ? { [ATTR.ERROR_TYPE]: 'error' } : {}),
+          });
+        }
+      });
+    },
+  };
+  return instrumented;
+}
