@@ -12,7 +12,7 @@ import { readSnapshot, type SessionSnapshot } from '../../../src/cli/admin/sessi
 import { writeSession } from '../../../src/cli/admin/writeSession.js';
 
 function snapshot(version = 8): SessionSnapshot {
-  const session = Session.create({ id: 's1', userId: 'alice', metadata: { a: 1 } });
+  const session = Session.create({ id: 's1', userId: 'alice', createdAt: new Date(Date.UTC(2025, 0, 1)), metadata: { a: 1 } });
   const events = Array.from({ length: 6 }, (_, i) =>
     SessionEvent.create({
       sessionId: 's1',
