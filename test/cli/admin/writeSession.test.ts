@@ -19,6 +19,7 @@ function snapshot(version = 8): SessionSnapshot {
       id: `e${i}`,
       message: i % 2 === 0 ? Messages.user(`q${i}`) : Messages.assistant(`a${i}`),
       archived: i < 2,
+      timestamp: new Date(Date.UTC(2025, 0, 1, 0, 0, i)),
     }),
   );
   return { session, version, events, stable: true };
