@@ -27,3 +27,4 @@ export {
   type SummaryQualityVerdict,
 } from './SummaryQualityGate.js';
 export { FallbackChatClient, type FallbackChatClientOptions } from './FallbackChatClient.js';
+export { ChunkingChatClient, type ChunkingChatClientOptions } from './ChunkingChatClient.js';
