@@ -1,3 +1,4 @@
+import { malformedProblems } from '../session/malformedEvents.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
 /** Metadata key on a summary event: the ids of the original events it stands for. */
@@ -16,6 +17,11 @@ export interface CoverageReport {
   uncovered: string[];
   /** Represented more than once (e.g. verbatim and in a summary, or in two summaries). */
   duplicated: string[];
+  /**
+   * Events that were stored malformed (by an older release that validated less) and read back repaired:
+   * a non-string text as no text, malformed tool calls or responses left out. Not counted against `ok`.
+   */
+  malformed: Array<{ id: string; problems: readonly string[] }>;
 }
 
 export function coveredIds(event: SessionEvent): readonly string[] {
@@ -59,7 +65,12 @@ export function verifyCoverage(log: readonly SessionEvent[]): CoverageReport {
     masked: [],
     uncovered: [],
     duplicated: [],
+    malformed: [],
   };
+  for (const e of log) {
+    const problems = malformedProblems(e);
+    if (problems.length > 0) report.malformed.push({ id: e.id, problems });
+  }
   for (const e of log) {
     if (!isOriginal(e)) continue;
     report.originals++;

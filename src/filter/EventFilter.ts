@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
+import { invalid, optionalBoolean, requireDate, requireStorableString } from '../validation/inputs.js';
 import { isMessageType, type MessageType } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
@@ -34,8 +35,13 @@ function optionalInt(value: number | undefined | null, name: string): number | u
 
 function optionalDate(value: Date | undefined | null, name: string): Date | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new InvalidArgumentError(`${name} must be a valid Date`);
-  return new Date(value.getTime());
+  return requireDate(value, name);
+}
+
+/** A search term: any string, as stored texts may hold any (a lone surrogate half matches half of a pair). */
+function searchTerm(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw invalid(name, 'a string', value);
+  return value;
 }
 
 /**
@@ -63,11 +69,15 @@ export class EventFilter {
     this.from = optionalDate(o.from, 'from');
     this.to = optionalDate(o.to, 'to');
 
-    const keyword = o.keyword === undefined || o.keyword === null ? undefined : String(o.keyword);
+    const keyword = o.keyword === undefined || o.keyword === null ? undefined : searchTerm(o.keyword, 'keyword');
     this.keyword = keyword === undefined || keyword.trim() === '' ? undefined : keyword.toLowerCase();
 
+    if (o.keywords !== undefined && o.keywords !== null && !Array.isArray(o.keywords)) {
+      throw invalid('keywords', 'an array of strings', o.keywords);
+    }
     const keywords = (o.keywords ?? [])
-      .filter((k): k is string => typeof k === 'string' && k.trim() !== '')
+      .map((k, i) => searchTerm(k, `keywords[${i}]`))
+      .filter((k) => k.trim() !== '')
       .map((k) => k.toLowerCase());
     this.keywords = keywords.length === 0 ? undefined : Object.freeze(keywords);
 
@@ -76,6 +86,9 @@ export class EventFilter {
     }
     this.matchMode = this.keywords === undefined ? undefined : (o.matchMode ?? 'any');
 
+    if (o.messageTypes !== undefined && o.messageTypes !== null && !Array.isArray(o.messageTypes)) {
+      throw invalid('messageTypes', 'an array', o.messageTypes);
+    }
     const types = o.messageTypes === undefined || o.messageTypes === null ? [] : [...new Set(o.messageTypes)];
     for (const t of types) if (!isMessageType(t)) throw new InvalidArgumentError(`unknown message type: ${String(t)}`);
     this.messageTypes = types.length === 0 ? undefined : Object.freeze(types);
@@ -105,16 +118,16 @@ export class EventFilter {
       this.pattern = undefined;
     }
 
-    if (o.branch !== undefined && o.branch !== null && typeof o.branch !== 'string') {
-      throw new InvalidArgumentError('branch must be a string');
-    }
-    this.branch = o.branch ?? undefined;
-    this.excludeSynthetic = o.excludeSynthetic === true;
-    this.excludeArchived = o.excludeArchived === true;
+    this.branch = o.branch === undefined || o.branch === null ? undefined : requireStorableString(o.branch, 'branch');
+    this.excludeSynthetic = optionalBoolean(o.excludeSynthetic, 'excludeSynthetic') === true;
+    this.excludeArchived = optionalBoolean(o.excludeArchived, 'excludeArchived') === true;
     Object.freeze(this);
   }
 
   static of(options: EventFilterOptions = {}): EventFilter {
+    if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+      throw invalid('filter options', 'an object', options);
+    }
     return new EventFilter(options ?? {});
   }
 

@@ -246,7 +246,8 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
     const f = filter ?? EventFilter.all();
     const scope = f.excludeArchived ? 'active' : 'all';
-    if (f.lastN !== undefined && onlyWindowCriteria(f)) {
+    // A lastN beyond 2^53 cannot be sent as an exact integer: it means everything, read in full below.
+    if (f.lastN !== undefined && Number.isSafeInteger(f.lastN) && onlyWindowCriteria(f)) {
       // Only the tail is read; an event appended already archived can still sit in the window, so when
       // the filter drops one the tail was too short and the whole sequence is read instead.
       const tail = await this.read(id, scope, f.lastN);

@@ -1,6 +1,15 @@
-import { InvalidArgumentError } from '../errors.js';
-import { isMessageType, type Message, type MessageType } from '../session/Message.js';
-import { SessionEvent } from '../session/SessionEvent.js';
+import {
+  isMessageType,
+  type AssistantMessage,
+  type Message,
+  type MessageType,
+  type ToolCall,
+  type ToolResponse,
+} from '../session/Message.js';
+import { markMalformed } from '../session/malformedEvents.js';
+import { restoreSessionEvent, type SessionEvent } from '../session/SessionEvent.js';
+import { describeType } from '../validation/inputs.js';
+import { decodeStoredText, encodeStoredText, mapJsonStrings, TEXT_ESCAPE } from './storedText.js';
 
 /**
  * The storage form of an event shared by every durable backend: the text goes to its own column (so stores
@@ -29,6 +38,14 @@ interface MessageData {
   reasoning?: string;
 }
 
+/** JSON.stringify escapes NUL and unpaired surrogates as \u0000 / \udxxx, which jsonb refuses: encode those strings. */
+const JSON_NEEDS_ENCODING = /\\u0000|\\ud[89a-f]|\uFDD0/i;
+
+function storedJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  return JSON_NEEDS_ENCODING.test(json) ? JSON.stringify(mapJsonStrings(value, encodeStoredText)) : json;
+}
+
 export function encodeEvent(event: SessionEvent, archived = event.archived): StoredEvent {
   const m = event.message;
   let data: MessageData | null = null;
@@ -44,47 +61,122 @@ export function encodeEvent(event: SessionEvent, archived = event.archived): Sto
     sessionId: event.sessionId,
     timestamp: event.timestamp.getTime(),
     messageType: m.type,
-    text: event.text,
-    data: data === null ? null : JSON.stringify(data),
+    text: event.text === null ? null : encodeStoredText(event.text),
+    data: data === null ? null : storedJson(data),
     synthetic: event.isSynthetic(),
     archived,
     branch: event.branch,
-    metadata: JSON.stringify(event.metadata),
+    metadata: storedJson(event.metadata),
   };
 }
 
+/**
+ * Rebuilds an event from its stored form. Never throws on what an older release may have stored: a text
+ * that is not a string reads as no text, unreadable JSON as empty, malformed tool calls or responses are
+ * left out — so filters, search and compaction keep working on the session — and each such repair is
+ * recorded for the coverage verifier (`malformedProblems`).
+ */
 export function decodeEvent(row: StoredEvent): SessionEvent {
-  if (!isMessageType(row.messageType))
-    throw new InvalidArgumentError(`corrupt event ${row.id}: unknown message type ${String(row.messageType)}`);
-  const data = (row.data === null || row.data === undefined ? {} : JSON.parse(row.data)) as MessageData;
+  const problems: string[] = [];
+  const note = (problem: string) => problems.push(problem);
+  const type: MessageType = isMessageType(row.messageType) ? row.messageType : 'assistant';
+  if (type !== row.messageType) note(`unknown message type ${describeType(row.messageType)} ${String(row.messageType)}`);
+  const data = parseJsonObject(row.data, 'data', note);
+  const text = typeof row.text === 'string' ? decodeStoredText(row.text) : null;
+  if (text === null && row.text !== null && row.text !== undefined) note(`text was ${describeType(row.text)}`);
   let message: Message;
-  switch (row.messageType) {
+  switch (type) {
     case 'user':
     case 'system':
-      message = { type: row.messageType, text: row.text ?? '' };
+      if (row.text === null || row.text === undefined) note('text missing');
+      message = { type, text: text ?? '' };
       break;
-    case 'assistant':
-      message = {
-        type: 'assistant',
-        text: row.text,
-        ...(Array.isArray(data.toolCalls) && data.toolCalls.length > 0 ? { toolCalls: data.toolCalls } : {}),
-        ...(typeof data.reasoning === 'string' ? { reasoning: data.reasoning } : {}),
-      } as Message;
+    case 'assistant': {
+      const toolCalls = salvageList(data.toolCalls, 'toolCalls', isToolCall, note).map((c): ToolCall => ({
+        id: c.id,
+        type: 'function',
+        name: c.name,
+        arguments: c.arguments,
+      }));
+      const assistant: AssistantMessage = { type: 'assistant', text };
+      if (toolCalls.length > 0) assistant.toolCalls = toolCalls;
+      if (typeof data.reasoning === 'string') assistant.reasoning = data.reasoning;
+      else if (data.reasoning !== undefined) note(`reasoning was ${describeType(data.reasoning)}`);
+      message = assistant;
       break;
+    }
     case 'tool':
-      message = { type: 'tool', responses: Array.isArray(data.responses) ? data.responses : [] } as Message;
+      if (data.responses === undefined) note('tool message without responses');
+      message = {
+        type: 'tool',
+        responses: salvageList(data.responses, 'responses', isToolResponse, note).map((r) => ({
+          id: r.id,
+          name: r.name,
+          responseData: r.responseData,
+        })),
+      };
       break;
   }
-  const metadata = (row.metadata ? JSON.parse(row.metadata) : {}) as Record<string, unknown>;
-  return SessionEvent.create({
-    id: row.id,
-    sessionId: row.sessionId,
-    timestamp: new Date(Number(row.timestamp)),
-    message,
-    metadata,
-    branch: row.branch ?? null,
-    archived: row.archived,
+  let timestamp = new Date(Number(row.timestamp));
+  if (Number.isNaN(timestamp.getTime())) {
+    note(`timestamp was ${describeType(row.timestamp)}`);
+    timestamp = new Date(0);
+  }
+  const branch = typeof row.branch === 'string' ? row.branch : null;
+  if (row.branch !== null && row.branch !== undefined && branch === null) note(`branch was ${describeType(row.branch)}`);
+  const event = restoreSessionEvent({
+    id: String(row.id),
+    sessionId: String(row.sessionId),
+    timestamp,
+    message: Object.freeze(message),
+    metadata: parseJsonObject(row.metadata, 'metadata', note),
+    branch,
+    archived: row.archived === true,
   });
+  return markMalformed(event, problems);
+}
+
+function parseJsonObject(json: unknown, field: string, note: (problem: string) => void): Record<string, unknown> {
+  if (json === null || json === undefined || json === '') return {};
+  let value: unknown = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json);
+    } catch {
+      note(`${field} is not JSON`);
+      return {};
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    note(`${field} was ${describeType(value)}, not an object`);
+    return {};
+  }
+  if (typeof json === 'string' && json.includes(TEXT_ESCAPE))
+    return mapJsonStrings(value, decodeStoredText) as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+function salvageList<T>(value: unknown, field: string, ok: (item: unknown) => item is T, note: (problem: string) => void): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    note(`${field} was ${describeType(value)}, not an array`);
+    return [];
+  }
+  const kept = value.filter(ok);
+  if (kept.length < value.length) note(`${value.length - kept.length} malformed ${field} left out`);
+  return kept;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function isToolCall(v: unknown): v is ToolCall {
+  return isRecord(v) && typeof v.id === 'string' && v.id !== '' && typeof v.name === 'string' && typeof v.arguments === 'string';
+}
+
+function isToolResponse(v: unknown): v is ToolResponse {
+  return (
+    isRecord(v) && typeof v.id === 'string' && v.id !== '' && typeof v.name === 'string' && typeof v.responseData === 'string'
+  );
 }
 
 /** Escapes LIKE wildcards so that a user's `%` or `_` matches itself; pair with `ESCAPE '\\'`. */

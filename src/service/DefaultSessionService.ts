@@ -4,7 +4,16 @@ import { CompactionResult } from '../compaction/CompactionResult.js';
 import { toCompactionStrategy, type CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import { verifyCoverage, type CoverageReport } from '../compaction/coverage.js';
-import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError } from '../errors.js';
+import { toEventFilter } from '../filter/toEventFilter.js';
+import {
+  invalid,
+  requireDate,
+  requireInteger,
+  requireJsonObject,
+  requireOffsetDate,
+  requireStorableText,
+} from '../validation/inputs.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
@@ -71,7 +80,10 @@ export class DefaultSessionService implements SessionService {
     if (repository === null || repository === undefined) throw new InvalidArgumentError('repository must not be null');
     const opts = options ?? {};
     const ttl = opts.defaultTimeToLiveMs ?? DEFAULT_TIME_TO_LIVE_MS;
-    if (!Number.isFinite(ttl) || ttl <= 0) throw new InvalidArgumentError('defaultTimeToLiveMs must be greater than 0');
+    if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) {
+      throw new InvalidArgumentError(`defaultTimeToLiveMs must be greater than 0 (got ${String(ttl)})`);
+    }
+    if (opts.now !== undefined && typeof opts.now !== 'function') throw invalid('now', 'a function', opts.now);
     if (opts.conflictPolicy !== undefined && opts.conflictPolicy !== 'skip' && opts.conflictPolicy !== 'rebase') {
       throw new InvalidArgumentError("conflictPolicy must be 'skip' or 'rebase'");
     }
@@ -80,7 +92,8 @@ export class DefaultSessionService implements SessionService {
     this.now = opts.now ?? (() => new Date());
     this.estimator = opts.tokenCountEstimator ?? defaultTokenCountEstimator();
     this.conflictPolicy = opts.conflictPolicy ?? 'skip';
-    this.maxRebaseAttempts = opts.maxRebaseAttempts ?? 5;
+    this.maxRebaseAttempts =
+      opts.maxRebaseAttempts === undefined ? 5 : requireInteger(opts.maxRebaseAttempts, 'maxRebaseAttempts', 0, 1000);
     this.lock = opts.lockCompactions === false ? null : new KeyedMutex();
     this.pinSystemMessages = opts.pinSystemMessages === true;
     const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
@@ -90,16 +103,16 @@ export class DefaultSessionService implements SessionService {
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
-    validateCreateSessionRequest(request);
-    const now = this.now();
-    const chosenId = request.id !== undefined && request.id !== null && request.id.trim() !== '';
-    const id = chosenId ? request.id! : randomUUID();
+    const checked = validateCreateSessionRequest(request);
+    const now = requireDate(this.now(), 'now()');
+    const chosenId = checked.id !== undefined;
+    const id = checked.id ?? randomUUID();
     const session = Session.create({
       id,
-      userId: request.userId,
+      userId: checked.userId,
       createdAt: now,
-      expiresAt: new Date(now.getTime() + (request.timeToLiveMs ?? this.defaultTimeToLiveMs)),
-      metadata: request.metadata ?? {},
+      expiresAt: requireOffsetDate(now, checked.timeToLiveMs ?? this.defaultTimeToLiveMs, 'timeToLiveMs'),
+      metadata: checked.metadata ?? {},
     });
     if (!chosenId) return this.repository.save(session);
     // A caller-chosen id must not overwrite (and so take over) someone else's session.
@@ -112,11 +125,11 @@ export class DefaultSessionService implements SessionService {
   }
 
   async findById(id: string): Promise<Session | null> {
-    return this.repository.findById(requireText(id, 'sessionId'));
+    return this.repository.findById(requireStorableText(id, 'sessionId'));
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
-    return this.repository.findByUserId(requireText(userId, 'userId'));
+    return this.repository.findByUserId(requireStorableText(userId, 'userId'));
   }
 
   /**
@@ -127,19 +140,17 @@ export class DefaultSessionService implements SessionService {
     sessionId: string,
     update: (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>,
   ): Promise<Session> {
-    const session = await this.repository.findById(requireText(sessionId, 'sessionId'));
+    const session = await this.repository.findById(requireStorableText(sessionId, 'sessionId'));
     if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
     return this.repository.save(session.with({ metadata: update(session.metadata) }));
   }
 
   async delete(id: string): Promise<void> {
-    await this.repository.delete(requireText(id, 'sessionId'));
+    await this.repository.delete(requireStorableText(id, 'sessionId'));
   }
 
   async deleteExpiredSessions(before: Date): Promise<number> {
-    if (!(before instanceof Date) || Number.isNaN(before.getTime()))
-      throw new InvalidArgumentError('before must be a valid Date');
-    const ids = await this.repository.findExpiredSessionIds(before);
+    const ids = await this.repository.findExpiredSessionIds(requireDate(before, 'before'));
     for (const id of ids) await this.repository.delete(id);
     return ids.length;
   }
@@ -150,11 +161,13 @@ export class DefaultSessionService implements SessionService {
   }
 
   async appendMessage(sessionId: string, message: Message, options: AppendMessageOptions = {}): Promise<SessionEvent> {
-    const metadata = { ...(options.metadata ?? {}) };
+    options ??= {};
+    if (typeof options !== 'object') throw invalid('options', 'an object', options);
+    const metadata = { ...requireJsonObject(options.metadata, 'metadata') };
     if (options.pinned !== undefined) metadata[SessionEvent.METADATA_PINNED] = options.pinned === true;
     const event = withDefaultPin(
       SessionEvent.create({
-        sessionId: requireText(sessionId, 'sessionId'),
+        sessionId: requireStorableText(sessionId, 'sessionId'),
         message,
         ...(options.id !== undefined ? { id: options.id } : {}),
         timestamp: options.timestamp ?? this.now(),
@@ -176,7 +189,7 @@ export class DefaultSessionService implements SessionService {
   }
 
   async getEvents(sessionId: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
-    return this.repository.findEvents(requireText(sessionId, 'sessionId'), filter ?? EventFilter.all());
+    return this.repository.findEvents(requireStorableText(sessionId, 'sessionId'), toEventFilter(filter));
   }
 
   async getMessages(sessionId: string): Promise<Message[]> {
@@ -184,7 +197,7 @@ export class DefaultSessionService implements SessionService {
   }
 
   async getEventVersion(sessionId: string): Promise<number> {
-    return this.repository.getEventVersion(requireText(sessionId, 'sessionId'));
+    return this.repository.getEventVersion(requireStorableText(sessionId, 'sessionId'));
   }
 
   /**
@@ -197,7 +210,7 @@ export class DefaultSessionService implements SessionService {
    *    call a summariser again (with conflictPolicy 'rebase', the same result may be re-committed instead).
    */
   async compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult> {
-    requireText(sessionId, 'sessionId');
+    requireStorableText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
     return traceCompaction(sessionId, strategyName(strategy), (telemetry) => {
@@ -213,7 +226,7 @@ export class DefaultSessionService implements SessionService {
     strategy: CompactionStrategyLike,
     options: PreviewOptions = {},
   ): Promise<CompactionPreview> {
-    requireText(sessionId, 'sessionId');
+    requireStorableText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
     const { request } = await this.readWindow(sessionId);

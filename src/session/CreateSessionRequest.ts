@@ -1,4 +1,11 @@
-import { InvalidArgumentError, requireText } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
+import {
+  invalid,
+  requireFiniteNumber,
+  requireJsonObject,
+  requireStorableString,
+  requireStorableText,
+} from '../validation/inputs.js';
 
 export interface CreateSessionRequest {
   userId: string;
@@ -9,12 +16,19 @@ export interface CreateSessionRequest {
   metadata?: Record<string, unknown>;
 }
 
-/** Validates a create request ("userId must not be null or empty"). */
+/** Validates a create request ("userId must not be null or empty"); returns a checked copy. */
 export function validateCreateSessionRequest(request: CreateSessionRequest): CreateSessionRequest {
   if (request === null || request === undefined) throw new InvalidArgumentError('request must not be null');
-  requireText(request.userId, 'userId');
-  if (request.timeToLiveMs !== undefined && request.timeToLiveMs !== null && !Number.isFinite(request.timeToLiveMs)) {
-    throw new InvalidArgumentError('timeToLiveMs must be a finite number');
+  if (typeof request !== 'object') throw invalid('request', 'an object', request);
+  const checked: CreateSessionRequest = { userId: requireStorableText(request.userId, 'userId') };
+  if (request.id !== undefined && request.id !== null) {
+    if (typeof request.id !== 'string') throw invalid('id', 'a string', request.id);
+    if (request.id.trim() !== '') checked.id = requireStorableString(request.id, 'id');
   }
-  return request;
+  if (request.timeToLiveMs !== undefined && request.timeToLiveMs !== null) {
+    checked.timeToLiveMs = requireFiniteNumber(request.timeToLiveMs, 'timeToLiveMs');
+  }
+  if (request.metadata !== undefined && request.metadata !== null)
+    checked.metadata = requireJsonObject(request.metadata, 'metadata', true);
+  return checked;
 }

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors.js';
+import { parseMessage } from './parseMessage.js';
 
 export type MessageType = 'user' | 'assistant' | 'system' | 'tool';
 
@@ -63,28 +63,9 @@ export function hasToolCalls(message: Message): boolean {
   return message.type === 'assistant' && (message.toolCalls?.length ?? 0) > 0;
 }
 
-/** Deep-frozen copy so that events holding a message are truly immutable. */
+/** Validated, deep-frozen copy so that events holding a message are truly immutable (see parseMessage). */
 export function freezeMessage(message: Message): Message {
-  switch (message.type) {
-    case 'user':
-    case 'system':
-      return Object.freeze({ type: message.type, text: message.text });
-    case 'assistant': {
-      const copy: AssistantMessage = { type: 'assistant', text: message.text ?? null };
-      if (message.toolCalls !== undefined && message.toolCalls.length > 0) {
-        copy.toolCalls = Object.freeze(message.toolCalls.map((c) => Object.freeze({ ...c }))) as ToolCall[];
-      }
-      if (message.reasoning !== undefined) copy.reasoning = message.reasoning;
-      return Object.freeze(copy);
-    }
-    case 'tool':
-      return Object.freeze({
-        type: 'tool',
-        responses: Object.freeze(message.responses.map((r) => Object.freeze({ ...r }))) as ToolResponse[],
-      });
-    default:
-      throw new InvalidArgumentError(`unknown message type: ${String((message as { type?: unknown }).type)}`);
-  }
+  return parseMessage(message, 'message');
 }
 
 /** Factories for the four message kinds. */

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, requireText } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
+import { invalid, requireDate, requireJsonObject, requireOffsetDate, requireStorableText } from '../validation/inputs.js';
 
 export const DEFAULT_TIME_TO_LIVE_MS = 60 * 24 * 60 * 60 * 1000;
 
@@ -39,27 +40,30 @@ export class Session implements SessionLike {
 
   static create(init: SessionInit): Session {
     if (init === null || init === undefined) throw new InvalidArgumentError('session must not be null');
-    const id = requireText(init.id, 'id');
-    const userId = requireText(init.userId, 'userId');
-    const createdAt = new Date((init.createdAt ?? new Date()).getTime());
+    if (typeof init !== 'object') throw invalid('session', 'an object', init);
+    const id = requireStorableText(init.id, 'id');
+    const userId = requireStorableText(init.userId, 'userId');
+    const createdAt =
+      init.createdAt === undefined || init.createdAt === null ? new Date() : requireDate(init.createdAt, 'createdAt');
     const expiresAt =
       init.expiresAt === undefined
-        ? new Date(createdAt.getTime() + DEFAULT_TIME_TO_LIVE_MS)
+        ? requireOffsetDate(createdAt, DEFAULT_TIME_TO_LIVE_MS, 'the default time to live')
         : init.expiresAt === null
           ? null
-          : new Date(init.expiresAt.getTime());
-    return new Session(id, userId, createdAt, expiresAt, init.metadata ?? {});
+          : requireDate(init.expiresAt, 'expiresAt');
+    return new Session(id, userId, createdAt, expiresAt, requireJsonObject(init.metadata, 'metadata', true));
   }
 
   /** Normalises any session-shaped object into an immutable Session. */
   static from(like: SessionLike): Session {
     if (like instanceof Session) return like;
+    if (like === null || like === undefined) throw new InvalidArgumentError('session must not be null');
     return Session.create({
       id: like.id,
       userId: like.userId,
       createdAt: like.createdAt,
       expiresAt: like.expiresAt,
-      metadata: { ...like.metadata },
+      metadata: like.metadata as Record<string, unknown>,
     });
   }
 

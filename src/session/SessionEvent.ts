@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidArgumentError, requireText } from '../errors.js';
-import { freezeMessage, hasToolCalls, messageText, type Message, type MessageType } from './Message.js';
+import { InvalidArgumentError } from '../errors.js';
+import {
+  describeType,
+  invalid,
+  optionalBoolean,
+  requireDate,
+  requireJsonObject,
+  requireStorableString,
+  requireStorableText,
+} from '../validation/inputs.js';
+import { hasToolCalls, messageText, type Message, type MessageType } from './Message.js';
+import { parseMessage } from './parseMessage.js';
 
 export type EventMetadata = Readonly<Record<string, unknown>>;
 
@@ -13,6 +23,10 @@ export interface SessionEventInit {
   branch?: string | null;
   archived?: boolean;
 }
+
+type EventFields = Required<Omit<SessionEventInit, 'metadata'>> & { metadata: EventMetadata };
+
+let construct: (fields: EventFields) => SessionEvent;
 
 /**
  * One entry of a session's append-only log. Immutable: every "change" (archiving) is a copy.
@@ -32,7 +46,11 @@ export class SessionEvent {
   readonly branch: string | null;
   readonly archived: boolean;
 
-  private constructor(init: Required<Omit<SessionEventInit, 'metadata'>> & { metadata: EventMetadata }) {
+  static {
+    construct = (fields) => new SessionEvent(fields);
+  }
+
+  private constructor(init: EventFields) {
     this.id = init.id;
     this.sessionId = init.sessionId;
     this.timestamp = init.timestamp;
@@ -43,27 +61,31 @@ export class SessionEvent {
     Object.freeze(this);
   }
 
+  /**
+   * Validates every field (callers are often plain JavaScript or JSON) and copies what it keeps: the message
+   * (only the fields of its kind, deep-frozen), the timestamp and the metadata (JSON values only). Stored
+   * strings follow the text policy: no NUL, no unpaired surrogate. Errors are InvalidArgumentError naming
+   * the field and the type received.
+   */
   static create(init: SessionEventInit): SessionEvent {
     if (init === null || init === undefined) throw new InvalidArgumentError('event must not be null');
-    const id = init.id === undefined ? randomUUID() : requireText(init.id, 'id');
-    const sessionId = requireText(init.sessionId, 'sessionId');
-    if (init.message === null || init.message === undefined) {
-      throw new InvalidArgumentError('message must not be null');
+    if (typeof init !== 'object') throw invalid('event', 'an object', init);
+    const id = init.id === undefined ? randomUUID() : requireStorableText(init.id, 'id');
+    const sessionId = requireStorableText(init.sessionId, 'sessionId');
+    const message = parseMessage(init.message, 'message');
+    const timestamp = init.timestamp === undefined ? new Date() : requireDate(init.timestamp, 'timestamp');
+    const branch = init.branch === undefined || init.branch === null ? null : init.branch;
+    if (branch !== null && typeof branch !== 'string') {
+      throw new InvalidArgumentError(`branch must be a string or null (got ${describeType(branch)})`);
     }
-    if (init.timestamp !== undefined && !(init.timestamp instanceof Date && !Number.isNaN(init.timestamp.getTime()))) {
-      throw new InvalidArgumentError('timestamp must be a valid Date');
-    }
-    const branch = init.branch ?? null;
-    if (branch !== null && typeof branch !== 'string') throw new InvalidArgumentError('branch must be a string or null');
-    return new SessionEvent({
+    return construct({
       id,
       sessionId,
-      // Copy so that a caller mutating its Date cannot change the event afterwards.
-      timestamp: new Date((init.timestamp ?? new Date()).getTime()),
-      message: freezeMessage(init.message),
-      metadata: Object.freeze({ ...(init.metadata ?? {}) }),
-      branch,
-      archived: init.archived === true,
+      timestamp,
+      message,
+      metadata: Object.freeze(requireJsonObject(init.metadata, 'metadata')),
+      branch: branch === null ? null : requireStorableString(branch, 'branch'),
+      archived: optionalBoolean(init.archived, 'archived') === true,
     });
   }
 
@@ -118,4 +140,21 @@ export class SessionEvent {
       ...changes,
     });
   }
+}
+
+/**
+ * Rebuilds an event read back from a store, as it was stored: no text policy and no metadata check, since
+ * rows written by an older release may not meet today's rules and must still be readable. The message must
+ * already be well-formed (the codec salvages it). For repositories only; not part of the package root.
+ */
+export function restoreSessionEvent(fields: {
+  id: string;
+  sessionId: string;
+  timestamp: Date;
+  message: Message;
+  metadata: Record<string, unknown>;
+  branch: string | null;
+  archived: boolean;
+}): SessionEvent {
+  return construct({ ...fields, metadata: Object.freeze({ ...fields.metadata }) });
 }

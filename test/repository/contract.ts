@@ -14,6 +14,7 @@ import {
   type Message,
   type SessionRepository,
 } from '../../src/index.js';
+import { fidelityContract } from './fidelityContract.js';
 
 export interface ContractOptions {
   /** Called after each test with the repository the factory returned. */
@@ -59,6 +60,7 @@ export function repositoryContract(name: string, factory: () => Promise<SessionR
     const textsOf = async (id: string, f?: EventFilter) => (await repo.findEvents(id, f)).map((e) => e.text);
 
     rewriteContract(() => repo);
+    fidelityContract(() => repo);
 
     describe('sessions', function () {
       it('save then findById returns the same id and userId; an unknown id gives null', async function () {

@@ -52,7 +52,7 @@ export class PostgresConnections {
     try {
       return await work();
     } catch (error) {
-      if (!isPostgresConnectionError(error)) throw error;
+      if (!isPostgresConnectionError(error)) throw toPostgresError(error, operation);
       this.logger.warn('PostgreSQL connection lost; retrying once on a fresh connection', {
         operation,
         error: (error as Error).message,

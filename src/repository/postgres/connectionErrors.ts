@@ -1,4 +1,4 @@
-import { RepositoryConnectionError } from '../../errors.js';
+import { InvalidArgumentError, RepositoryConnectionError } from '../../errors.js';
 
 /** Socket-level failures: the connection is gone, the statement's outcome may be unknown. */
 const SOCKET_CODES = new Set([
@@ -33,8 +33,19 @@ export function isPostgresConnectionError(error: unknown): boolean {
   return DRIVER_MESSAGES.test(error.message);
 }
 
-/** The documented error for a lost connection; any other error is returned unchanged. */
+/**
+ * 22021 character_not_in_repertoire, 22P05 untranslatable_character: a string argument holding NUL, which
+ * PostgreSQL cannot take. Stored strings are checked long before; this is an id or search term passed
+ * straight to the repository, and it is the caller's input that is wrong, not the database.
+ */
+const isUnstorableString = (error: unknown) =>
+  error instanceof Error && ['22021', '22P05'].includes(String((error as { code?: unknown }).code));
+
+/** The documented error for a lost connection (or a refused string argument); any other error is returned unchanged. */
 export function toPostgresError(error: unknown, operation: string): unknown {
+  if (isUnstorableString(error)) {
+    return new InvalidArgumentError(`${operation}: an argument holds a character PostgreSQL cannot take (NUL)`, { cause: error });
+  }
   if (error instanceof RepositoryConnectionError || !isPostgresConnectionError(error)) return error;
   return new RepositoryConnectionError(`PostgreSQL connection lost during ${operation}: ${(error as Error).message}`, {
     backend: 'postgres',

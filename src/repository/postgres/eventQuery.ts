@@ -1,13 +1,14 @@
 import type { EventFilter } from '../../filter/EventFilter.js';
 import { escapeLike } from '../eventCodec.js';
+import { termNeedsJs } from '../storedText.js';
 
 export const EVENT_COLUMNS = `id, session_id, message_type, text, data::text AS data, synthetic, archived, branch,
   metadata::text AS metadata, "timestamp"`;
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const hasLoneSurrogate = (s: string) => LONE_SURROGATE.test(s);
-
 const MAX_BIGINT = 2n ** 63n - 1n;
+
+/** A limit beyond bigint (a huge but integral lastN or pageSize) means "all of them": capped, bound as text. */
+const bigintLimit = (n: number): string => (BigInt(n) > MAX_BIGINT ? MAX_BIGINT : BigInt(n)).toString();
 
 export interface EventQuery {
   sql: string;
@@ -35,9 +36,9 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
   if (filter.from !== undefined) where.push(`"timestamp" >= ${bind(filter.from)}`);
   if (filter.to !== undefined) where.push(`"timestamp" <= ${bind(filter.to)}`);
   if (filter.messageTypes !== undefined) where.push(`message_type = ANY(${bind([...filter.messageTypes])}::text[])`);
-  // A lone surrogate cannot be sent to the server (it becomes U+FFFD) yet matches half of an emoji in
-  // JavaScript: such keywords are evaluated in JS, like a pattern.
-  const textInJs = filter.pattern !== undefined || [filter.keyword ?? '', ...(filter.keywords ?? [])].some(hasLoneSurrogate);
+  // NUL and lone surrogates are stored encoded (see storedText.ts), and a lone surrogate matches half of an
+  // emoji in JavaScript: keywords holding one are evaluated in JS over the decoded text, like a pattern.
+  const textInJs = filter.pattern !== undefined || [filter.keyword ?? '', ...(filter.keywords ?? [])].some(termNeedsJs);
   // Keywords are already lower-cased by EventFilter with the same toLowerCase() that produced text_lc.
   const like = (keyword: string) => `text_lc LIKE ${bind('%' + escapeLike(keyword) + '%')} ESCAPE E'\\\\'`;
   if (textInJs) where.push('text IS NOT NULL');
@@ -54,13 +55,13 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
   const windowInJs = textInJs;
   let reversed = false;
   if (!windowInJs && filter.lastN !== undefined) {
-    sql += ` ORDER BY seq DESC LIMIT ${bind(filter.lastN)}`;
+    sql += ` ORDER BY seq DESC LIMIT ${bind(bigintLimit(filter.lastN))}::bigint`;
     reversed = true;
   } else if (!windowInJs && filter.pageSize !== undefined) {
     // The offset can exceed 2^53: computed exactly, capped at bigint's maximum, bound as text.
     const offset = BigInt(filter.page ?? 0) * BigInt(filter.pageSize);
     const capped = offset > MAX_BIGINT ? MAX_BIGINT : offset;
-    sql += ` ORDER BY seq LIMIT ${bind(filter.pageSize)} OFFSET ${bind(capped.toString())}::bigint`;
+    sql += ` ORDER BY seq LIMIT ${bind(bigintLimit(filter.pageSize))}::bigint OFFSET ${bind(capped.toString())}::bigint`;
   } else {
     sql += ' ORDER BY seq';
   }

@@ -1,4 +1,5 @@
 import type { EventFilter } from '../../filter/EventFilter.js';
+import { termNeedsJs } from '../storedText.js';
 
 /** Name of the SQL function the repository registers as JavaScript's `String.prototype.toLowerCase`. */
 export const JS_LOWER_FUNCTION = 'session_compaction_js_lower';
@@ -13,14 +14,12 @@ export interface SqliteEventQuery {
   /** lastN is evaluated newest-first in SQL; the rows come back reversed. */
   reverse: boolean;
   /**
-   * Text criteria SQL cannot evaluate exactly (a RegExp, or a keyword holding a lone surrogate, which cannot
-   * be bound as UTF-8 yet matches half of a surrogate pair in JS). When set, lastN/paging run in JS after it.
+   * Text criteria SQL cannot evaluate exactly: a RegExp, or a keyword holding a character the store keeps
+   * encoded (NUL, U+FDD0, a lone surrogate — which besides matches half of a surrogate pair in JS; see
+   * storedText.ts). When set, lastN/paging run in JS after it.
    */
   textTest: ((text: string) => boolean) | undefined;
 }
-
-/** A UTF-16 surrogate half without its partner: it has no UTF-8 form, so SQLite would compare U+FFFD instead. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Translates every criterion SQLite can evaluate exactly as `EventFilter.matches` does. Keywords use a
@@ -46,7 +45,7 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
     params.push(...filter.messageTypes);
   }
   const terms = [...(filter.keyword === undefined ? [] : [filter.keyword]), ...(filter.keywords ?? [])];
-  const keywordsInJs = terms.some((k) => LONE_SURROGATE.test(k));
+  const keywordsInJs = terms.some(termNeedsJs);
   let textTest: ((text: string) => boolean) | undefined;
   if (keywordsInJs) {
     textTest = (text) => filter.matchesText(text);
