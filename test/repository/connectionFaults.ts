@@ -139,10 +139,10 @@ export async function runConnectionChaos(o: ChaosOptions): Promise<ChaosStats> {
   await killer;
   stats.durationMs = Date.now() - started;
 
+  await o.settle?.();
   // The next call works, on the very repositories that saw the faults.
   expect(await o.appendRepository.getEventVersion(o.sessionId)).to.be.greaterThan(0);
   expect((await o.compactRepository.findEvents(o.sessionId, EventFilter.lastN(1))).length).to.equal(1);
-  await o.settle?.();
 
   const repo = await o.open();
   try {

@@ -93,7 +93,7 @@ describe('RedisSessionRepository under connection faults', function () {
     // The caller's client, with ioredis defaults (it re-sends commands in flight) and a short timeout, so
     // some calls give up while the client reconnects.
     const callerClient = new Redis(REDIS_URL, { connectionName: name });
-    const compactRepository = new RedisSessionRepository({ client: callerClient, prefix, logger: silent, commandTimeoutMs: 40 });
+    const compactRepository = new RedisSessionRepository({ client: callerClient, prefix, logger: silent, commandTimeoutMs: 150 });
     try {
       const stats = await runConnectionChaos({
         sessionId: `chaos-${prefix}`,
