@@ -36,6 +36,8 @@ export interface BenchConfig {
   repository: BenchRepositoryKind;
   locomoDateHeaders: boolean;
   summarizer: SummarizerSettings;
+  /** An OpenAI-compatible embedding model for the hybrid recall contenders; without it they are skipped. */
+  embeddings?: { model: string; baseURL?: string };
   /** null = skip the scaling benchmark. */
   scaling: ScalingConfig | null;
   /** Budget of the token-sawtooth chart; default the budget closest to 8000. */
@@ -171,6 +173,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'repository',
     'locomoDateHeaders',
     'summarizer',
+    'embeddings',
     'scaling',
     'sawtoothBudget',
     'pricing',
@@ -221,6 +224,12 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     if (!isObject(file.summarizer))
       throw new InvalidArgumentError(`${where}: summarizer must be an object {model?, baseURL?, extractiveMaxTokens?}`);
     out.summarizer = { ...out.summarizer, ...(file.summarizer as SummarizerSettings) };
+  }
+  if (file.embeddings !== undefined) {
+    const e = file.embeddings;
+    if (!isObject(e) || typeof e.model !== 'string' || (e.baseURL !== undefined && typeof e.baseURL !== 'string'))
+      throw new InvalidArgumentError(`${where}: embeddings must be an object {model, baseURL?}`);
+    out.embeddings = { model: e.model, ...(typeof e.baseURL === 'string' ? { baseURL: e.baseURL } : {}) };
   }
   if (file.scaling !== undefined) {
     if (file.scaling === null) out.scaling = null;

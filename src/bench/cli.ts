@@ -85,6 +85,8 @@ interface BenchFlags {
   repository?: 'memory' | 'sqlite';
   model?: string;
   baseUrl?: string;
+  embedModel?: string;
+  embedBaseUrl?: string;
   scaling?: boolean;
   scalingSizes?: number[];
   dateHeaders?: boolean;
@@ -112,6 +114,8 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
   if (flags.repository !== undefined) config.repository = flags.repository;
   if (flags.model !== undefined) config.summarizer = { ...config.summarizer, model: flags.model };
   if (flags.baseUrl !== undefined) config.summarizer = { ...config.summarizer, baseURL: flags.baseUrl };
+  if (flags.embedModel !== undefined)
+    config.embeddings = { model: flags.embedModel, ...(flags.embedBaseUrl !== undefined ? { baseURL: flags.embedBaseUrl } : {}) };
   if (flags.dateHeaders === true) config.locomoDateHeaders = true;
   if (flags.pricing !== undefined) config.pricing = flags.pricing;
   if (flags.scaling === false) config.scaling = null;
@@ -168,6 +172,8 @@ export function registerBenchCommand(program: Command, argv: readonly string[]):
     .addOption(new Option('--repository <kind>', 'repository the replays run on').choices(['memory', 'sqlite']))
     .option('--model <name>', 'summarise with this model at an OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)')
     .option('--base-url <url>', 'endpoint for --model (default OPENAI_BASE_URL)')
+    .option('--embed-model <name>', 'embedding model for the *-recall-hybrid contenders (OPENAI_BASE_URL, OPENAI_API_KEY)')
+    .option('--embed-base-url <url>', 'endpoint for --embed-model (default OPENAI_BASE_URL)')
     .option('--no-scaling', 'skip the compaction-cost-vs-length benchmark')
     .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
     .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Logger } from '../logging.js';
+import { openAIEmbeddings } from '../recall/openAIEmbeddings.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { resolvePricing, type BenchConfig } from './BenchConfig.js';
 import { PromptSegmentCoder } from './cost/ConversationCostMeter.js';
@@ -95,6 +96,13 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
   const presets = resolvePricing(config.pricing ?? []);
   const coder = new PromptSegmentCoder(estimator);
   const summarizer = createSummarizer(config.summarizer, estimator, logger);
+  const embed =
+    config.embeddings === undefined
+      ? undefined
+      : openAIEmbeddings({
+          model: config.embeddings.model,
+          ...(config.embeddings.baseURL !== undefined ? { baseURL: config.embeddings.baseURL } : {}),
+        });
   const counter = new CountingChatClient(summarizer.client, estimator);
 
   const datasets: RecordedDataset[] = config.data.flatMap((path) =>
@@ -124,7 +132,12 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
   try {
     for (const [di, { dataset, sessions }] of plan.entries()) {
       const applicable = contenders.filter(({ contender, label }) => {
-        const reason = contender.kind === 'peer' ? (contender.notApplicable?.(dataset) ?? null) : null;
+        const reason =
+          contender.kind === 'peer'
+            ? (contender.notApplicable?.(dataset) ?? null)
+            : contender.recall === 'hybrid' && embed === undefined
+              ? 'no embedding model configured (--embed-model)'
+              : null;
         if (reason !== null) skipped.push({ contender: label, dataset: dataset.name, reason });
         return reason === null;
       });
@@ -150,6 +163,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
             logger,
             chatClient: counter,
             counter,
+            ...(embed !== undefined ? { embed } : {}),
             createRepository: () => createBenchRepository(config.repository),
             presets,
             coder,

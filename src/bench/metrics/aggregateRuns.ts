@@ -56,6 +56,17 @@ export interface ContenderSummary {
   emptyContextShare: number;
   /** One entry per provider preset of the run. */
   cost: CostSummary[];
+  /**
+   * Answer found, over the probes that have an answer (`answerFound` divides by every scored probe, LoCoMo's
+   * adversarial ones included, whose answer is an abstention that no context contains).
+   */
+  answerInContext: number;
+  probesAnswerable: number;
+  /** Recall contenders: the retriever, its latency (index updates included) and the largest probe prompt. */
+  recall?: 'bm25' | 'hybrid';
+  retrievalP50Ms: number;
+  retrievalP95Ms: number;
+  maxProbeTokens: number;
 }
 
 function costSummaries(list: readonly RunMetrics[], calls: number): CostSummary[] {
@@ -154,6 +165,21 @@ export function aggregateRuns(runs: readonly RunMetrics[]): ContenderSummary[] {
         sent.length,
       ),
       cost: costSummaries(list, sent.length),
+      answerInContext: share(
+        total((r) => r.probesAnswerFound),
+        total((r) => r.probesAnswerable),
+      ),
+      probesAnswerable: total((r) => r.probesAnswerable),
+      ...(first.recall !== undefined ? { recall: first.recall } : {}),
+      retrievalP50Ms: percentile(
+        list.flatMap((r) => r.retrievalMs),
+        50,
+      ),
+      retrievalP95Ms: percentile(
+        list.flatMap((r) => r.retrievalMs),
+        95,
+      ),
+      maxProbeTokens: max(list.flatMap((r) => r.probeTokens)),
     });
   }
   return out;

@@ -20,6 +20,8 @@ export interface ContenderContext {
    * triggers (idle, cache-aware) read it; absent outside a replay.
    */
   now?: () => Date;
+  /** Embeds texts for hybrid recall contenders; absent when no embedding model is configured. */
+  embed?: (texts: string[]) => Promise<number[][]>;
 }
 
 /** Free-form options from the config file, passed through to the strategy's constructor. */
@@ -63,6 +65,11 @@ export interface StrategyContender extends ContenderBase {
   kind: 'strategy';
   /** Summarising strategies are skipped (with a note in the report) when no summariser is configured. */
   needsChatClient?: boolean;
+  /**
+   * Recall contenders: the same strategy, but every prompt is built by a ContextAssembler that quotes what a
+   * retriever finds ('bm25': Bm25Retriever; 'hybrid': BM25 fused with embeddings, needs `embed`).
+   */
+  recall?: 'bm25' | 'hybrid';
   create(context: ContenderContext, options: ContenderOptions): ConfiguredStrategy;
 }
 

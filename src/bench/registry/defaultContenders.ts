@@ -12,6 +12,7 @@ import { DEFAULT_PROMPT_CACHE_TTL_MS } from '../../compaction/triggers/CacheAwar
 import { cacheAwareCompaction } from '../../compaction/cacheAwareCompaction.js';
 import type { ChatClient } from '../../summarization/ChatClient.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { registerRecallVariants } from './recallVariants.js';
 import { ContenderRegistry, type ConfiguredStrategy, type ContenderContext, type ContenderOptions } from './ContenderRegistry.js';
 
 /** Share of the budget that a token-budget cut keeps, so that compactions come in a sawtooth, not every call. */
@@ -312,5 +313,6 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
   // LibreChat's pruning (@librechat/agents) needs Node >= 24 and is not installed (this project targets
   // Node 20): it would register here as a 'peer' once it can run.
   registry.markUnavailable('librechat-prune', '@librechat/agents requires Node >= 24 and is not installed');
+  registerRecallVariants(registry);
   return registry;
 }

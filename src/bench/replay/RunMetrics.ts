@@ -32,6 +32,14 @@ export interface RunMetrics {
   emptyContextCalls: number;
   /** What the conversation cost under each provider preset of the run, prompt cache included. */
   cost: CostTally[];
+  /** Probes that have an answer to find (LoCoMo's adversarial ones have none: they are scored on evidence only). */
+  probesAnswerable: number;
+  /** Recall contenders: which retriever built the prompts. */
+  recall?: 'bm25' | 'hybrid';
+  /** Recall contenders: duration of every retriever call (index updates included). */
+  retrievalMs: number[];
+  /** Recall contenders: tokens of each probe's prompt (its question included). */
+  probeTokens: number[];
 }
 
 export function emptyRunMetrics(
@@ -57,5 +65,8 @@ export function emptyRunMetrics(
     overBudgetCalls: 0,
     emptyContextCalls: 0,
     cost: [],
+    probesAnswerable: 0,
+    retrievalMs: [],
+    probeTokens: [],
   };
 }

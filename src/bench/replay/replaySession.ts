@@ -1,5 +1,11 @@
 import { DefaultSessionService } from '../../service/DefaultSessionService.js';
-import type { Message } from '../../session/Message.js';
+import { Messages, type Message } from '../../session/Message.js';
+import { formatMessage } from '../../session/formatEvent.js';
+import { Bm25Retriever } from '../../recall/Bm25Retriever.js';
+import { ContextAssembler } from '../../recall/ContextAssembler.js';
+import { EmbeddingRetriever } from '../../recall/EmbeddingRetriever.js';
+import { HybridRetriever } from '../../recall/HybridRetriever.js';
+import type { Retriever } from '../../recall/Retriever.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { ProviderPreset } from '../../tokens/ModelPrices.js';
@@ -9,6 +15,7 @@ import { orphanedToolResults } from '../metrics/orphanedToolResults.js';
 import type { ContenderContext, ContenderOptions, PeerContender, StrategyContender } from '../registry/ContenderRegistry.js';
 import type { CountingChatClient } from './CountingChatClient.js';
 import type { PreparedSession } from './PreparedSession.js';
+import type { RecordedProbe } from '../recorded/RecordedSession.js';
 import { emptyRunMetrics, type RunMetrics } from './RunMetrics.js';
 
 export interface ReplayContext extends ContenderContext {
@@ -28,8 +35,13 @@ function costMeter(context: Partial<ReplayContext>): { meter: ConversationCostMe
 }
 
 /** Scores the probes asked at call point `k` against what is sent there. */
-function askProbes(session: PreparedSession, k: number, messages: readonly Message[], metrics: RunMetrics): void {
-  const probes = session.probesAt.get(k);
+function askProbes(
+  session: PreparedSession,
+  k: number,
+  messages: readonly Message[],
+  metrics: RunMetrics,
+  probes: readonly RecordedProbe[] | undefined = session.probesAt.get(k),
+): void {
   if (probes === undefined) return;
   const snapshot = new ContextSnapshot(messages);
   for (const probe of probes) {
@@ -38,7 +50,59 @@ function askProbes(session: PreparedSession, k: number, messages: readonly Messa
     if (outcome.retained) metrics.probesRetained++;
     if (outcome.evidenceVerbatim) metrics.probesEvidenceVerbatim++;
     if (outcome.answerFound) metrics.probesAnswerFound++;
+    if (probe.distractor === undefined) metrics.probesAnswerable++;
   }
+}
+
+/**
+ * Recall contenders ask each probe the way a user would: its question is the query, and the prompt is
+ * assembled for it within the budget (the question's own tokens reserved), then scored.
+ */
+async function askProbesWithRecall(
+  session: PreparedSession,
+  k: number,
+  assembler: ContextAssembler,
+  context: ReplayContext,
+  metrics: RunMetrics,
+): Promise<void> {
+  for (const probe of session.probesAt.get(k) ?? []) {
+    const questionTokens = context.estimator.estimate(formatMessage(Messages.user(probe.question)));
+    const assembled = await assembler.assemble({
+      sessionId: session.replayId,
+      maxTokens: context.budgetTokens,
+      reserveTokens: Math.min(questionTokens, context.budgetTokens - 1),
+      query: probe.question,
+    });
+    metrics.probeTokens.push(assembled.tokens.total + questionTokens);
+    askProbes(session, k, assembled.messages, metrics, [probe]);
+  }
+}
+
+/** The retriever of a recall contender over the replay's service, timing every call into `metrics`. */
+function recallRetriever(
+  kind: 'bm25' | 'hybrid',
+  service: DefaultSessionService,
+  context: ReplayContext,
+  metrics: RunMetrics,
+): { retriever: Retriever; close(): void } {
+  const bm25 = new Bm25Retriever({ sessionService: service });
+  const inner =
+    kind === 'bm25'
+      ? bm25
+      : new HybridRetriever({ retrievers: [bm25, new EmbeddingRetriever({ sessionService: service, embed: context.embed! })] });
+  return {
+    retriever: {
+      async retrieve(request) {
+        const start = performance.now();
+        try {
+          return await inner.retrieve(request);
+        } finally {
+          metrics.retrievalMs.push(performance.now() - start);
+        }
+      },
+    },
+    close: () => bm25.close(),
+  };
 }
 
 function recordCall(
@@ -48,6 +112,7 @@ function recordCall(
   tokens: number,
   messages: readonly Message[],
   pricing: { meter: ConversationCostMeter; coder: PromptSegmentCoder } | null,
+  probes = true,
 ): void {
   pricing?.meter.call(pricing.coder.request(messages), session.callTimes[k]!, session.replyTokens[k]!);
   metrics.tokensSent.push(tokens);
@@ -59,7 +124,7 @@ function recordCall(
     metrics.orphanCalls++;
     metrics.orphanResults += orphans;
   }
-  askProbes(session, k, messages, metrics);
+  if (probes) askProbes(session, k, messages, metrics);
 }
 
 /**
@@ -84,6 +149,12 @@ export async function replayWithStrategy(
   const pricing = costMeter(context);
   const repository = context.createRepository();
   const service = new DefaultSessionService(repository, { logger: context.logger, tokenCountEstimator: context.estimator });
+  if (contender.recall !== undefined) metrics.recall = contender.recall;
+  const recall = contender.recall === undefined ? null : recallRetriever(contender.recall, service, context, metrics);
+  const assembler =
+    recall === null
+      ? null
+      : new ContextAssembler({ sessionService: service, retriever: recall.retriever, tokenCountEstimator: context.estimator });
   context.counter?.reset();
   try {
     await service.create({ userId: 'bench', id: session.replayId });
@@ -100,16 +171,26 @@ export async function replayWithStrategy(
         metrics.compactionMs.push(elapsed);
       }
       const window = result.compactedEvents;
-      recordCall(
-        metrics,
-        session,
-        k,
-        estimateEventsTokens(window, context.estimator),
-        window.map((e) => e.message),
-        pricing,
-      );
+      if (assembler === null) {
+        recordCall(
+          metrics,
+          session,
+          k,
+          estimateEventsTokens(window, context.estimator),
+          window.map((e) => e.message),
+          pricing,
+        );
+        continue;
+      }
+      // With recall, what is sent is the assembled prompt for the call's last user message.
+      const assembleStart = performance.now();
+      const assembled = await assembler.assemble({ sessionId: session.replayId, maxTokens: context.budgetTokens });
+      metrics.totalMs += performance.now() - assembleStart;
+      recordCall(metrics, session, k, assembled.tokens.total, assembled.messages, pricing, false);
+      await askProbesWithRecall(session, k, assembler, context, metrics);
     }
   } finally {
+    recall?.close();
     await repository.close?.();
   }
   if (context.counter !== undefined) {

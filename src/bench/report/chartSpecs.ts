@@ -143,3 +143,44 @@ export function costVsAnswerSpec(dataset: string, preset: string, summaries: rea
     resolve: { scale: { x: 'independent', y: 'independent' } },
   };
 }
+
+/** Answer in context (answerable probes) against mean tokens sent, one line per contender through its budgets. */
+export function fidelityVsTokensSpec(dataset: string, summaries: readonly ContenderSummary[]): TopLevelSpec {
+  const values = summaries
+    .filter((s) => s.dataset === dataset && !Number.isNaN(s.answerInContext))
+    .map((s) => ({
+      contender: s.contender,
+      recall: s.recall === undefined ? 'without recall' : `recall (${s.recall})`,
+      budget: s.budgetTokens,
+      tokens: Math.round(s.meanTokensSent),
+      answer: Math.round(s.answerInContext * 1000) / 10,
+    }));
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `Answer in context vs tokens sent — ${dataset}`,
+      subtitle: 'probes with an answer; one point per token budget; up and left is better',
+    },
+    width: WIDTH,
+    height: HEIGHT,
+    data: { values },
+    encoding: {
+      x: { field: 'tokens', type: 'quantitative', title: 'mean tokens sent per model call' },
+      y: { field: 'answer', type: 'quantitative', title: 'answer in context (%)' },
+      color: { field: 'contender', type: 'nominal', title: 'strategy / peer' },
+    },
+    layer: [
+      {
+        mark: { type: 'line', opacity: 0.6 },
+        encoding: {
+          order: { field: 'budget', type: 'quantitative' },
+          strokeDash: { field: 'recall', type: 'nominal', title: 'prompt' },
+        },
+      },
+      {
+        mark: { type: 'point', filled: true, size: 70 },
+        encoding: { shape: { field: 'recall', type: 'nominal', title: 'prompt' } },
+      },
+    ],
+  };
+}

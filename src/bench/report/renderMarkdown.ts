@@ -1,5 +1,6 @@
 import type { ContenderSummary } from '../metrics/aggregateRuns.js';
 import type { BenchResult } from '../runBench.js';
+import { renderRecall } from './renderRecall.js';
 
 export const LANGCHAIN_PEER = 'langchain-trim';
 export const HEADLINE_DATASET = 'locomo';
@@ -243,6 +244,8 @@ export interface ChartFiles {
   /** Cost per conversation against answer-in-context, per dataset and preset. */
   cost?: Map<string, string>;
   sawtooth: Map<string, string>;
+  /** Answer in context against tokens sent, per dataset (runs with recall contenders). */
+  fidelity?: Map<string, string>;
   scaling?: string;
   /** Why no chart was rendered, when none could be. */
   unavailable?: string;
@@ -305,7 +308,7 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
     );
   }
 
-  out.push(...costHeadline(result), ...policyComparisons(result));
+  out.push(...costHeadline(result), ...policyComparisons(result), ...renderRecall(result, charts.fidelity ?? new Map()));
 
   const datasets = [...new Set(summaries.map((s) => s.dataset))];
   for (const dataset of datasets) {

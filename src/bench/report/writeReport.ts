@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import type { BenchResult } from '../runBench.js';
-import { costVsAnswerSpec, retentionVsTokensSpec, sawtoothSpec, scalingSpec } from './chartSpecs.js';
+import { costVsAnswerSpec, fidelityVsTokensSpec, retentionVsTokensSpec, sawtoothSpec, scalingSpec } from './chartSpecs.js';
 import { renderMarkdown, type ChartFiles } from './renderMarkdown.js';
 
 /** Writes results.md, results.json and the SVG charts into `outDir`; returns the files written. */
@@ -13,7 +13,7 @@ export async function writeReport(result: BenchResult, outDir: string): Promise<
     writeFileSync(join(outDir, name), content);
     written.push(join(outDir, name));
   };
-  const charts: ChartFiles = { retention: new Map(), sawtooth: new Map(), cost: new Map() };
+  const charts: ChartFiles = { retention: new Map(), sawtooth: new Map(), cost: new Map(), fidelity: new Map() };
   let renderChart: ((spec: TopLevelSpec) => Promise<string>) | null;
   try {
     // vega and vega-lite are development dependencies: without them the tables are still written.
@@ -27,6 +27,12 @@ export async function writeReport(result: BenchResult, outDir: string): Promise<
     const name = `retention-vs-tokens-${dataset}.svg`;
     write(name, await renderChart(retentionVsTokensSpec(dataset, result.summaries)));
     charts.retention.set(dataset, name);
+  }
+  for (const dataset of new Set(result.summaries.filter((s) => s.recall !== undefined).map((s) => s.dataset))) {
+    if (renderChart === null) break;
+    const name = `fidelity-vs-tokens-${dataset}.svg`;
+    write(name, await renderChart(fidelityVsTokensSpec(dataset, result.summaries)));
+    charts.fidelity!.set(dataset, name);
   }
   const presets = [...new Set(result.summaries.flatMap((s) => s.cost.map((c) => c.preset)))];
   for (const dataset of new Set(result.summaries.map((s) => s.dataset))) {

@@ -1,0 +1,66 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { quickConfig } from '../../src/bench/BenchConfig.js';
+import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
+import { writeReport } from '../../src/bench/report/writeReport.js';
+import { recallBase } from '../../src/bench/report/renderRecall.js';
+import { runBench } from '../../src/bench/runBench.js';
+import { createDefaultLogger } from '../../src/logging.js';
+import { defaultTokenCountEstimator } from '../../src/tokens/TiktokenTokenCountEstimator.js';
+
+const SAMPLE = new URL('../../data/recorded-sample.json', import.meta.url).pathname;
+
+describe('bench: recall contenders', function () {
+  let out: string;
+  before(() => {
+    out = mkdtempSync(join(tmpdir(), 'bench-recall-'));
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  it('registers a BM25 and a hybrid recall variant of every strategy', async function () {
+    const registry = await createDefaultContenderRegistry();
+    const strategies = registry.list().filter((c) => c.kind === 'strategy' && c.recall === undefined);
+    expect(strategies.length).to.be.greaterThan(5);
+    for (const s of strategies) {
+      expect(registry.get(`${s.name}-recall`)).to.include({ kind: 'strategy', recall: 'bm25' });
+      expect(registry.get(`${s.name}-recall-hybrid`)).to.include({ kind: 'strategy', recall: 'hybrid' });
+    }
+    expect(recallBase('additive-summarization-recall-hybrid')).to.equal('additive-summarization');
+  });
+
+  it('replays with recall within the budget, probes included, and reports it beside the plain strategy', async function () {
+    const config = {
+      ...quickConfig([SAMPLE], out),
+      budgets: [2000],
+      contenders: [{ name: 'token-count' }, { name: 'token-count-recall' }, { name: 'token-count-recall-hybrid' }],
+      scaling: null,
+      pricing: [],
+    };
+    const result = await runBench(config, {
+      registry: await createDefaultContenderRegistry(),
+      estimator: defaultTokenCountEstimator(),
+      logger: createDefaultLogger({ silent: true }),
+    });
+    const plain = result.summaries.find((s) => s.contender === 'token-count')!;
+    const recall = result.summaries.find((s) => s.contender === 'token-count-recall')!;
+    expect(plain.recall).to.equal(undefined);
+    expect(recall.recall).to.equal('bm25');
+    expect(recall.maxTokensSent).to.be.at.most(2000);
+    expect(recall.maxProbeTokens).to.be.greaterThan(0).and.at.most(2000);
+    expect(recall.retrievalP95Ms).to.be.greaterThan(0);
+    expect(recall.probesScored).to.equal(plain.probesScored);
+    expect(recall.retention).to.be.at.least(plain.retention);
+    expect(result.skipped.map((s) => [s.contender, s.reason])).to.deep.include([
+      'token-count-recall-hybrid',
+      'no embedding model configured (--embed-model)',
+    ]);
+
+    const files = await writeReport(result, out);
+    expect(files.map((f) => f.slice(out.length + 1))).to.include('fidelity-vs-tokens-recorded-sample.svg');
+    const markdown = readFileSync(join(out, 'results.md'), 'utf8');
+    expect(markdown).to.include('## Recall: the archive feeds the prompt');
+    expect(markdown).to.include('| 2,000 | `token-count` + BM25 |');
+  });
+});
