@@ -18,6 +18,9 @@ const ENTRIES = Object.values(
   .filter((target): target is string => target !== undefined)
   .map((target) => target.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'));
 
+/** The one entry point that needs its framework at import time. */
+const LANGCHAIN = 'src/integration/langchain/index.ts';
+
 interface Outcome {
   entry: string;
   ok: boolean;
@@ -52,9 +55,25 @@ describe('framework peers stay optional', function () {
     expect(outcomes.every((o) => !o.ok && /Cannot find package/.test(o.error ?? ''))).to.equal(true, JSON.stringify(outcomes));
   });
 
-  it('the root and every subpath import without any framework installed', async function () {
-    expect(ENTRIES).to.include.members(['src/index.ts', 'src/integration/anthropic/index.ts']);
-    const outcomes = await importWithoutFrameworks(ENTRIES.map((e) => pathToFileURL(`${root}${e}`).href));
+  it('the root and every other subpath import without any framework installed', async function () {
+    expect(ENTRIES).to.include.members([
+      'src/index.ts',
+      'src/integration/anthropic/index.ts',
+      'src/integration/ai-sdk/index.ts',
+      'src/integration/openai-agents/index.ts',
+    ]);
+    const outcomes = await importWithoutFrameworks(
+      ENTRIES.filter((e) => e !== LANGCHAIN).map((e) => pathToFileURL(`${root}${e}`).href),
+    );
     expect(outcomes.filter((o) => !o.ok)).to.deep.equal([]);
+  });
+
+  it('the LangChain subpath, which subclasses a LangChain class, names the missing peer in one clear error', async function () {
+    expect(ENTRIES).to.include(LANGCHAIN);
+    const [outcome] = await importWithoutFrameworks([pathToFileURL(`${root}${LANGCHAIN}`).href]);
+    expect(outcome!.ok).to.equal(false);
+    expect(outcome!.error).to.equal(
+      "session-compaction/langchain needs the optional peer dependency '@langchain/core' (npm install @langchain/core)",
+    );
   });
 });
