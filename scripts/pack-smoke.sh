@@ -15,3 +15,7 @@ cp "$root/scripts/pack-smoke.mjs" ./smoke.mjs
 node smoke.mjs
 # The published CLI resolves and starts from the installed package.
 npx --no-install session-compaction --help | grep -q "bench" && echo "pack smoke test: session-compaction CLI — ok"
+# An admin command opens a store through the installed package (schema created, then verified).
+npx --no-install session-compaction migrate --url sqlite:./smoke.db --json | grep -q '"appliedNow"' &&
+  npx --no-install session-compaction verify --all --url sqlite:./smoke.db >/dev/null &&
+  echo "pack smoke test: session-compaction migrate / verify — ok"
