@@ -245,6 +245,8 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       promptTokens: outcome.promptTokens,
       persisted: response.persisted.length,
       archived: response.compaction?.archivedEvents.length ?? 0,
+      usage: response.turnUsage,
+      currency: this.prices?.currency ?? 'USD',
     });
     return response;
   }

@@ -46,6 +46,12 @@ export const ATTR = Object.freeze({
   PROMPT_TOKENS_ESTIMATED: 'session_compaction.prompt.tokens_estimated',
   PERSISTED_COUNT: 'session_compaction.persisted.count',
   STREAMING: 'session_compaction.streaming',
+  USAGE_CACHED_INPUT_TOKENS: 'session_compaction.usage.cached_input_tokens',
+  USAGE_CACHE_WRITE_TOKENS: 'session_compaction.usage.cache_write_tokens',
+  USAGE_SUMMARIZER_INPUT_TOKENS: 'session_compaction.usage.summarizer_input_tokens',
+  USAGE_SUMMARIZER_OUTPUT_TOKENS: 'session_compaction.usage.summarizer_output_tokens',
+  USAGE_ESTIMATED_COST: 'session_compaction.usage.estimated_cost',
+  COST_CURRENCY: 'session_compaction.cost.currency',
 });
 
 export const METRIC = Object.freeze({
@@ -58,6 +64,8 @@ export const METRIC = Object.freeze({
   GEN_AI_OPERATION_DURATION: 'gen_ai.client.operation.duration',
   GEN_AI_TOKEN_USAGE: 'gen_ai.client.token.usage',
   DB_OPERATION_DURATION: 'db.client.operation.duration',
+  TURN_TOKENS: 'session_compaction.turn.tokens',
+  ESTIMATED_COST: 'session_compaction.cost.estimated',
 });
 
 export const SPAN = Object.freeze({

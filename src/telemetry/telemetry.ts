@@ -76,6 +76,8 @@ export interface Instruments {
   operationDuration: Histogram;
   tokenUsage: Histogram;
   dbOperationDuration: Histogram;
+  turnTokens: Counter;
+  estimatedCost: Counter;
 }
 
 let cached: { provider: MeterProvider; instruments: Instruments } | undefined;
@@ -125,6 +127,15 @@ export function instruments(): Instruments {
     dbOperationDuration: meter.createHistogram(METRIC.DB_OPERATION_DURATION, {
       description: 'Repository operation latency',
       ...seconds,
+    }),
+    turnTokens: meter.createCounter(METRIC.TURN_TOKENS, {
+      description:
+        "Tokens of SessionMemory turns by type (the chat call's input, cached input, cache writes, output; the summariser's)",
+      unit: '{token}',
+    }),
+    estimatedCost: meter.createCounter(METRIC.ESTIMATED_COST, {
+      description: 'Estimated cost of SessionMemory turns from the configured price table, in its currency',
+      unit: '1',
     }),
   };
   cached = { provider, instruments: created };
