@@ -13,3 +13,10 @@ export {
   type BeforeCompactionDecision,
   type AfterCompactionContext,
 } from './CompactionHooks.js';
+export {
+  compactionStatsHooks,
+  compactionStatsOf,
+  COMPACTION_STATS_METADATA,
+  type CompactionStats,
+  type MetadataUpdater,
+} from './compactionStats.js';
