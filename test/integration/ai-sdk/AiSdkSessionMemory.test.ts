@@ -10,7 +10,15 @@ import {
   type ModelMessage,
 } from 'ai';
 import { expect } from 'chai';
-import { EventFilter, IllegalStateError, fromOpenAIMessage, type SessionEvent } from '../../../src/index.js';
+import {
+  Bm25Retriever,
+  EventFilter,
+  IllegalStateError,
+  Messages,
+  TurnWindowCompactionStrategy,
+  fromOpenAIMessage,
+  type SessionEvent,
+} from '../../../src/index.js';
 import {
   AiSdkSessionMemory,
   fromModelMessages,
@@ -226,6 +234,26 @@ describe('AiSdkSessionMemory through the real `ai` package', function () {
     const [stored] = await rig.service.getEvents('s');
     expect(stored!.text).to.equal('What is this?\n[file (image/png): https://files.example.com/1.png]');
     expect(JSON.stringify(server.requests[0]!.messages)).to.include('https://files.example.com/1.png');
+  });
+
+  it('with recall, the archived turns that match the question come back in the prompt', async function () {
+    await rig.service.create({ id: 's', userId: 'u' });
+    await rig.service.appendMessage('s', Messages.user('My locker code is 4711.'));
+    await rig.service.appendMessage('s', Messages.assistant('Noted.'));
+    for (let i = 0; i < 3; i++) {
+      await rig.service.appendMessage('s', Messages.user(`Small talk ${i}`));
+      await rig.service.appendMessage('s', Messages.assistant('Sure.'));
+    }
+    await rig.service.compact('s', () => true, new TurnWindowCompactionStrategy({ maxTurns: 1 }));
+    // The fact is archived: only recall can bring it back.
+    expect((await rig.service.getEvents('s', EventFilter.active())).map((e) => e.text)).to.not.include('My locker code is 4711.');
+    const memory = memoryWith({ recall: { retriever: new Bm25Retriever({ sessionService: rig.service }) } });
+    server.enqueue({ content: '4711' });
+    await memory.generateText({ sessionId: 's', messages: ask('What is my locker code?') }, (prompt) =>
+      generateText({ model, ...prompt }),
+    );
+    const sent = JSON.stringify(server.requests[0]!.messages);
+    expect(sent).to.include('My locker code is 4711.');
   });
 
   it(`${TURNS} turns with tool calls on SQLite: compacts, every request valid and within the window, nothing lost`, async function () {

@@ -1,7 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { expect } from 'chai';
-import { EventFilter, METADATA_TOKEN_CALIBRATION, type TokenCalibration } from '../../../src/index.js';
+import {
+  Bm25Retriever,
+  EventFilter,
+  Messages,
+  METADATA_TOKEN_CALIBRATION,
+  TurnWindowCompactionStrategy,
+  type TokenCalibration,
+} from '../../../src/index.js';
 import {
   AnthropicSessionMemory,
   anthropicReplyToParam,
@@ -175,6 +182,25 @@ describe('AnthropicSessionMemory through the real @anthropic-ai/sdk client', fun
     const ratio = async (id: string) =>
       ((await rig.service.findById(id))!.metadata[METADATA_TOKEN_CALIBRATION] as TokenCalibration).ratio;
     expect(await ratio('cached')).to.equal(await ratio('uncached'));
+  });
+
+  it('with recall, the archived turns that match the question come back in the prompt', async function () {
+    await rig.service.create({ id: 's', userId: 'u' });
+    await rig.service.appendMessage('s', Messages.user('My locker code is 4711.'));
+    await rig.service.appendMessage('s', Messages.assistant('Noted.'));
+    for (let i = 0; i < 3; i++) {
+      await rig.service.appendMessage('s', Messages.user(`Small talk ${i}`));
+      await rig.service.appendMessage('s', Messages.assistant('Sure.'));
+    }
+    await rig.service.compact('s', () => true, new TurnWindowCompactionStrategy({ maxTurns: 1 }));
+    // The fact is archived: only recall can bring it back.
+    expect((await rig.service.getEvents('s', EventFilter.active())).map((e) => e.text)).to.not.include('My locker code is 4711.');
+    const memory = memoryWith({ recall: { retriever: new Bm25Retriever({ sessionService: rig.service }) } });
+    server.enqueue({ text: '4711' });
+    await memory.call({ sessionId: 's', messages: [{ role: 'user', content: 'What is my locker code?' }] });
+    expect(server.rejections).to.deep.equal([]);
+    const sent = JSON.stringify(server.requests[0]!.messages);
+    expect(sent).to.include('My locker code is 4711.');
   });
 
   it(`${TURNS} turns with tool calls on SQLite: compacts, every request valid and within the window, nothing lost`, async function () {
