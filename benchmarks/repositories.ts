@@ -191,7 +191,7 @@ async function openBackend(name: string): Promise<Backend | null> {
           repo,
           server: `PostgreSQL ${version}`,
           cleanup: async () => {
-            await pool.query(`DROP TABLE IF EXISTS ${tag}_events, ${tag}_sessions, ${tag}_migrations`);
+            await pool.query(`DROP TABLE IF EXISTS ${tag}_events, ${tag}_sessions, ${tag}_migrations, ${tag}_tombstones`);
             await pool.end();
           },
         };

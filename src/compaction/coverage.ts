@@ -5,6 +5,13 @@ import type { SessionEvent } from '../session/SessionEvent.js';
 export const METADATA_COVERED_EVENT_IDS = 'coveredEventIds';
 /** Metadata key on a masked copy: the id of the original (archived) event it replaces. */
 export const METADATA_MASKED_FROM = 'maskedFrom';
+/** Metadata key on a redacted event: `{ at: ISO instant, reason }`, the ledger's record of the redaction. */
+export const METADATA_REDACTION = 'redaction';
+/**
+ * Metadata key on a summary event written before some of its sources were redacted: the redacted ids. Such a
+ * summary may still hold the removed content until it is regenerated (next compaction, or purgeDerived).
+ */
+export const METADATA_TAINTED_BY = 'taintedBy';
 
 export interface CoverageReport {
   /** Every original event is in the context exactly once: verbatim, summarised or masked. */
@@ -22,6 +29,21 @@ export interface CoverageReport {
    * a non-string text as no text, malformed tool calls or responses left out. Not counted against `ok`.
    */
   malformed: Array<{ id: string; problems: readonly string[] }>;
+  /** Original events whose content was redacted (they still count as covered: the marker stands for them). */
+  redacted: string[];
+  /** Summary events (the assistant halves) awaiting regeneration because a source was redacted. */
+  tainted: string[];
+}
+
+/** The redacted event ids a summary was written from, or [] when it is not tainted. */
+export function taintedBy(event: SessionEvent): readonly string[] {
+  const ids = event.metadata[METADATA_TAINTED_BY];
+  return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [];
+}
+
+export function isRedacted(event: SessionEvent): boolean {
+  const r = event.metadata[METADATA_REDACTION];
+  return r !== null && typeof r === 'object';
 }
 
 export function coveredIds(event: SessionEvent): readonly string[] {
@@ -66,13 +88,17 @@ export function verifyCoverage(log: readonly SessionEvent[]): CoverageReport {
     uncovered: [],
     duplicated: [],
     malformed: [],
+    redacted: [],
+    tainted: [],
   };
   for (const e of log) {
     const problems = malformedProblems(e);
     if (problems.length > 0) report.malformed.push({ id: e.id, problems });
   }
   for (const e of log) {
+    if (e.isSynthetic() && e.messageType !== 'user' && taintedBy(e).length > 0) report.tainted.push(e.id);
     if (!isOriginal(e)) continue;
+    if (isRedacted(e)) report.redacted.push(e.id);
     report.originals++;
     let count = representations.get(e.id) ?? 0;
     if (!e.isArchived()) {

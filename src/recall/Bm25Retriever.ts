@@ -9,6 +9,7 @@ import { ownSession, visibleTo } from './access.js';
 import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
 import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
 import { SessionIndex } from './SessionIndex.js';
+import { subscribeToLifecycle } from './lifecycleHooks.js';
 
 export interface Bm25RetrieverOptions {
   sessionService: SessionService;
@@ -43,6 +44,7 @@ export class Bm25Retriever implements Retriever {
   /** Sessions compacted through this service since their index was last brought up to date. */
   private readonly compacted = new Set<string>();
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeLifecycle: () => void;
 
   constructor(options: Bm25RetrieverOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -61,6 +63,17 @@ export class Bm25Retriever implements Retriever {
       events?.on('compactionCompleted', ({ sessionId }) => {
         if (this.indexes.has(sessionId)) this.compacted.add(sessionId);
       }) ?? (() => undefined);
+    // Erasure and redaction must not leave old words searchable in memory: the index goes, and a later
+    // search rebuilds it from the log as it is now.
+    this.unsubscribeLifecycle = subscribeToLifecycle(this.service, 'bm25-index', {
+      forgetSession: (sessionId) => {
+        const entries = this.indexes.get(sessionId)?.size ?? 0;
+        this.evict(sessionId);
+        this.compacted.delete(sessionId);
+        return entries;
+      },
+      forgetEvents: (sessionId) => this.evict(sessionId),
+    });
   }
 
   async retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]> {
@@ -97,6 +110,7 @@ export class Bm25Retriever implements Retriever {
   /** Stops listening to the service and frees every index. */
   close(): void {
     this.unsubscribe();
+    this.unsubscribeLifecycle();
     this.indexes.clear();
     this.compacted.clear();
   }

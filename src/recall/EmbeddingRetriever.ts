@@ -7,6 +7,7 @@ import { ownSession, visibleTo } from './access.js';
 import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
 import { normaliseRetrievalRequest } from './retrievalRequest.js';
 import { searchableText } from './searchTerms.js';
+import { subscribeToLifecycle } from './lifecycleHooks.js';
 
 /** Turns texts into vectors, one per text, in order (e.g. `openAIEmbeddings`). */
 export type EmbedFunction = (texts: string[]) => Promise<number[][]>;
@@ -47,6 +48,7 @@ export class EmbeddingRetriever implements Retriever {
   private readonly embed: EmbedFunction;
   /** Insertion order is recency order. */
   private readonly cache = new Map<string, CachedVector>();
+  private readonly unsubscribe: () => void;
 
   constructor(options: EmbeddingRetrieverOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -61,6 +63,29 @@ export class EmbeddingRetriever implements Retriever {
     this.minScore = options.minScore ?? 0;
     if (typeof this.minScore !== 'number' || Number.isNaN(this.minScore))
       throw new InvalidArgumentError('minScore must be a number');
+    // A cached entry holds the event's text: an erased or redacted one must leave the cache at once.
+    this.unsubscribe = subscribeToLifecycle(this.service, 'embeddings', {
+      forgetSession: (sessionId) => {
+        const prefix = `${sessionId}\u0000`;
+        let dropped = 0;
+        for (const key of [...this.cache.keys()]) {
+          if (key.startsWith(prefix)) {
+            this.cache.delete(key);
+            dropped++;
+          }
+        }
+        return dropped;
+      },
+      forgetEvents: (sessionId, eventIds) => {
+        for (const id of eventIds) this.cache.delete(`${sessionId}\u0000${id}`);
+      },
+    });
+  }
+
+  /** Stops listening to the service and frees the cache. */
+  close(): void {
+    this.unsubscribe();
+    this.cache.clear();
   }
 
   /** Vectors held in memory now (at most `maxCachedVectors`). */

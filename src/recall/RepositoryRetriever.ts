@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import { DefaultSessionService } from '../service/DefaultSessionService.js';
+import type { SessionService } from '../service/SessionService.js';
 import { accessDenied } from '../service/sessionAccess.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { visibleTo } from './access.js';
@@ -15,6 +16,11 @@ export interface RepositoryRetrieverOptions {
    * a `Bm25Retriever` over the same repository, which indexes in this process and follows the log's version.
    */
   fallback?: Retriever;
+  /**
+   * The application's service, for the default fallback: its index then hears the service's erasures and
+   * redactions at once (see SessionServiceEvents) instead of at its next search.
+   */
+  sessionService?: SessionService;
 }
 
 /**
@@ -33,7 +39,9 @@ export class RepositoryRetriever implements Retriever {
       throw new InvalidArgumentError('repository must not be null');
     }
     this.repository = options.repository;
-    this.fallback = options.fallback ?? new Bm25Retriever({ sessionService: new DefaultSessionService(this.repository) });
+    this.fallback =
+      options.fallback ??
+      new Bm25Retriever({ sessionService: options.sessionService ?? new DefaultSessionService(this.repository) });
   }
 
   /** True when requests go to the repository's index rather than to the fallback. */

@@ -4,6 +4,19 @@ import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import {
+  countKinds,
+  lastActivity,
+  ownerHash,
+  requirePurgeCriteria,
+  requireRewriteBatch,
+  sessionDeletedError,
+  type ArchivePurgeCriteria,
+  type ErasedSession,
+  type EraseSessionOptions,
+  type SessionActivityPage,
+  type Tombstone,
+} from './lifecycle.js';
 
 interface SessionData {
   session: Session;
@@ -25,9 +38,11 @@ interface SessionData {
  */
 export class InMemorySessionRepository implements SessionRepository {
   private readonly sessions = new Map<string, SessionData>();
+  private readonly tombstones = new Map<string, Tombstone>();
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
+    if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     const existing = this.sessions.get(s.id);
     if (existing) existing.session = s;
     else this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
@@ -36,6 +51,7 @@ export class InMemorySessionRepository implements SessionRepository {
 
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
+    if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     if (this.sessions.has(s.id)) return false;
     this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
     return true;
@@ -142,8 +158,107 @@ export class InMemorySessionRepository implements SessionRepository {
     return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
   }
 
+  async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    const data = this.sessions.get(requireText(id, 'sessionId'));
+    if (data === undefined) return null;
+    if (options.idleBefore !== undefined && this.lastActiveAt(data) >= options.idleBefore) return null;
+    this.sessions.delete(id);
+    if (options.tombstone !== null) {
+      this.tombstones.set(id, { sessionId: id, ownerHash: ownerHash(data.session.userId), ...options.tombstone });
+    }
+    return { sessionId: id, userId: data.session.userId, ...countKinds([...data.archived, ...data.active]) };
+  }
+
+  async findTombstone(id: string): Promise<Tombstone | null> {
+    return this.tombstones.get(id) ?? null;
+  }
+
+  async recreateSession(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    const tombstone = this.tombstones.get(s.id);
+    if (tombstone !== undefined && tombstone.ownerHash !== ownerHash(s.userId)) throw sessionDeletedError(s.id, tombstone);
+    if (this.sessions.has(s.id)) return false;
+    this.tombstones.delete(s.id);
+    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
+    return true;
+  }
+
+  async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
+    let removed = 0;
+    const candidates: Iterable<[string, Tombstone]> =
+      sessionId === undefined
+        ? this.tombstones
+        : this.tombstones.has(sessionId)
+          ? [[sessionId, this.tombstones.get(sessionId)!]]
+          : [];
+    for (const [id, t] of candidates) {
+      if (removed >= limit) break;
+      if (t.expiresAt !== null && t.expiresAt < before) {
+        this.tombstones.delete(id);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    requireRewriteBatch(id, events);
+    const data = this.require(id);
+    const positions = events.map((e) => {
+      const inArchive = data.archived.findIndex((x) => x.id === e.id);
+      if (inArchive >= 0) return { list: data.archived, index: inArchive };
+      const inWindow = data.active.findIndex((x) => x.id === e.id);
+      if (inWindow >= 0) return { list: data.active, index: inWindow };
+      throw new InvalidArgumentError(`Event not found: ${e.id}`);
+    });
+    if (data.version !== expectedVersion) return false;
+    positions.forEach(({ list, index }, i) => {
+      list[index] = events[i]!.with({ archived: list[index]!.archived });
+    });
+    data.version++;
+    return true;
+  }
+
+  async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    requirePurgeCriteria(criteria);
+    const data = this.sessions.get(id);
+    if (data === undefined) return [];
+    // The archive in log order: the archived list, then events appended already archived (still in the window).
+    const archive = [...data.archived, ...data.active.filter((e) => e.isArchived())];
+    const overCount = criteria.keepLast === undefined ? 0 : Math.max(0, archive.length - criteria.keepLast);
+    const doomed = new Set<string>();
+    for (let i = 0; i < archive.length && doomed.size < criteria.limit; i++) {
+      const e = archive[i]!;
+      if (e.isSynthetic()) continue;
+      if (i < overCount || (criteria.before !== undefined && e.timestamp < criteria.before)) doomed.add(e.id);
+    }
+    if (doomed.size === 0) return [];
+    data.archived = data.archived.filter((e) => !doomed.has(e.id));
+    data.active = data.active.filter((e) => !(e.isArchived() && doomed.has(e.id)));
+    for (const d of doomed) data.ids.delete(d);
+    return [...doomed];
+  }
+
+  async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    const ids = [...this.sessions.keys()].filter((id) => cursor === null || id > cursor).sort();
+    const page = ids.slice(0, limit);
+    return {
+      sessions: page.map((id) => {
+        const data = this.sessions.get(id)!;
+        return { id, userId: data.session.userId, lastActiveAt: this.lastActiveAt(data) };
+      }),
+      cursor: ids.length > limit ? page[page.length - 1]! : null,
+    };
+  }
+
   async close(): Promise<void> {
     this.sessions.clear();
+    this.tombstones.clear();
+  }
+
+  private lastActiveAt(data: SessionData): Date {
+    const newest = data.active[data.active.length - 1] ?? data.archived[data.archived.length - 1];
+    return lastActivity(data.session.createdAt, newest?.timestamp);
   }
 
   private require(id: string): SessionData {

@@ -21,6 +21,19 @@ import type {
   SessionIdPage,
   SessionRepository,
 } from './SessionRepository.js';
+import {
+  isTombstonedFailure,
+  ownerHash,
+  requirePurgeCriteria,
+  requireRewriteBatch,
+  sessionDeletedError,
+  type ArchivePurgeCriteria,
+  type ErasedSession,
+  type EraseSessionOptions,
+  type SessionActivityPage,
+  type Tombstone,
+} from './lifecycle.js';
+import { PostgresLifecycle, type EventColumnArrays } from './postgres/lifecycle.js';
 
 export interface PostgresSessionRepositoryOptions {
   /** Used to create (and later end) a pool when `pool` is not given. */
@@ -62,17 +75,7 @@ interface SessionRow {
 }
 
 /** The column arrays for a multi-row insert through `unnest`, so any batch is one statement with 10 parameters. */
-interface EventColumns {
-  ids: string[];
-  types: string[];
-  texts: (string | null)[];
-  lowered: (string | null)[];
-  data: (string | null)[];
-  synthetic: boolean[];
-  branches: (string | null)[];
-  metadata: string[];
-  timestamps: Date[];
-}
+type EventColumns = EventColumnArrays;
 
 function toColumns(events: readonly SessionEvent[]): EventColumns {
   const c: EventColumns = {
@@ -146,6 +149,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private readonly sql: ReturnType<typeof statements>;
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
+  private readonly lifecycle: PostgresLifecycle;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -169,6 +173,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     this.connections = new PostgresConnections(this.pool, this.pool !== opts.pool, this.logger);
     this.sql = statements(this.tables);
     this.bulk = bulkStatements(this.tables);
+    this.lifecycle = new PostgresLifecycle(this.tables);
   }
 
   /**
@@ -200,7 +205,9 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     const s = Session.from(session);
     return this.connections.idempotent('save', async () => {
       await this.ready();
-      await this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]);
+      await this.refuseTombstoned(s.id, () =>
+        this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]),
+      );
       return s;
     });
   }
@@ -210,15 +217,19 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     // Not retried: had a lost first attempt inserted, the retry would report the session as someone else's.
     return this.connections.once('saveIfAbsent', async () => {
       await this.ready();
-      const result = await this.pool.query(this.sql.insertSessionIfAbsent, [
-        s.id,
-        s.userId,
-        s.createdAt,
-        s.expiresAt,
-        JSON.stringify(s.metadata),
-      ]);
-      return result.rowCount === 1;
+      return this.refuseTombstoned(s.id, () => this.insertIfAbsent(this.pool, s));
     });
+  }
+
+  private async insertIfAbsent(db: pg.Pool | pg.PoolClient, s: Session): Promise<boolean> {
+    const result = await db.query(this.sql.insertSessionIfAbsent, [
+      s.id,
+      s.userId,
+      s.createdAt,
+      s.expiresAt,
+      JSON.stringify(s.metadata),
+    ]);
+    return result.rowCount === 1;
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -448,8 +459,76 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
   }
 
+  // Erasure, recreation, rewrites and purges are not retried: whether a lost commit went through is unknown,
+  // and a blind second attempt would report nothing erased, refuse its own recreation or lose its CAS.
+  async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    requireText(id, 'sessionId');
+    return this.connections.once('eraseSession', async () => {
+      await this.ready();
+      return this.connections.transaction((client) => this.lifecycle.erase(client, id, options, ownerHash));
+    });
+  }
+
+  async findTombstone(id: string): Promise<Tombstone | null> {
+    return this.connections.idempotent('findTombstone', async () => {
+      await this.ready();
+      return this.lifecycle.findTombstone(this.pool, id);
+    });
+  }
+
+  async recreateSession(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    return this.connections.once('recreateSession', async () => {
+      await this.ready();
+      return this.connections.transaction((client) =>
+        this.lifecycle.recreate(client, s.id, ownerHash(s.userId), () => this.insertIfAbsent(client, s)),
+      );
+    });
+  }
+
+  async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
+    return this.connections.idempotent('purgeTombstones', async () => {
+      await this.ready();
+      return this.lifecycle.purgeTombstones(this.pool, before, limit, sessionId);
+    });
+  }
+
+  async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    requireRewriteBatch(id, events);
+    const columns = toColumns(events);
+    return this.connections.once('rewriteEvents', async () => {
+      await this.ready();
+      return this.connections.transaction((client) => this.lifecycle.rewrite(client, id, columns, expectedVersion));
+    });
+  }
+
+  async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    requirePurgeCriteria(criteria);
+    return this.connections.once('purgeArchivedEvents', async () => {
+      await this.ready();
+      return this.lifecycle.purgeArchived(this.pool, id, criteria);
+    });
+  }
+
+  async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    return this.connections.idempotent('listSessionActivity', async () => {
+      await this.ready();
+      return this.lifecycle.listActivity(this.pool, cursor, limit);
+    });
+  }
+
   async close(): Promise<void> {
     await this.connections.close();
+  }
+
+  /** A save that hit the tombstone trigger: the id belonged to a deleted session. */
+  private async refuseTombstoned<T>(id: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isTombstonedFailure(error)) throw sessionDeletedError(id, await this.lifecycle.findTombstone(this.pool, id));
+      throw error;
+    }
   }
 
   private ready(): Promise<void> {

@@ -8,12 +8,35 @@ import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { RedisConnections } from './redis/RedisConnections.js';
 import { RedisScript } from './redis/RedisScript.js';
-import { APPEND_SCRIPT, COMPACT_SCRIPT, DELETE_SCRIPT, READ_SCRIPT, SAVE_SCRIPT } from './redis/scripts.js';
 import { APPEND_MANY_SCRIPT } from './redis/scripts.js';
 import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './redis/redisMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
+import {
+  ACTIVITY_SCRIPT,
+  APPEND_SCRIPT,
+  COMPACT_SCRIPT,
+  DELETE_SCRIPT,
+  ERASE_SCRIPT,
+  PURGE_ARCHIVED_SCRIPT,
+  PURGE_TOMBSTONES_SCRIPT,
+  READ_SCRIPT,
+  REWRITE_SCRIPT,
+  SAVE_SCRIPT,
+} from './redis/scripts.js';
+import {
+  lastActivity,
+  ownerHash,
+  requirePurgeCriteria,
+  requireRewriteBatch,
+  sessionDeletedError,
+  type ArchivePurgeCriteria,
+  type ErasedSession,
+  type EraseSessionOptions,
+  type SessionActivityPage,
+  type Tombstone,
+} from './lifecycle.js';
 
 export interface RedisSessionRepositoryOptions {
   /** Used to create (and later quit) a client when `client` is not given. */
@@ -53,13 +76,25 @@ const scripts = {
   save: new RedisScript(SAVE_SCRIPT),
   delete: new RedisScript(DELETE_SCRIPT),
   appendMany: new RedisScript(APPEND_MANY_SCRIPT),
+  erase: new RedisScript(ERASE_SCRIPT),
+  rewrite: new RedisScript(REWRITE_SCRIPT),
+  purgeArchived: new RedisScript(PURGE_ARCHIVED_SCRIPT),
+  purgeTombstones: new RedisScript(PURGE_TOMBSTONES_SCRIPT),
+  activity: new RedisScript(ACTIVITY_SCRIPT),
 };
+
+/** SAVE_SCRIPT's reply when a tombstone refuses the id. */
+const TOMBSTONED = -2;
 
 /** The stored value: one flag character ('1' archived) then the codec's JSON, so Lua can archive in place. */
 function encodeValue(event: SessionEvent, archived: boolean): string {
-  const stored: Partial<StoredEvent> = encodeEvent(event, archived);
+  return (archived ? '1' : '0') + encodeJson(event);
+}
+
+function encodeJson(event: SessionEvent): string {
+  const stored: Partial<StoredEvent> = encodeEvent(event);
   delete stored.archived;
-  return (archived ? '1' : '0') + JSON.stringify(stored);
+  return JSON.stringify(stored);
 }
 
 function decodeValue(value: string): SessionEvent {
@@ -137,7 +172,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     const s = Session.from(session);
     await this.connections.idempotent('save', async () => {
       await this.ready();
-      await this.withOwner(s.id, (owner) => this.runSave(s, owner));
+      await this.withOwner(s.id, async (owner) => this.refuseTombstoned(s.id, await this.runSave(s, owner)));
     });
     return s;
   }
@@ -147,16 +182,35 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     const s = Session.from(session);
     return this.connections.once('saveIfAbsent', async () => {
       await this.ready();
-      return Number(await this.runSave(s, '')) === 1;
+      return (await this.refuseTombstoned(s.id, await this.runSave(s, ''))) === 1;
     });
   }
 
-  /** One atomic save, valid only while the stored owner is still `expectedOwner` ('' = no session). */
-  private runSave(s: Session, expectedOwner: string) {
+  private async refuseTombstoned(id: string, reply: unknown): Promise<number> {
+    if (Number(reply) === TOMBSTONED) throw sessionDeletedError(id, await this.findTombstone(id));
+    return Number(reply);
+  }
+
+  /**
+   * One atomic save, valid only while the stored owner is still `expectedOwner` ('' = no session). A tombstone
+   * refuses it, unless it belongs to `replaceTombstoneOf` (an owner hash), which the save then removes.
+   */
+  private runSave(s: Session, expectedOwner: string, replaceTombstoneOf = '') {
     const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
     return scripts.save.run(
       this.client,
-      [k1, this.userKey(s.userId), this.expiryKey(), this.userKey(expectedOwner), k2, k3, k4, k5],
+      [
+        k1,
+        this.userKey(s.userId),
+        this.expiryKey(),
+        this.userKey(expectedOwner),
+        k2,
+        k3,
+        k4,
+        k5,
+        this.tombstoneKey(s.id),
+        this.tombstoneIndexKey(),
+      ],
       [
         expectedOwner,
         s.id,
@@ -165,6 +219,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
         s.expiresAt === null ? '' : s.expiresAt.getTime(),
         JSON.stringify(s.metadata),
         this.ttlFlag,
+        replaceTombstoneOf,
       ],
     );
   }
@@ -316,6 +371,144 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     return { ids, cursor: next === '0' ? null : next };
   }
 
+  // Erasure, recreation, rewrites and purges are not retried: a lost reply leaves unknown whether the script ran,
+  // and a blind second run would report nothing erased, refuse its own recreation or lose its CAS.
+  async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    return this.connections.once('eraseSession', () => this.eraseSessionNow(id, options));
+  }
+
+  async findTombstone(id: string): Promise<Tombstone | null> {
+    return this.connections.idempotent('findTombstone', () => this.findTombstoneNow(id));
+  }
+
+  async recreateSession(session: SessionLike): Promise<boolean> {
+    return this.connections.once('recreateSession', () => this.recreateSessionNow(session));
+  }
+
+  async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
+    return this.connections.idempotent('purgeTombstones', () => this.purgeTombstonesNow(before, limit, sessionId));
+  }
+
+  async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    return this.connections.once('rewriteEvents', () => this.rewriteEventsNow(id, events, expectedVersion));
+  }
+
+  async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    return this.connections.once('purgeArchivedEvents', () => this.purgeArchivedEventsNow(id, criteria));
+  }
+
+  async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    return this.connections.idempotent('listSessionActivity', () => this.listSessionActivityNow(cursor, limit));
+  }
+
+  private async eraseSessionNow(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    requireText(id, 'sessionId');
+    await this.ready();
+    const key = this.sessionKeys(id)[0];
+    const t = options.tombstone;
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const owner = (await this.client.hget(key, 'userId')) ?? '';
+      const reply = await scripts.erase.run(
+        this.client,
+        [...this.sessionKeys(id), this.userKey(owner), this.expiryKey(), this.tombstoneKey(id), this.tombstoneIndexKey()],
+        [
+          owner,
+          id,
+          t === null ? '0' : '1',
+          owner === '' ? '' : ownerHash(owner),
+          t === null ? '' : t.deletedAt.getTime(),
+          t === null || t.expiresAt === null ? '' : t.expiresAt.getTime(),
+          options.idleBefore === undefined ? '' : options.idleBefore.getTime(),
+        ],
+      );
+      if (Array.isArray(reply)) {
+        const [activeEvents, archivedEvents, summaries, maskedCopies] = reply.map(Number) as [number, number, number, number];
+        return { sessionId: id, userId: owner, activeEvents, archivedEvents, summaries, maskedCopies };
+      }
+      if (reply === -1 || reply === -3) return null;
+    }
+    throw new InvalidArgumentError(`session ${id} changed owner concurrently ${MAX_RETRIES} times; giving up`);
+  }
+
+  private async findTombstoneNow(id: string): Promise<Tombstone | null> {
+    await this.ready();
+    const hash = await this.client.hgetall(this.tombstoneKey(id));
+    if (hash.ownerHash === undefined) return null;
+    return {
+      sessionId: id,
+      ownerHash: hash.ownerHash,
+      deletedAt: new Date(Number(hash.deletedAt)),
+      expiresAt: hash.expiresAt === undefined || hash.expiresAt === '' ? null : new Date(Number(hash.expiresAt)),
+    };
+  }
+
+  private async recreateSessionNow(session: SessionLike): Promise<boolean> {
+    await this.ready();
+    const s = Session.from(session);
+    return (await this.refuseTombstoned(s.id, await this.runSave(s, '', ownerHash(s.userId)))) === 1;
+  }
+
+  private async purgeTombstonesNow(before: Date, limit: number, sessionId?: string): Promise<number> {
+    await this.ready();
+    const ids =
+      sessionId !== undefined
+        ? [sessionId]
+        : await this.client.zrangebyscore(this.tombstoneIndexKey(), '-inf', `(${before.getTime()}`, 'LIMIT', 0, limit);
+    if (ids.length === 0) return 0;
+    const keys = [this.tombstoneIndexKey(), ...ids.map((id) => this.tombstoneKey(id))];
+    return Number(await scripts.purgeTombstones.run(this.client, keys, [before.getTime(), ...ids]));
+  }
+
+  private async rewriteEventsNow(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    requireRewriteBatch(id, events);
+    await this.ready();
+    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag];
+    for (const e of events) args.push(e.id, encodeJson(e));
+    const reply = await scripts.rewrite.run(this.client, this.sessionKeys(id), args);
+    if (reply === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
+    if (Array.isArray(reply)) throw new InvalidArgumentError(`Event not found: ${String(reply[1])}`);
+    return reply === 1;
+  }
+
+  private async purgeArchivedEventsNow(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    const c = requirePurgeCriteria(criteria);
+    await this.ready();
+    if (c.before === undefined && c.keepLast === undefined) return [];
+    return (await scripts.purgeArchived.run(this.client, this.sessionKeys(id), [
+      c.before === undefined ? '' : c.before.getTime(),
+      c.keepLast === undefined ? '' : c.keepLast,
+      c.limit,
+    ])) as string[];
+  }
+
+  /** Walks the session keys with SCAN (never KEYS): a page holds about `limit` sessions, the cursor is SCAN's. */
+  private async listSessionActivityNow(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    await this.ready();
+    const head = `${this.prefix}:{`;
+    const tail = '}:session';
+    const [next, keys] = await this.client.scan(cursor ?? '0', 'MATCH', `${head}*${tail}`, 'COUNT', limit);
+    const ids = keys.filter((k) => k.startsWith(head) && k.endsWith(tail)).map((k) => k.slice(head.length, -tail.length));
+    const sessions: SessionActivityPage['sessions'] = [];
+    if (ids.length > 0) {
+      const reply = (await scripts.activity.run(
+        this.client,
+        ids.flatMap((id) => this.sessionKeys(id).slice(0, 4)),
+        [],
+      )) as Array<[string | null, string | null, string | null]>;
+      ids.forEach((id, i) => {
+        const [userId, createdAt, newest] = reply[i] ?? [null, null, null];
+        // A key of another prefix that happens to match the pattern has no session under this id.
+        if (userId === null || createdAt === null || this.sessionKeys(id)[0] !== `${head}${id}${tail}`) return;
+        sessions.push({
+          id,
+          userId,
+          lastActiveAt: lastActivity(new Date(Number(createdAt)), newest === null ? null : Number(newest)),
+        });
+      });
+    }
+    return { sessions, cursor: next === '0' ? null : next };
+  }
+
   async close(): Promise<void> {
     await this.connections.close();
   }
@@ -369,6 +562,15 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   private sessionKeys(id: string): [string, string, string, string, string] {
     const base = `${this.prefix}:{${id}}`;
     return [`${base}:session`, `${base}:events`, `${base}:active`, `${base}:archived`, `${base}:pending`];
+  }
+
+  /** Shares the session's hash tag, so a save can check it in the same script. */
+  private tombstoneKey(id: string): string {
+    return `${this.prefix}:{${id}}:tombstone`;
+  }
+
+  private tombstoneIndexKey(): string {
+    return `${this.prefix}:tombstones`;
   }
 
   private userKey(userId: string): string {

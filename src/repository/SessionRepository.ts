@@ -1,6 +1,7 @@
 import type { EventFilter } from '../filter/EventFilter.js';
 import type { Session, SessionLike } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type { SessionLifecycleOperations } from './lifecycle.js';
 
 /**
  * Which events `searchEvents` may return. The defaults describe a prompt being built for one session:
@@ -41,8 +42,10 @@ export interface ScoredEvent {
  *   new active window; a previously active event in neither list (a superseded summary) is removed.
  * - Order is insertion order, never timestamp order. Archived events are removed only by `delete`.
  * - Event ids are unique per session: the same id in two sessions is two events.
+ * - The optional data-lifecycle methods (erasure with tombstones, in-place rewrites, retention) are
+ *   declared in SessionLifecycleOperations (repository/lifecycle.ts).
  */
-export interface SessionRepository {
+export interface SessionRepository extends SessionLifecycleOperations {
   /** Upsert; keeps the session's events and version. */
   save(session: SessionLike): Promise<Session>;
   /**

@@ -14,6 +14,19 @@ import type {
   SessionIdPage,
   SessionRepository,
 } from './SessionRepository.js';
+import {
+  isTombstonedFailure,
+  ownerHash,
+  requirePurgeCriteria,
+  requireRewriteBatch,
+  sessionDeletedError,
+  type ArchivePurgeCriteria,
+  type ErasedSession,
+  type EraseSessionOptions,
+  type SessionActivityPage,
+  type Tombstone,
+} from './lifecycle.js';
+import { SqliteLifecycle } from './sqlite/sqliteLifecycle.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
@@ -34,6 +47,12 @@ export interface SqliteSessionRepositoryOptions {
    * `'NORMAL'` survives process crashes only, and is several times faster on slow disks.
    */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Overwrite deleted content with zeros (`PRAGMA secure_delete = ON`) and, after every erasure, rewrite
+   * and retention pass, checkpoint the WAL with TRUNCATE, so erased bytes do not stay readable in the file
+   * or its WAL. Costs extra writes on every delete; default false. See docs/data-lifecycle.md.
+   */
+  secureDelete?: boolean;
   logger?: Logger;
 }
 
@@ -103,6 +122,8 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private appendMany: Database.Transaction<(sessionId: string, rows: EventParams[]) => number> | undefined;
   private readonly queryCache = new Map<string, Database.Statement>();
   private closed = false;
+  private readonly secureDelete: boolean;
+  private lifecycleStatements: SqliteLifecycle | undefined;
 
   constructor(options: SqliteSessionRepositoryOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -118,6 +139,9 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       throw new InvalidArgumentError("synchronous must be 'FULL' or 'NORMAL'");
     this.initializeSchema = options.initializeSchema ?? true;
     this.logger = options.logger ?? defaultLogger();
+    if (options.secureDelete !== undefined && typeof options.secureDelete !== 'boolean')
+      throw new InvalidArgumentError('secureDelete must be a boolean');
+    this.secureDelete = options.secureDelete === true;
 
     this.db = new Database(this.path, { timeout: busyTimeoutMs });
     try {
@@ -125,6 +149,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${synchronous}`);
       this.db.pragma('foreign_keys = ON');
+      if (this.secureDelete) this.db.pragma('secure_delete = ON');
       this.db.function(JS_LOWER_FUNCTION, { deterministic: true }, (value: unknown) =>
         typeof value === 'string' ? value.toLowerCase() : null,
       );
@@ -153,13 +178,15 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
-    this.ready().save.run(sessionParams(s));
+    const st = this.ready();
+    this.refuseTombstoned(s.id, () => st.save.run(sessionParams(s)));
     return s;
   }
 
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
-    return this.ready().insertSession.run(sessionParams(s)).changes > 0;
+    const st = this.ready();
+    return this.refuseTombstoned(s.id, () => st.insertSession.run(sessionParams(s)).changes > 0);
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -274,13 +301,84 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
   }
 
+  async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    const erased = this.lifecycle().erase(requireText(id, 'sessionId'), options, ownerHash);
+    if (erased !== null) this.reclaim();
+    return erased;
+  }
+
+  async findTombstone(id: string): Promise<Tombstone | null> {
+    return this.lifecycle().findTombstone(id);
+  }
+
+  async recreateSession(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    const st = this.ready();
+    return this.lifecycle().recreate(s.id, ownerHash(s.userId), () => st.insertSession.run(sessionParams(s)).changes > 0);
+  }
+
+  async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
+    return this.lifecycle().purgeTombstones(before, limit, sessionId);
+  }
+
+  async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    requireRewriteBatch(id, events);
+    const rewritten = this.lifecycle().rewrite(
+      id,
+      events.map((e) => toParams(id, encodeEvent(e))),
+      expectedVersion,
+    );
+    if (rewritten) this.reclaim();
+    return rewritten;
+  }
+
+  async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    const removed = this.lifecycle().purgeArchived(id, requirePurgeCriteria(criteria));
+    if (removed.length > 0) this.reclaim();
+    return removed;
+  }
+
+  async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    return this.lifecycle().listActivity(cursor, limit);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.queryCache.clear();
     this.statements = undefined;
     this.appendMany = undefined;
+    this.lifecycleStatements = undefined;
     this.db.close();
+  }
+
+  private lifecycle(): SqliteLifecycle {
+    this.ready();
+    this.lifecycleStatements ??= new SqliteLifecycle(this.db, this.tables);
+    return this.lifecycleStatements;
+  }
+
+  /** A save that hit the tombstone trigger: the id belonged to a deleted session. */
+  private refuseTombstoned<T>(id: string, write: () => T): T {
+    try {
+      return write();
+    } catch (error) {
+      if (isTombstonedFailure(error)) throw sessionDeletedError(id, this.lifecycle().findTombstone(id));
+      throw error;
+    }
+  }
+
+  /** With secureDelete, freed pages are already zeroed; the WAL still holds their old images until a checkpoint. */
+  private reclaim(): void {
+    if (!this.secureDelete) return;
+    if (this.lifecycle().checkpoint().busy) {
+      this.logger.warn(
+        'SQLite WAL checkpoint could not finish (a reader holds an old snapshot); deleted bytes stay in the WAL until the next one',
+        {
+          path: this.path,
+        },
+      );
+    }
   }
 
   private requireOpen(): void {

@@ -1,4 +1,14 @@
 export { type SessionRepository, type EventSearchOptions, type ScoredEvent } from './SessionRepository.js';
+export type {
+  ArchivePurgeCriteria,
+  ErasedSession,
+  EraseSessionOptions,
+  EventKindCounts,
+  SessionActivity,
+  SessionActivityPage,
+  SessionLifecycleOperations,
+  Tombstone,
+} from './lifecycle.js';
 export { InMemorySessionRepository } from './InMemorySessionRepository.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './eventCodec.js';
 export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from './SqliteSessionRepository.js';

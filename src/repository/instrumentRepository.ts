@@ -22,12 +22,21 @@ const BY_SESSION_ID = new Set([
   'compactEvents',
   'appendEvents',
   'searchEvents',
+  'eraseSession',
+  'findTombstone',
+  'rewriteEvents',
+  'purgeArchivedEvents',
 ]);
 
 function sessionIdOf(operation: string, args: readonly unknown[]): string | undefined {
   const first = args[0];
   if (BY_SESSION_ID.has(operation)) return typeof first === 'string' ? first : undefined;
-  const field = operation === 'appendEvent' ? 'sessionId' : operation === 'save' || operation === 'saveIfAbsent' ? 'id' : null;
+  const field =
+    operation === 'appendEvent'
+      ? 'sessionId'
+      : operation === 'save' || operation === 'saveIfAbsent' || operation === 'recreateSession'
+        ? 'id'
+        : null;
   if (field === null || first === null || typeof first !== 'object') return undefined;
   const value = (first as Record<string, unknown>)[field];
   return typeof value === 'string' ? value : undefined;

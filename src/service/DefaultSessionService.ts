@@ -31,6 +31,23 @@ import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import type { AppendMessageOptions, CompactionPreview, PreviewOptions, SessionService } from './SessionService.js';
+import type { ChatClient } from '../summarization/ChatClient.js';
+import { EventRedactor } from './lifecycle/EventRedactor.js';
+import type {
+  ErasureReport,
+  PurgeDerivedOptions,
+  PurgeDerivedReport,
+  RedactionReport,
+  RedactOptions,
+  RetentionOptions,
+  RetentionPolicy,
+  RetentionReport,
+} from './lifecycle/reports.js';
+import { RetentionRunner } from './lifecycle/RetentionRunner.js';
+import { SessionEraser, type LifecycleContext } from './lifecycle/SessionEraser.js';
+
+/** How long a deleted session's id stays blocked by default: 30 days. */
+export const DEFAULT_TOMBSTONE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
 
 export interface DefaultSessionServiceOptions {
@@ -58,6 +75,17 @@ export interface DefaultSessionServiceOptions {
   pinSystemMessages?: boolean;
   /** `beforeCompaction` (veto, extra summary instructions) and `afterCompaction` hooks; see CompactionHooks. */
   hooks?: CompactionHooks | readonly CompactionHooks[];
+  /**
+   * How long the id of a deleted session stays blocked (a tombstone refuses `create` with that id, and a late
+   * append or compaction gets "Session not found: <id> (deleted …)"); default 30 days. `Infinity`: forever;
+   * 0: no tombstones, a deleted id can be created again at once.
+   */
+  tombstoneTtlMs?: number;
+  /**
+   * Writes regenerated summaries after a redaction (purgeDerived, or a compaction whose strategy has no
+   * chat client of its own). Default: a mechanical summary without a model.
+   */
+  summaryRegenerationClient?: ChatClient;
 }
 
 export class DefaultSessionService implements SessionService {
@@ -72,6 +100,9 @@ export class DefaultSessionService implements SessionService {
   private readonly lock: KeyedMutex | null;
   private readonly pinSystemMessages: boolean;
   private readonly hooks: CompactionHooks[];
+  private readonly eraser: SessionEraser;
+  private readonly redactor: EventRedactor;
+  private readonly retention: RetentionRunner;
 
   constructor(
     protected readonly repository: SessionRepository,
@@ -100,6 +131,18 @@ export class DefaultSessionService implements SessionService {
     this.hooks = hooks.map(requireHooks);
     // Every repository call gets a span and a latency measurement (no-ops without an OpenTelemetry SDK).
     this.repository = instrumentRepository(repository);
+    const tombstoneTtlMs = opts.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS;
+    if (typeof tombstoneTtlMs !== 'number' || Number.isNaN(tombstoneTtlMs) || tombstoneTtlMs < 0)
+      throw new InvalidArgumentError('tombstoneTtlMs must be a number >= 0');
+    const lifecycle: LifecycleContext = {
+      repository: this.repository,
+      emit: (name, payload) => this.emit(name, payload),
+      logger: this.logger,
+      now: this.now,
+    };
+    this.eraser = new SessionEraser(lifecycle, tombstoneTtlMs);
+    this.redactor = new EventRedactor(lifecycle, opts.summaryRegenerationClient);
+    this.retention = new RetentionRunner(lifecycle, this.eraser);
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -115,11 +158,8 @@ export class DefaultSessionService implements SessionService {
       metadata: checked.metadata ?? {},
     });
     if (!chosenId) return this.repository.save(session);
-    // A caller-chosen id must not overwrite (and so take over) someone else's session.
-    const inserted =
-      this.repository.saveIfAbsent !== undefined
-        ? await this.repository.saveIfAbsent(session)
-        : (await this.repository.findById(id)) === null && (await this.repository.save(session)) !== null;
+    // A caller-chosen id must not overwrite (and so take over) someone else's session, nor bring back a deleted one.
+    const inserted = await this.eraser.insertChosenId(session, checked.allowRecreate === true);
     if (!inserted) throw new IllegalStateError(`Session already exists: ${id}`);
     return session;
   }
@@ -145,19 +185,39 @@ export class DefaultSessionService implements SessionService {
     return this.repository.save(session.with({ metadata: update(session.metadata) }));
   }
 
-  async delete(id: string): Promise<void> {
-    await this.repository.delete(requireStorableText(id, 'sessionId'));
+  async delete(id: string): Promise<ErasureReport> {
+    return this.eraser.eraseSession(requireStorableText(id, 'sessionId'), 'delete');
   }
 
+  async eraseUser(userId: string): Promise<ErasureReport> {
+    return this.eraser.eraseUser(requireStorableText(userId, 'userId'));
+  }
+
+  async redactEvent(sessionId: string, eventId: string, options: RedactOptions): Promise<RedactionReport> {
+    return this.redactor.redact(sessionId, eventId, options);
+  }
+
+  async purgeDerived(sessionId: string, eventId?: string, options: PurgeDerivedOptions = {}): Promise<PurgeDerivedReport> {
+    if (eventId !== undefined) requireStorableText(eventId, 'eventId');
+    return this.redactor.regenerate(sessionId, eventId, options ?? {});
+  }
+
+  async applyRetention(policy: RetentionPolicy, options: RetentionOptions = {}): Promise<RetentionReport> {
+    return this.retention.apply(policy, options);
+  }
+
+  /** Also removes tombstones that have expired. */
   async deleteExpiredSessions(before: Date): Promise<number> {
     const ids = await this.repository.findExpiredSessionIds(requireDate(before, 'before'));
-    for (const id of ids) await this.repository.delete(id);
-    return ids.length;
+    let deleted = 0;
+    for (const id of ids) deleted += (await this.eraser.eraseSession(id, 'expired')).sessions;
+    await this.eraser.purgeExpiredTombstones(1000);
+    return deleted;
   }
 
   async appendEvent(event: SessionEvent): Promise<void> {
     if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
-    await this.repository.appendEvent(withDefaultPin(event, this.pinSystemMessages));
+    await this.appendToLog(withDefaultPin(event, this.pinSystemMessages));
   }
 
   async appendMessage(sessionId: string, message: Message, options: AppendMessageOptions = {}): Promise<SessionEvent> {
@@ -176,7 +236,7 @@ export class DefaultSessionService implements SessionService {
       }),
       this.pinSystemMessages,
     );
-    await this.repository.appendEvent(event);
+    await this.appendToLog(event);
     return event;
   }
 
@@ -186,6 +246,13 @@ export class DefaultSessionService implements SessionService {
 
   async unpinEvent(sessionId: string, eventId: string): Promise<SessionEvent> {
     return setPinned(this.repository, sessionId, eventId, false);
+  }
+
+  /** A late append to a deleted session is refused with an error that says so. */
+  private async appendToLog(event: SessionEvent): Promise<void> {
+    await this.repository.appendEvent(event).catch(async (error: unknown) => {
+      throw await this.eraser.explain(error, event.sessionId);
+    });
   }
 
   async getEvents(sessionId: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -213,9 +280,12 @@ export class DefaultSessionService implements SessionService {
     requireStorableText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
+    const client = (s as { chatClient?: ChatClient }).chatClient;
     return traceCompaction(sessionId, strategyName(strategy), (telemetry) => {
-      const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry);
-      return this.lock === null ? run() : this.lock.run(sessionId, run);
+      const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry, client);
+      return (this.lock === null ? run() : this.lock.run(sessionId, run)).catch(async (error: unknown) => {
+        throw await this.eraser.explain(error, sessionId);
+      });
     });
   }
 
@@ -276,8 +346,15 @@ export class DefaultSessionService implements SessionService {
     shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
     compact: (r: CompactionRequest) => Promise<CompactionResult>,
     telemetry?: CompactionTelemetry,
+    chatClient?: ChatClient,
   ): Promise<CompactionResult> {
-    const { version, request: read } = await this.readWindow(sessionId);
+    let window = await this.readWindow(sessionId);
+    if (this.redactor.hasTainted(window.request.events)) {
+      // A summary written from since-redacted content must not be fed to the next summary: rewrite it first.
+      await this.redactor.regenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {});
+      window = await this.readWindow(sessionId);
+    }
+    const { version, request: read } = window;
     const events = read.events;
     telemetry?.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
     const fired = await shouldCompact(read);

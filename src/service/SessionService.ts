@@ -6,6 +6,16 @@ import type { CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import type { Message } from '../session/Message.js';
 import type { Session } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type {
+  ErasureReport,
+  PurgeDerivedOptions,
+  PurgeDerivedReport,
+  RedactionReport,
+  RedactOptions,
+  RetentionOptions,
+  RetentionPolicy,
+  RetentionReport,
+} from './lifecycle/reports.js';
 
 export interface AppendMessageOptions {
   branch?: string | null;
@@ -38,7 +48,22 @@ export interface SessionService {
   create(request: CreateSessionRequest): Promise<Session>;
   findById(id: string): Promise<Session | null>;
   findByUserId(userId: string): Promise<Session[]>;
-  delete(id: string): Promise<void>;
+  /**
+   * Deletes the session, its whole log (active and archived events, summaries, masked copies) and what is
+   * derived from it, and leaves a tombstone so that the id cannot be created again; reports what went.
+   */
+  delete(id: string): Promise<ErasureReport>;
+  /** `delete` for every session of the user. */
+  eraseUser(userId: string): Promise<ErasureReport>;
+  /**
+   * Replaces the content of one event (active or archived) and of its masked copies with a marker, in place:
+   * same id, position and shape. Summaries that may hold the content are marked tainted.
+   */
+  redactEvent(sessionId: string, eventId: string, options: RedactOptions): Promise<RedactionReport>;
+  /** Regenerates the tainted summaries now (those tainted by `eventId` when given) instead of at the next compaction. */
+  purgeDerived(sessionId: string, eventId?: string, options?: PurgeDerivedOptions): Promise<PurgeDerivedReport>;
+  /** Removes old archived events and idle sessions in bounded batches; safe to run while traffic goes on. */
+  applyRetention(policy: RetentionPolicy, options?: RetentionOptions): Promise<RetentionReport>;
   /** Deletes sessions that expired before `before`; returns how many. Nothing schedules it: the caller does. */
   deleteExpiredSessions(before: Date): Promise<number>;
   appendEvent(event: SessionEvent): Promise<void>;

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
+import type { ErasureReason } from './lifecycle/reports.js';
 
 export type CompactionSkipReason =
   'trigger-not-fired' | 'nothing-to-archive' | 'cas-conflict' | 'summarization-failed' | 'pinned-event' | 'vetoed';
@@ -11,13 +12,33 @@ export interface SessionServiceEventMap {
   compactionSkipped: { sessionId: string; reason: CompactionSkipReason };
   /** The strategy or the repository threw; the error is re-thrown to the caller too. */
   compactionFailed: { sessionId: string; error: unknown };
+  /**
+   * A session and its whole log are gone (delete, eraseUser, deleteExpiredSessions, retention). Whoever keeps
+   * data derived from its events in process (a search index, an embedding cache) must drop it in the
+   * listener, synchronously, and may report what it dropped with `forgotten(kind, count)`; the counts
+   * appear in the ErasureReport's `derived`.
+   */
+  sessionErased: {
+    sessionId: string;
+    userId: string;
+    reason: ErasureReason;
+    forgotten: (kind: string, count: number) => void;
+  };
+  /**
+   * These events were rewritten in place (a redaction, a regenerated summary): anything derived from their
+   * old content is stale and must be dropped or rebuilt from the log.
+   */
+  eventsRewritten: { sessionId: string; eventIds: readonly string[]; reason: 'redaction' | 'regeneration' };
+  /** Retention removed these archived events: drop what was derived from them. */
+  eventsPurged: { sessionId: string; eventIds: readonly string[] };
 }
 
 export type SessionServiceEventName = keyof SessionServiceEventMap;
 
 /**
- * A typed facade over EventEmitter for compaction lifecycle events, so apps can log, meter and notify.
- * A throwing listener is isolated: it never breaks a compaction.
+ * A typed facade over EventEmitter for compaction and data-lifecycle events, so apps can log, meter and
+ * notify, and in-process indexes stay consistent with erasure and redaction. Listeners run synchronously;
+ * a throwing listener is isolated: it never breaks the operation.
  */
 export class SessionServiceEvents {
   private readonly emitter = new EventEmitter();

@@ -5,7 +5,6 @@ export {
   type SessionServiceEventName,
   type CompactionSkipReason,
 } from './SessionServiceEvents.js';
-export { DefaultSessionService, type DefaultSessionServiceOptions } from './DefaultSessionService.js';
 export { accessDeniedMessage } from './sessionAccess.js';
 export {
   type CompactionHooks,
@@ -20,3 +19,17 @@ export {
   type CompactionStats,
   type MetadataUpdater,
 } from './compactionStats.js';
+export { DefaultSessionService, DEFAULT_TOMBSTONE_TTL_MS, type DefaultSessionServiceOptions } from './DefaultSessionService.js';
+export { DEFAULT_REDACTION_MARKER } from './lifecycle/EventRedactor.js';
+export type {
+  ErasureReason,
+  ErasureReport,
+  PurgeDerivedOptions,
+  PurgeDerivedReport,
+  RedactionReport,
+  RedactOptions,
+  RetentionOptions,
+  RetentionPolicy,
+  RetentionProgress,
+  RetentionReport,
+} from './lifecycle/reports.js';

@@ -14,6 +14,11 @@ export interface CreateSessionRequest {
   /** Overrides the service's default time to live; may be negative (already expired). */
   timeToLiveMs?: number;
   metadata?: Record<string, unknown>;
+  /**
+   * Create the session even though a session with this `id` was deleted and its tombstone still blocks the
+   * id — allowed only for the deleted session's owner (same userId). Default false.
+   */
+  allowRecreate?: boolean;
 }
 
 /** Validates a create request ("userId must not be null or empty"); returns a checked copy. */
@@ -30,5 +35,9 @@ export function validateCreateSessionRequest(request: CreateSessionRequest): Cre
   }
   if (request.metadata !== undefined && request.metadata !== null)
     checked.metadata = requireJsonObject(request.metadata, 'metadata', true);
+  if (request.allowRecreate !== undefined && request.allowRecreate !== null) {
+    if (typeof request.allowRecreate !== 'boolean') throw invalid('allowRecreate', 'a boolean', request.allowRecreate);
+    checked.allowRecreate = request.allowRecreate;
+  }
   return checked;
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'chai';
 import {
@@ -19,15 +18,9 @@ import { badInputDifferential } from './differential.js';
 import { tortureSuite } from './torture.js';
 import { PG_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
+import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
 
-/** A prefix no other run uses, so parallel runs on one server never collide. */
-export function freshPostgresPrefix(): string {
-  return `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-}
-
-export async function dropPostgresTables(pool: pg.Pool, prefix: string): Promise<void> {
-  await pool.query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations`);
-}
+export { freshPostgresPrefix, dropPostgresTables };
 
 describe('PostgresSessionRepository', function () {
   const prefix = freshPostgresPrefix();

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import {
@@ -20,36 +19,9 @@ import { tortureSuite } from './torture.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
+import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
-/** A prefix no other run uses, so parallel runs on one server never collide. */
-export function freshRedisPrefix(): string {
-  return `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-}
-
-/** Deletes every key under `prefix` with SCAN (never KEYS, which blocks the server). */
-export async function deleteRedisKeys(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await client.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
-
-export async function probeRedis(): Promise<void> {
-  const probe = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  try {
-    await probe.connect();
-    await probe.ping();
-  } finally {
-    probe.disconnect();
-  }
-}
+export { deleteRedisKeys, freshRedisPrefix, probeRedis };
 
 describe('RedisSessionRepository', function () {
   const prefix = freshRedisPrefix();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
+import { DefaultSessionService } from '../../service/DefaultSessionService.js';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { printResult, progressReporter } from '../CliIo.js';
 import { withUrlOptions } from './urlOptions.js';
@@ -28,8 +29,10 @@ export function registerExpireCommand(program: Command, ctx: AdminContext): void
         if (flags.dryRun !== true) {
           const progress = progressReporter(ctx.io, flags.progress !== false && ids.length > 1);
           progress.start(ids.length, 'expire');
+          // Through the service: each deleted id gets a tombstone, as with SessionService.delete.
+          const service = new DefaultSessionService(repository, { logger: ctx.logger });
           for (const id of ids) {
-            await repository.delete(id);
+            await service.delete(id);
             progress.tick(id);
           }
           progress.stop();

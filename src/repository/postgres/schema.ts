@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
+import { TOMBSTONED_MARKER } from '../lifecycle.js';
 
 /** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
 export interface PostgresTables {
@@ -6,6 +7,7 @@ export interface PostgresTables {
   sessions: string;
   events: string;
   migrations: string;
+  tombstones: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]*$/i;
@@ -20,7 +22,13 @@ export function postgresTables(prefix: string): PostgresTables {
   }
   // Unquoted identifiers fold to lower case; folding here keeps names, logs and the advisory-lock key consistent.
   const p = prefix.toLowerCase();
-  return { prefix: p, sessions: `${p}_sessions`, events: `${p}_events`, migrations: `${p}_migrations` };
+  return {
+    prefix: p,
+    sessions: `${p}_sessions`,
+    events: `${p}_events`,
+    migrations: `${p}_migrations`,
+    tombstones: `${p}_tombstones`,
+  };
 }
 
 export interface Migration {
@@ -87,6 +95,32 @@ export const MIGRATIONS: readonly Migration[] = [
         GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, coalesce(text, ''))
           || jsonb_to_tsvector('simple'::regconfig, coalesce(data, '{}'::jsonb), '["string"]')) STORED`,
       `CREATE INDEX ${t.prefix}_events_text_tsv_idx ON ${t.events} USING GIN (text_tsv)`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'tombstones of deleted sessions',
+    // The trigger makes the refusal atomic with every insert path. It takes the same per-id advisory lock
+    // as eraseSession, so an insert racing an erasure either lands first (and is erased) or sees the tombstone.
+    statements: (t) => [
+      `CREATE TABLE ${t.tombstones} (
+        id TEXT PRIMARY KEY,
+        owner_hash TEXT NOT NULL,
+        deleted_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ
+      )`,
+      `CREATE INDEX ${t.prefix}_tombstones_expires_idx ON ${t.tombstones} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE FUNCTION ${t.prefix}_refuse_tombstoned() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('${t.tombstones}'), hashtext(NEW.id));
+        IF EXISTS (SELECT 1 FROM ${t.tombstones} WHERE id = NEW.id) THEN
+          RAISE EXCEPTION '${TOMBSTONED_MARKER}' USING ERRCODE = 'P0001';
+        END IF;
+        RETURN NEW;
+      END
+      $fn$`,
+      `CREATE TRIGGER ${t.prefix}_sessions_tombstoned BEFORE INSERT ON ${t.sessions}
+        FOR EACH ROW EXECUTE FUNCTION ${t.prefix}_refuse_tombstoned()`,
     ],
   },
 ];

@@ -122,12 +122,20 @@ return out
 
 /**
  * KEYS[1] session hash, KEYS[2] new user's set, KEYS[3] expiry zset, KEYS[4] previous user's set, KEYS[5..8]
- * the other per-session keys. ARGV: previous userId ('' = none), id, userId, createdAt, expiresAt ('' = never),
- * metadata JSON, ttl flag. Returns 0 when the stored userId changed since it was read (the caller retries).
+ * the other per-session keys, KEYS[9] the id's tombstone hash, KEYS[10] the tombstone index. ARGV: previous
+ * userId ('' = none), id, userId, createdAt, expiresAt ('' = never), metadata JSON, ttl flag, and the owner
+ * hash whose tombstone may be replaced ('' = none: a tombstone refuses the save). Returns 0 when the stored
+ * userId changed since it was read (the caller retries), -2 when a tombstone refuses the id.
  */
 export const SAVE_SCRIPT = `
 local previous = redis.call('HGET', KEYS[1], 'userId')
 if (previous or '') ~= ARGV[1] then return 0 end
+local tomb = redis.call('HGET', KEYS[9], 'ownerHash')
+if tomb then
+  if ARGV[8] == '' or tomb ~= ARGV[8] then return -2 end
+  redis.call('DEL', KEYS[9])
+  redis.call('ZREM', KEYS[10], ARGV[2])
+end
 redis.call('HSET', KEYS[1], 'id', ARGV[2], 'userId', ARGV[3], 'createdAt', ARGV[4], 'expiresAt', ARGV[5], 'metadata', ARGV[6])
 redis.call('HSETNX', KEYS[1], 'version', 0)
 if previous and previous ~= ARGV[3] then redis.call('SREM', KEYS[4], ARGV[2]) end
@@ -172,4 +180,174 @@ end
 if added > 0 then redis.call('HINCRBY', KEYS[1], 'version', added) end
 if ARGV[1] == '1' then align_ttl(KEYS) end
 return added
+`;
+
+/** Event JSON fields read without decoding: inside JSON strings every quote is escaped, so `"name":` only matches a top-level field. */
+const FIELDS = `
+local function is_synthetic(value) return string.find(value, '"synthetic":true', 1, true) ~= nil end
+local function timestamp_of(value) return tonumber(string.match(value, '"timestamp":(%-?%d+)')) end
+local function newest_timestamp(keys)
+  local id = redis.call('LINDEX', keys[3], -1) or redis.call('LINDEX', keys[4], -1)
+  if not id then return nil end
+  local value = redis.call('HGET', keys[2], id)
+  if not value then return nil end
+  return timestamp_of(value)
+end
+`;
+
+/**
+ * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset, KEYS[8] tombstone hash,
+ * KEYS[9] tombstone index. ARGV: owner read before ('' = none), id, write tombstone ('1'/'0'), owner hash,
+ * deletedAt, expiresAt ('' = never), idleBefore ('' = unconditional). Returns 0 when the owner changed (the
+ * caller retries), -1 when there is no session, -3 when it is not idle, else the counts by kind
+ * {active, archived, summaries, masked copies}. O(events): every event is decoded once to classify it.
+ */
+export const ERASE_SCRIPT = `${FIELDS}
+local owner = redis.call('HGET', KEYS[1], 'userId')
+if (owner or '') ~= ARGV[1] then return 0 end
+if not owner then return -1 end
+if ARGV[7] ~= '' then
+  local last = tonumber(redis.call('HGET', KEYS[1], 'createdAt'))
+  local newest = newest_timestamp(KEYS)
+  if newest and newest > last then last = newest end
+  if last >= tonumber(ARGV[7]) then return -3 end
+end
+local counts = { 0, 0, 0, 0 }
+for _, value in ipairs(redis.call('HVALS', KEYS[2])) do
+  local stored = cjson.decode(string.sub(value, 2))
+  local meta = type(stored.metadata) == 'string' and cjson.decode(stored.metadata) or {}
+  if stored.synthetic == true then counts[3] = counts[3] + 1
+  elseif type(meta.maskedFrom) == 'string' then counts[4] = counts[4] + 1
+  elseif string.sub(value, 1, 1) == '1' then counts[2] = counts[2] + 1
+  else counts[1] = counts[1] + 1 end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('SREM', KEYS[6], ARGV[2])
+redis.call('ZREM', KEYS[7], ARGV[2])
+if ARGV[3] == '1' then
+  redis.call('DEL', KEYS[8])
+  redis.call('HSET', KEYS[8], 'ownerHash', ARGV[4], 'deletedAt', ARGV[5], 'expiresAt', ARGV[6])
+  redis.call('ZADD', KEYS[9], ARGV[6] == '' and '+inf' or ARGV[6], ARGV[2])
+end
+return counts
+`;
+
+/**
+ * KEYS[1..5] per-session keys. ARGV: expected version, ttl flag, then (id, JSON without the flag) pairs.
+ * Returns -1 missing session, {-2, id} missing event, 0 stale version, 1 rewritten (flags kept, version +1).
+ */
+export const REWRITE_SCRIPT = `${ALIGN_TTL}
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return -1 end
+local flags = {}
+for i = 3, #ARGV, 2 do
+  local old = redis.call('HGET', KEYS[2], ARGV[i])
+  if not old then return { -2, ARGV[i] } end
+  flags[ARGV[i]] = string.sub(old, 1, 1)
+end
+if version ~= ARGV[1] then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], flags[ARGV[i]] .. ARGV[i + 1]) end
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+if ARGV[2] == '1' then align_ttl(KEYS) end
+return 1
+`;
+
+/**
+ * KEYS[1..5] per-session keys. ARGV: before (ms, '' = none), keepLast ('' = none), limit. Removes archived
+ * non-synthetic events, oldest first: those older than `before`, and those beyond the newest `keepLast`
+ * archived events. The archive in log order is the archived list, then ids appended already archived (in
+ * the active list, tracked by the pending set). Returns the removed ids. The version is not touched.
+ */
+export const PURGE_ARCHIVED_SCRIPT = `${FIELDS}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+local archive = redis.call('LRANGE', KEYS[4], 0, -1)
+local listed = #archive
+local pending = redis.call('SMEMBERS', KEYS[5])
+if #pending > 0 then
+  local is_pending = {}
+  for _, id in ipairs(pending) do is_pending[id] = true end
+  for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+    if is_pending[id] then archive[#archive + 1] = id end
+  end
+end
+local before = tonumber(ARGV[1])
+local over = 0
+if ARGV[2] ~= '' then over = math.max(0, #archive - tonumber(ARGV[2])) end
+local limit = tonumber(ARGV[3])
+local doomed = {}
+local removed = {}
+local i = 1
+while i <= #archive and #removed < limit do
+  -- Past the count boundary only the time criterion can remove more.
+  if i > over and not before then break end
+  local last = math.min(i + 499, #archive)
+  local values = redis.call('HMGET', KEYS[2], unpack(archive, i, last))
+  for j = 1, #values do
+    local id = archive[i + j - 1]
+    local v = values[j]
+    if #removed < limit and v and not is_synthetic(v) then
+      local position = i + j - 1
+      local ts = timestamp_of(v)
+      if position <= over or (before and ts and ts < before) then
+        doomed[id] = true
+        removed[#removed + 1] = id
+      end
+    end
+  end
+  i = last + 1
+end
+if #removed == 0 then return removed end
+for s = 1, #removed, 1000 do
+  redis.call('HDEL', KEYS[2], unpack(removed, s, math.min(s + 999, #removed)))
+end
+-- The archived list: trimmed when the removed ids are its head (the usual case), rebuilt otherwise.
+local head = 0
+while head < listed and doomed[archive[head + 1]] do head = head + 1 end
+local listed_removed = 0
+for k = 1, listed do if doomed[archive[k]] then listed_removed = listed_removed + 1 end end
+if listed_removed == head then
+  if head > 0 then redis.call('LTRIM', KEYS[4], head, -1) end
+else
+  local kept = {}
+  for k = 1, listed do if not doomed[archive[k]] then kept[#kept + 1] = archive[k] end end
+  redis.call('DEL', KEYS[4])
+  for s = 1, #kept, 1000 do redis.call('RPUSH', KEYS[4], unpack(kept, s, math.min(s + 999, #kept))) end
+end
+for k = listed + 1, #archive do
+  if doomed[archive[k]] then
+    redis.call('LREM', KEYS[3], 1, archive[k])
+    redis.call('SREM', KEYS[5], archive[k])
+  end
+end
+return removed
+`;
+
+/**
+ * KEYS: groups of 4 per session (session hash, events hash, active list, archived list). Returns, per
+ * session, {userId or false, createdAt, newest event timestamp or false}.
+ */
+export const ACTIVITY_SCRIPT = `${FIELDS}
+local out = {}
+for g = 1, #KEYS, 4 do
+  local keys = { KEYS[g], KEYS[g + 1], KEYS[g + 2], KEYS[g + 3] }
+  local session = redis.call('HMGET', keys[1], 'userId', 'createdAt')
+  local newest = newest_timestamp(keys)
+  out[#out + 1] = { session[1], session[2], newest and tostring(newest) or false }
+end
+return out
+`;
+
+/** KEYS[1] tombstone index, KEYS[2..] tombstone hashes; ARGV: before (ms), then the ids. Re-checks each score. */
+export const PURGE_TOMBSTONES_SCRIPT = `
+local removed = 0
+for k = 2, #KEYS do
+  local id = ARGV[k]
+  local score = redis.call('ZSCORE', KEYS[1], id)
+  if score and tonumber(score) < tonumber(ARGV[1]) then
+    redis.call('DEL', KEYS[k])
+    redis.call('ZREM', KEYS[1], id)
+    removed = removed + 1
+  end
+end
+return removed
 `;

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
+import { TOMBSTONED_MARKER } from '../lifecycle.js';
 
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/i;
 
@@ -9,6 +10,7 @@ export interface SqliteTables {
   migrations: string;
   /** The contentless FTS5 index over each event's text and data (it stores words, not a copy of the text). */
   fts: string;
+  tombstones: string;
 }
 
 export const DEFAULT_SQLITE_PREFIX = 'session_compaction';
@@ -20,7 +22,13 @@ export function sqliteTables(prefix: string): SqliteTables {
   }
   // SQLite identifiers are case-insensitive; folding keeps names and logs consistent.
   const p = prefix.toLowerCase();
-  return { sessions: `${p}_sessions`, events: `${p}_events`, migrations: `${p}_migrations`, fts: `${p}_events_fts` };
+  return {
+    sessions: `${p}_sessions`,
+    events: `${p}_events`,
+    migrations: `${p}_migrations`,
+    fts: `${p}_events_fts`,
+    tombstones: `${p}_tombstones`,
+  };
 }
 
 export interface SqliteMigration {
@@ -100,5 +108,23 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
     `;
     },
+  },
+  {
+    version: 3,
+    name: 'tombstones of deleted sessions',
+    // The trigger makes the refusal atomic with every insert path (save, saveIfAbsent, a concurrent
+    // process): a deleted id cannot come back between a check and a write.
+    sql: (t: SqliteTables) => `
+      CREATE TABLE ${t.tombstones} (
+        id TEXT NOT NULL PRIMARY KEY,
+        owner_hash TEXT NOT NULL,
+        deleted_at INTEGER NOT NULL,
+        expires_at INTEGER
+      ) STRICT;
+      CREATE INDEX ${t.tombstones}_expires_at ON ${t.tombstones} (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE TRIGGER ${t.sessions}_tombstoned BEFORE INSERT ON ${t.sessions}
+        WHEN EXISTS (SELECT 1 FROM ${t.tombstones} WHERE id = NEW.id)
+        BEGIN SELECT RAISE(ABORT, '${TOMBSTONED_MARKER}'); END;
+    `,
   },
 ]);

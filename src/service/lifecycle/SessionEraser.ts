@@ -1,0 +1,145 @@
+import { InvalidArgumentError } from '../../errors.js';
+import { EventFilter } from '../../filter/EventFilter.js';
+import type { Logger } from '../../logging.js';
+import { countKinds, ownerHash, sessionDeletedError, type ErasedSession, type Tombstone } from '../../repository/lifecycle.js';
+import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { Session } from '../../session/Session.js';
+import type { SessionServiceEventMap, SessionServiceEventName } from '../SessionServiceEvents.js';
+import { emptyErasureReport, mergeErasureReports, type ErasureReason, type ErasureReport } from './reports.js';
+
+/** What the lifecycle helpers need from the service. */
+export interface LifecycleContext {
+  repository: SessionRepository;
+  emit: <K extends SessionServiceEventName>(name: K, payload: SessionServiceEventMap[K]) => void;
+  logger: Logger;
+  now: () => Date;
+}
+
+/** eraseUser repeats its sweep while sessions of the user keep appearing (created concurrently), this often. */
+const MAX_USER_SWEEPS = 5;
+
+/**
+ * Deletes sessions with their logs and tombstones, and answers for tombstones when a session is created
+ * or a write hits a deleted one.
+ */
+export class SessionEraser {
+  private warnedNoErase = false;
+
+  constructor(
+    private readonly ctx: LifecycleContext,
+    /** 0: no tombstones; Infinity: tombstones never expire. */
+    readonly tombstoneTtlMs: number,
+  ) {}
+
+  /** Erases one session; a report with `sessions: 0` when it does not exist (or is not idle). */
+  async eraseSession(id: string, reason: ErasureReason, idleBefore?: Date): Promise<ErasureReport> {
+    const { repository } = this.ctx;
+    const now = this.ctx.now();
+    let erased: ErasedSession | null;
+    let tombstones = 0;
+    if (repository.eraseSession !== undefined) {
+      const tombstone = this.tombstoneTtlMs > 0 ? { deletedAt: now, expiresAt: this.tombstoneExpiry(now) } : null;
+      erased = await repository.eraseSession(id, { tombstone, ...(idleBefore !== undefined ? { idleBefore } : {}) });
+      if (erased !== null && tombstone !== null) tombstones = 1;
+    } else {
+      erased = await this.eraseWithoutSpi(id);
+    }
+    const report = emptyErasureReport();
+    if (erased === null) return report;
+    const { sessionId, userId, ...counts } = erased;
+    Object.assign(report, counts, { sessions: 1, sessionIds: [sessionId], tombstones });
+    this.ctx.emit('sessionErased', {
+      sessionId,
+      userId,
+      reason,
+      forgotten: (kind, count) => {
+        if (typeof kind === 'string' && Number.isFinite(count)) report.derived[kind] = (report.derived[kind] ?? 0) + count;
+      },
+    });
+    this.ctx.logger.info('session erased', { sessionId, reason, ...counts, tombstone: tombstones === 1 });
+    return report;
+  }
+
+  /** Every session of the user, swept again while new ones appear; sessions created after it returns are not included. */
+  async eraseUser(userId: string): Promise<ErasureReport> {
+    const total = emptyErasureReport();
+    for (let sweep = 0; sweep < MAX_USER_SWEEPS; sweep++) {
+      const sessions = await this.ctx.repository.findByUserId(userId);
+      if (sessions.length === 0) break;
+      for (const s of sessions) mergeErasureReports(total, await this.eraseSession(s.id, 'erase-user'));
+    }
+    return total;
+  }
+
+  /**
+   * Inserts a session with a caller-chosen id. A live tombstone refuses it, unless `allowRecreate` and the
+   * caller is the deleted session's owner; an expired one is removed first. False when the id is taken.
+   */
+  async insertChosenId(session: Session, allowRecreate: boolean): Promise<boolean> {
+    const { repository } = this.ctx;
+    const tombstone = (await repository.findTombstone?.(session.id)) ?? null;
+    if (tombstone !== null) {
+      if (this.isExpired(tombstone)) {
+        await repository.purgeTombstones?.(this.ctx.now(), 1, session.id);
+      } else if (!allowRecreate || tombstone.ownerHash !== ownerHash(session.userId)) {
+        throw sessionDeletedError(session.id, tombstone);
+      } else if (repository.recreateSession !== undefined) {
+        return repository.recreateSession(session);
+      }
+    }
+    if (repository.saveIfAbsent !== undefined) return repository.saveIfAbsent(session);
+    // Not atomic: a custom repository without saveIfAbsent gets a check, then a save.
+    return (await repository.findById(session.id)) === null && (await repository.save(session)) !== null;
+  }
+
+  /**
+   * Turns the repository's "Session not found: <id>" into one that says the session was deleted, when a
+   * tombstone shows it was; any other error is returned as it is.
+   */
+  async explain(error: unknown, sessionId: string): Promise<unknown> {
+    if (!(error instanceof InvalidArgumentError) || error.message !== `Session not found: ${sessionId}`) return error;
+    const tombstone = await this.ctx.repository.findTombstone?.(sessionId).catch(() => null);
+    if (tombstone === null || tombstone === undefined) return error;
+    return new InvalidArgumentError(
+      `Session not found: ${sessionId} (deleted at ${tombstone.deletedAt.toISOString()}; ` +
+        'appends and compactions of a deleted session are refused)',
+      { cause: error },
+    );
+  }
+
+  /** Removes tombstones that expired before now, in batches; returns how many. */
+  async purgeExpiredTombstones(batchSize: number, onBatch?: (removed: number) => void): Promise<number> {
+    const purge = this.ctx.repository.purgeTombstones;
+    if (purge === undefined) return 0;
+    const now = this.ctx.now();
+    let total = 0;
+    for (;;) {
+      const removed = await purge.call(this.ctx.repository, now, batchSize);
+      total += removed;
+      onBatch?.(removed);
+      if (removed < batchSize) return total;
+    }
+  }
+
+  private tombstoneExpiry(now: Date): Date | null {
+    return Number.isFinite(this.tombstoneTtlMs) ? new Date(now.getTime() + this.tombstoneTtlMs) : null;
+  }
+
+  private isExpired(t: Tombstone): boolean {
+    return t.expiresAt !== null && t.expiresAt < this.ctx.now();
+  }
+
+  /** A repository without eraseSession: counts read first, then delete; no tombstone, not atomic. */
+  private async eraseWithoutSpi(id: string): Promise<ErasedSession | null> {
+    const { repository } = this.ctx;
+    if (!this.warnedNoErase) {
+      this.warnedNoErase = true;
+      this.ctx.logger.warn('the repository has no eraseSession: deleted ids get no tombstone and can be created again');
+    }
+    const session = await repository.findById(id);
+    if (session === null) return null;
+    const counts = countKinds(await repository.findEvents(id, EventFilter.all()));
+    await repository.delete(id);
+    return { sessionId: id, userId: session.userId, ...counts };
+  }
+}
