@@ -147,6 +147,9 @@ export function sessionDeletedError(id: string, tombstone?: Tombstone | null): I
   );
 }
 
+/** The SQL schema version (SQLite and PostgreSQL) that adds tombstones. */
+export const TOMBSTONE_SCHEMA_VERSION = 3;
+
 /** Marker a backend puts into its refusal (SQL trigger, Lua reply) when a save hits a tombstone. */
 export const TOMBSTONED_MARKER = 'session_compaction: session id is tombstoned';
 

@@ -4,7 +4,14 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EventFilter, Messages, SessionEvent, SqliteSessionRepository } from '../../src/index.js';
+import {
+  DefaultSessionService,
+  EventFilter,
+  IllegalStateError,
+  Messages,
+  SessionEvent,
+  SqliteSessionRepository,
+} from '../../src/index.js';
 import { json, runCli } from './support/runCli.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/sqlite-v1.db', import.meta.url));
@@ -209,6 +216,22 @@ describe('cli: session-compaction admin commands', function () {
     expect(await repo.findById('fixture-expired')).to.equal(null);
     expect(await repo.findById('fixture-forever')).to.not.equal(null);
     await repo.close();
+  });
+
+  it('expire on a migrated store tombstones what it deletes: the id cannot be created again', async function () {
+    const path = store();
+    expect((await runCli('migrate', '--url', `sqlite:${path}`)).code).to.equal(0);
+    const real = await runCli('expire', '--url', `sqlite:${path}`, '--before', '2025-01-01T00:00:00Z', '--json');
+    expect(json(real)).to.include({ expired: 1, tombstones: true });
+    const repo = new SqliteSessionRepository({ path });
+    try {
+      expect(await repo.findTombstone('fixture-expired')).to.not.equal(null);
+      const again = new DefaultSessionService(repo);
+      const refused = await again.create({ userId: 'someone', id: 'fixture-expired' }).catch((e: Error) => e);
+      expect(refused).to.be.instanceOf(IllegalStateError);
+    } finally {
+      await repo.close();
+    }
   });
 
   it('migrate --dry-run prints pending steps of a new file and creates nothing; migrate applies them', async function () {

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
 import { DefaultSessionService } from '../../service/DefaultSessionService.js';
+import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { MigratableRepository } from '../../repository/schemaMigrations.js';
+import { TOMBSTONE_SCHEMA_VERSION } from '../../repository/lifecycle.js';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { printResult, progressReporter } from '../CliIo.js';
 import { withUrlOptions } from './urlOptions.js';
@@ -26,13 +29,16 @@ export function registerExpireCommand(program: Command, ctx: AdminContext): void
       { ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
       async (repository, where) => {
         const ids = await repository.findExpiredSessionIds(before);
+        const tombstones = await hasTombstones(repository);
         if (flags.dryRun !== true) {
           const progress = progressReporter(ctx.io, flags.progress !== false && ids.length > 1);
           progress.start(ids.length, 'expire');
-          // Through the service: each deleted id gets a tombstone, as with SessionService.delete.
+          // Through the service: each deleted id gets a tombstone, as with SessionService.delete (when the
+          // schema has them: this command does not migrate).
           const service = new DefaultSessionService(repository, { logger: ctx.logger });
           for (const id of ids) {
-            await service.delete(id);
+            if (tombstones) await service.delete(id);
+            else await repository.delete(id);
             progress.tick(id);
           }
           progress.stop();
@@ -43,6 +49,7 @@ export function registerExpireCommand(program: Command, ctx: AdminContext): void
           dryRun: flags.dryRun === true,
           expired: ids.length,
           sessionIds: ids,
+          tombstones,
         };
         printResult(ctx.io, flags.json === true, report, () =>
           flags.dryRun === true
@@ -52,4 +59,10 @@ export function registerExpireCommand(program: Command, ctx: AdminContext): void
       },
     );
   });
+}
+
+/** Whether the store's schema holds tombstones (schema version 3 applied); a store without a schema always can. */
+async function hasTombstones(repository: SessionRepository): Promise<boolean> {
+  const status = await (repository as Partial<MigratableRepository>).schemaStatus?.();
+  return status === undefined || !status.pending.some((step) => step.version === TOMBSTONE_SCHEMA_VERSION);
 }

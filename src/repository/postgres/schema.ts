@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
-import { TOMBSTONED_MARKER } from '../lifecycle.js';
+import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../lifecycle.js';
 
 /** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
 export interface PostgresTables {
@@ -98,7 +98,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    version: 3,
+    version: TOMBSTONE_SCHEMA_VERSION,
     name: 'tombstones of deleted sessions',
     // The trigger makes the refusal atomic with every insert path. It takes the same per-id advisory lock
     // as eraseSession, so an insert racing an erasure either lands first (and is erased) or sees the tombstone.

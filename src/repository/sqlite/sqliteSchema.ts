@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
-import { TOMBSTONED_MARKER } from '../lifecycle.js';
+import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../lifecycle.js';
 
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/i;
 
@@ -110,7 +110,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     },
   },
   {
-    version: 3,
+    version: TOMBSTONE_SCHEMA_VERSION,
     name: 'tombstones of deleted sessions',
     // The trigger makes the refusal atomic with every insert path (save, saveIfAbsent, a concurrent
     // process): a deleted id cannot come back between a check and a write.
