@@ -81,6 +81,8 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
   private readonly estimator: TokenCountEstimator;
   private readonly logger: Logger;
   private resolved: Promise<unknown> | null = null;
+  /** Set by clearSession with onClear 'delete': this session's own next use takes its deleted id back. */
+  private recreate = false;
 
   constructor(options: CompactingSessionOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -185,6 +187,7 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     if (this.onClear === 'delete') {
       await this.service.delete(this.sessionId);
       this.resolved = null;
+      this.recreate = true;
       return;
     }
     await this.ensureSession();
@@ -212,7 +215,13 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
   }
 
   private ensureSession(): Promise<unknown> {
-    this.resolved ??= resolveSession(this.service, this.sessionId, this.userId, CompactingSession.DEFAULT_USER_ID).catch(
+    this.resolved ??= resolveSession(this.service, this.sessionId, this.userId, CompactingSession.DEFAULT_USER_ID, {
+      allowRecreate: this.recreate,
+    }).then(
+      (session) => {
+        this.recreate = false;
+        return session;
+      },
       (error: unknown) => {
         this.resolved = null;
         throw error;
