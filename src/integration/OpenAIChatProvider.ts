@@ -9,7 +9,9 @@ import type {
 import type { CompletionUsage } from 'openai/resources/completions';
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { Messages, type Message } from '../session/Message.js';
-import { fromOpenAIMessage, toOpenAIMessages } from '../session/OpenAIMessages.js';
+import { defaultLogger, type Logger } from '../logging.js';
+import { fromOpenAIMessage, toOpenAIMessagesWithSources } from '../session/OpenAIMessages.js';
+import { pairOpenAIToolMessages, toolPairingWarning } from '../session/openAIToolPairing.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { ChatCompletionChunkAggregator } from './ChatCompletionChunkAggregator.js';
 import type {
@@ -19,7 +21,7 @@ import type {
   ChatProviderTypes,
   PersistableMessage,
 } from './ChatProvider.js';
-import { messageToPersist, systemMessagesFirst, toolNameResolver } from './requestMessages.js';
+import { messageToPersist, toolNameResolver } from './requestMessages.js';
 import type { ProviderTokenUsage } from './SessionUsageRecorder.js';
 
 /** Chat parameters a request may add (tools, temperature...): everything but what SessionMemory sets itself. */
@@ -39,12 +41,15 @@ export interface OpenAIChatTypes extends ChatProviderTypes {
 export interface OpenAIChatProviderOptions {
   /** Ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
   streamUsage?: boolean;
+  /** Where prompt repairs (unpaired tool messages) are logged; default the library's logger. */
+  logger?: Logger;
 }
 
 /** Any OpenAI-compatible Chat Completions endpoint through the `openai` SDK client (its `baseURL`). */
 export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
   declare readonly types?: OpenAIChatTypes;
   private readonly streamUsage: boolean;
+  private readonly logger: Logger;
 
   constructor(
     private readonly client: OpenAI,
@@ -52,10 +57,25 @@ export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
   ) {
     if (client === null || client === undefined) throw new InvalidArgumentError('client must not be null');
     this.streamUsage = options.streamUsage ?? true;
+    this.logger = options.logger ?? defaultLogger();
   }
 
+  /**
+   * System messages first, then the history and the request's messages, with tool pairing repaired over the
+   * whole list (the request usually answers the history's last tool calls), each repair logged at warn.
+   */
   prompt(history: readonly SessionEvent[], messages: readonly ChatCompletionMessageParam[]): ChatCompletionMessageParam[] {
-    return systemMessagesFirst([...toOpenAIMessages(history), ...messages]);
+    const past = toOpenAIMessagesWithSources(history);
+    const all = [
+      ...past.messages.map((m, i) => ({ m, source: past.sources[i] })),
+      ...messages.map((m) => ({ m, source: undefined })),
+    ];
+    const isSystem = (x: { m: ChatCompletionMessageParam }) => x.m.role === 'system' || x.m.role === 'developer';
+    const ordered = [...all.filter(isSystem), ...all.filter((x) => !isSystem(x))];
+    return pairOpenAIToolMessages(
+      ordered.map((x) => x.m),
+      { sources: ordered.map((x) => x.source), onRepair: (r) => this.logger.warn(...toolPairingWarning(r)) },
+    );
   }
 
   requestMessages(messages: readonly ChatCompletionMessageParam[]): Message[] {

@@ -126,7 +126,11 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     }
     // Without a provider, T is the default OpenAIChatTypes: the client's provider is the one T describes.
     this.provider =
-      provider ?? (new OpenAIChatProvider(options.client!, { streamUsage: options.streamUsage }) as unknown as ChatProvider<T>);
+      provider ??
+      (new OpenAIChatProvider(options.client!, {
+        streamUsage: options.streamUsage,
+        logger: options.logger,
+      }) as unknown as ChatProvider<T>);
     this.model = requireText(options.model, 'model');
     this.defaultUserId =
       options.defaultUserId === undefined ? SessionMemory.DEFAULT_USER_ID : requireText(options.defaultUserId, 'defaultUserId');

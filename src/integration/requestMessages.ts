@@ -3,13 +3,6 @@ import { fromOpenAIMessage } from '../session/OpenAIMessages.js';
 import { Messages, type Message, type ToolResponse } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
-const isSystemParam = (m: ChatCompletionMessageParam) => m.role === 'system' || m.role === 'developer';
-
-/** Every system (and developer) message first, relative order preserved, as the model expects. */
-export function systemMessagesFirst(messages: readonly ChatCompletionMessageParam[]): ChatCompletionMessageParam[] {
-  return [...messages.filter(isSystemParam), ...messages.filter((m) => !isSystemParam(m))];
-}
-
 /** Recovers tool names for OpenAI tool messages (which carry only the call id) from earlier tool calls. */
 export function toolNameResolver(
   history: readonly SessionEvent[],

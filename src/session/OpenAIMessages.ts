@@ -4,7 +4,9 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import { InvalidArgumentError } from '../errors.js';
+import { defaultLogger, type Logger } from '../logging.js';
 import { Messages, type Message, type ToolCall } from './Message.js';
+import { pairOpenAIToolMessages, toolPairingWarning } from './openAIToolPairing.js';
 import { SessionEvent } from './SessionEvent.js';
 
 export type OpenAIMessageParam = ChatCompletionMessageParam;
@@ -17,6 +19,15 @@ export interface ToOpenAIOptions {
    * countReasoning: true })`).
    */
   reasoning?: 'omit' | 'reasoning_content' | 'reasoning';
+  /**
+   * Repair tool pairing as the API requires (default true): a tool result without its call is left out, a
+   * call without its result is answered with a placeholder, each logged at warn with the event id; the
+   * stored log is not changed. Pass false when you append the results of the last calls yourself, and
+   * repair the whole list with `pairOpenAIToolMessages`.
+   */
+  pairToolMessages?: boolean;
+  /** Where repairs are logged; default the library's logger. */
+  logger?: Logger;
 }
 
 const REASONING_FIELDS = ['omit', 'reasoning_content', 'reasoning'] as const;
@@ -29,13 +40,26 @@ export function toOpenAIMessages(
   items: ReadonlyArray<SessionEvent | Message>,
   options: ToOpenAIOptions = {},
 ): ChatCompletionMessageParam[] {
+  const { messages, sources } = toOpenAIMessagesWithSources(items, options);
+  if (options?.pairToolMessages === false) return messages;
+  const logger = options?.logger ?? defaultLogger();
+  return pairOpenAIToolMessages(messages, { sources, onRepair: (r) => logger.warn(...toolPairingWarning(r)) });
+}
+
+/** The unrepaired messages, with the id of the event each came from (undefined for a plain Message). */
+export function toOpenAIMessagesWithSources(
+  items: ReadonlyArray<SessionEvent | Message>,
+  options: ToOpenAIOptions = {},
+): { messages: ChatCompletionMessageParam[]; sources: (string | undefined)[] } {
   const reasoningField = options?.reasoning ?? 'omit';
   if (!(REASONING_FIELDS as readonly string[]).includes(reasoningField)) {
     throw new InvalidArgumentError("reasoning must be 'omit', 'reasoning_content' or 'reasoning'");
   }
   const out: ChatCompletionMessageParam[] = [];
+  const sources: (string | undefined)[] = [];
   for (const item of items) {
     const message = item instanceof SessionEvent ? item.message : item;
+    const from = out.length;
     switch (message.type) {
       case 'user':
         out.push({ role: 'user', content: message.text });
@@ -65,8 +89,9 @@ export function toOpenAIMessages(
         for (const r of message.responses) out.push({ role: 'tool', tool_call_id: r.id, content: r.responseData });
         break;
     }
+    for (let i = from; i < out.length; i++) sources.push(item instanceof SessionEvent ? item.id : undefined);
   }
-  return out;
+  return { messages: out, sources };
 }
 
 type ContentPart = { type: string; text?: string };

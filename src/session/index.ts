@@ -10,4 +10,10 @@ export {
   type ToOpenAIOptions,
 } from './OpenAIMessages.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './turns.js';
+export {
+  pairOpenAIToolMessages,
+  MISSING_TOOL_RESULT,
+  type ToolPairingRepair,
+  type PairOpenAIToolMessagesOptions,
+} from './openAIToolPairing.js';
 export { formatEvent, formatMessage, type FormatOptions } from './formatEvent.js';
