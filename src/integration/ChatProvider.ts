@@ -28,6 +28,8 @@ export interface ChatProviderCall<T extends ChatProviderTypes> {
   prompt: T['prompt'];
   params: T['params'];
   signal?: AbortSignal;
+  /** The longest the call may wait for the model (the SDK's per-request `timeout`), whoever built the client. */
+  timeoutMs?: number;
 }
 
 export interface ChatProviderOutcome<T extends ChatProviderTypes> {
@@ -66,6 +68,10 @@ export interface ChatProvider<T extends ChatProviderTypes> {
    */
   incoming(messages: readonly T['message'][], history: readonly SessionEvent[]): PersistableMessage[];
   call(call: ChatProviderCall<T>): Promise<ChatProviderOutcome<T>>;
-  /** Streams one reply, handing every chunk to `onChunk` as it arrives, and resolves with the whole reply. */
+  /**
+   * Streams one reply, handing every chunk to `onChunk` as it arrives, and resolves with the whole reply. A
+   * stream that stops early should reject with InterruptedReplyError carrying what was received, so that it
+   * is stored marked incomplete rather than lost (or taken for a whole reply).
+   */
   stream(call: ChatProviderCall<T>, onChunk: (chunk: T['chunk']) => void): Promise<ChatProviderOutcome<T>>;
 }

@@ -11,7 +11,9 @@ import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { Messages, type Message } from '../session/Message.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { fromOpenAIMessage, toOpenAIMessagesWithSources } from '../session/OpenAIMessages.js';
+import { incompleteReplyMetadata } from '../session/incompleteReplies.js';
 import { pairOpenAIToolMessages, toolPairingWarning } from '../session/openAIToolPairing.js';
+import { InterruptedReplyError } from './InterruptedReplyError.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { ChatCompletionChunkAggregator } from './ChatCompletionChunkAggregator.js';
 import type {
@@ -97,7 +99,7 @@ export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
   async call(call: ChatProviderCall<OpenAIChatTypes>): Promise<ChatProviderOutcome<OpenAIChatTypes>> {
     const completion = await this.client.chat.completions.create(
       { ...call.params, model: call.model, messages: call.prompt, stream: false },
-      call.signal === undefined ? {} : { signal: call.signal },
+      requestOptions(call),
     );
     const choice = completion.choices[0];
     if (choice === undefined) throw new IllegalStateError('the model returned no choices');
@@ -108,25 +110,57 @@ export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
     call: ChatProviderCall<OpenAIChatTypes>,
     onChunk: (chunk: ChatCompletionChunk) => void,
   ): Promise<ChatProviderOutcome<OpenAIChatTypes>> {
-    const stream = await this.client.chat.completions.create(
-      {
-        ...call.params,
-        model: call.model,
-        messages: call.prompt,
-        stream: true,
-        ...(this.streamUsage ? { stream_options: { include_usage: true } } : {}),
-      },
-      { signal: call.signal },
-    );
     const aggregator = new ChatCompletionChunkAggregator();
-    for await (const chunk of stream) {
-      aggregator.add(chunk);
-      onChunk(chunk);
+    try {
+      const stream = await this.client.chat.completions.create(
+        {
+          ...call.params,
+          model: call.model,
+          messages: call.prompt,
+          stream: true,
+          ...(this.streamUsage ? { stream_options: { include_usage: true } } : {}),
+        },
+        requestOptions(call),
+      );
+      for await (const chunk of stream) {
+        aggregator.add(chunk);
+        onChunk(chunk);
+      }
+    } catch (error) {
+      const reason = call.signal?.aborted === true || isTimeout(error) ? 'aborted' : 'error';
+      throw new InterruptedReplyError(reason, partialReply(aggregator, reason), error);
+    }
+    // The SDK ends the iteration quietly when the signal aborts it: what came is a fragment, not a reply.
+    if (call.signal?.aborted === true) {
+      throw new InterruptedReplyError('aborted', partialReply(aggregator, 'aborted'), call.signal.reason);
     }
     const { message, usage, finishReason } = aggregator.result();
     return outcome(message, usage, finishReason);
   }
 }
+
+/** The caller's signal and the configured timeout on every request, even on a client the caller built. */
+function requestOptions(call: ChatProviderCall<OpenAIChatTypes>): { signal?: AbortSignal; timeout?: number } {
+  return {
+    ...(call.signal === undefined ? {} : { signal: call.signal }),
+    ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
+  };
+}
+
+/**
+ * The text received before a stream stopped. Tool calls are left out: their arguments may be cut mid-JSON
+ * and no result will ever answer them.
+ */
+function partialReply(aggregator: ChatCompletionChunkAggregator, reason: string): PersistableMessage | null {
+  const { message } = aggregator.result();
+  if (typeof message.content !== 'string' || message.content === '') return null;
+  return { message: Messages.assistant(message.content), metadata: incompleteReplyMetadata(reason) };
+}
+
+const isTimeout = (error: unknown) => error instanceof Error && error.name === 'APIConnectionTimeoutError';
+
+/** Finish reasons of a reply that ended as the model meant it to. */
+const COMPLETE = new Set(['stop', 'tool_calls', 'function_call']);
 
 function outcome(
   message: ChatCompletionMessage,
@@ -134,9 +168,11 @@ function outcome(
   finishReason: string | null,
   completion?: ChatCompletion,
 ): ChatProviderOutcome<OpenAIChatTypes> {
+  // 'length' or 'content_filter': the API cut the reply short; it is stored marked incomplete.
+  const incomplete = finishReason !== null && !COMPLETE.has(finishReason);
   return {
     reply: message,
-    persist: { message: fromOpenAIMessage(message) },
+    persist: { message: fromOpenAIMessage(message), ...(incomplete ? { metadata: incompleteReplyMetadata(finishReason) } : {}) },
     usage,
     promptTokens: usage?.prompt_tokens,
     ...(usage !== null ? { tokens: openAITokenUsage(usage) } : {}),

@@ -29,6 +29,7 @@ import {
   type EventIdContext,
   type SessionEventIdGenerator,
 } from './eventIdGenerators.js';
+import { InterruptedReplyError } from './InterruptedReplyError.js';
 import { OpenAIChatProvider, type OpenAIChatTypes } from './OpenAIChatProvider.js';
 import { metadataStoreOf, SessionCalibrator } from './SessionCalibrator.js';
 import type {
@@ -79,6 +80,7 @@ const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
  */
 export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   static readonly DEFAULT_USER_ID = 'default-user';
+  static readonly DEFAULT_TIMEOUT_MS = 60_000;
 
   readonly model: string;
   readonly defaultUserId: string;
@@ -99,6 +101,8 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   private readonly compactBeforeCall: boolean;
   private readonly recall: { assembler: ContextAssembler; settings: RecallSettings } | null;
   private readonly logger: Logger;
+  /** Per model call: the SDK's request timeout, passed on every call whoever built the client. */
+  private readonly timeoutMs: number;
   /** Serialises session resolution per id in this process, so two first requests cannot both create it. */
   private readonly resolving = new KeyedMutex();
 
@@ -144,6 +148,8 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       options.contextWindowTokens === undefined
         ? undefined
         : requirePositiveInt(options.contextWindowTokens, 'contextWindowTokens');
+    this.timeoutMs =
+      options.timeoutMs === undefined ? SessionMemory.DEFAULT_TIMEOUT_MS : requirePositiveInt(options.timeoutMs, 'timeoutMs');
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
     this.logger = options.logger ?? defaultLogger();
     const store = options.metadataStore ?? metadataStoreOf(options.sessionService);
@@ -183,6 +189,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
         model: turn.model,
         prompt: turn.prompt,
         params: turn.chatParams,
+        timeoutMs: this.timeoutMs,
         ...(turn.signal === undefined ? {} : { signal: turn.signal }),
       });
       return this.reportFinished(telemetry, outcome, await this.finish(turn, outcome, null));
@@ -192,9 +199,10 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   /**
    * One streaming turn: the model's chunks as they arrive, `compaction_started` before a compaction's strategy
    * (and so any summariser call) runs, then `compaction_completed` (or `_skipped` / `_failed`), and last `done`
-   * with the response. The reply is persisted once, from the aggregated chunks. An aborted `signal` stops the
-   * model call and nothing of the interrupted reply is persisted; stopping the iteration early aborts a call
-   * still in progress (a reply already received in full is still persisted).
+   * with the response. The reply is persisted once, from the aggregated chunks. An aborted `signal` (or
+   * stopping the iteration early, or a failed stream) stops the model call: the text received so far is
+   * persisted marked incomplete (`incomplete: true`, `finishReason` 'aborted' or 'error' in its metadata), and
+   * later prompts show it as interrupted; a reply already received in full is persisted as usual.
    */
   stream(request: SessionMemoryRequest<T>): AsyncGenerator<SessionMemoryStreamEvent<T>, void, undefined> {
     return this.streamEvents(request);
@@ -223,12 +231,39 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     await traceTurn(request?.sessionId, true, async (telemetry) => {
       const turn = await this.prepare(request, sink);
       this.reportPrepared(telemetry, turn);
-      const outcome = await this.provider.stream(
-        { model: turn.model, prompt: turn.prompt, params: turn.chatParams, signal },
-        (chunk) => sink.push({ type: 'chunk', chunk }),
-      );
+      let outcome: ChatProviderOutcome<T>;
+      try {
+        outcome = await this.provider.stream(
+          { model: turn.model, prompt: turn.prompt, params: turn.chatParams, signal, timeoutMs: this.timeoutMs },
+          (chunk) => sink.push({ type: 'chunk', chunk }),
+        );
+      } catch (error) {
+        if (!(error instanceof InterruptedReplyError)) throw error;
+        await this.storeInterrupted(turn, error);
+        throw error.cause ?? error;
+      }
       sink.push({ type: 'done', response: this.reportFinished(telemetry, outcome, await this.finish(turn, outcome, sink)) });
     });
+  }
+
+  /**
+   * What an interrupted stream delivered is kept, marked incomplete (`incomplete`, `finishReason` in its
+   * metadata): never lost, never taken for a whole reply, shown as interrupted in later prompts. A failure
+   * to store it is logged, so that the caller still sees why the stream stopped.
+   */
+  private async storeInterrupted(turn: PreparedTurn<T>, interrupted: InterruptedReplyError): Promise<void> {
+    const partial = interrupted.partial;
+    if (partial === null || !this.messageFilter.shouldPersist(partial.message)) return;
+    try {
+      turn.persisted.push(
+        await this.service.appendMessage(turn.sessionId, partial.message, {
+          id: this.responseIds.generate(turn.idContext, partial.message),
+          ...(partial.metadata ? { metadata: partial.metadata } : {}),
+        }),
+      );
+    } catch (error) {
+      this.logger.error('an interrupted reply could not be stored', { sessionId: turn.sessionId, error: String(error) });
+    }
   }
 
   private reportPrepared(telemetry: TurnTelemetry, turn: PreparedTurn<T>): void {

@@ -74,6 +74,11 @@ export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTy
   /** With `client`: ask streaming endpoints for a final usage chunk (`stream_options.include_usage`); default true. */
   streamUsage?: boolean;
   /**
+   * The longest one model call may wait (the SDK's per-request `timeout`), passed with the request's
+   * `signal` on every call, also when you built the client yourself. Default 60 000.
+   */
+  timeoutMs?: number;
+  /**
    * Price table of the chat model (e.g. `PROVIDER_PRESETS['openai-gpt-4.1'].prices`): each turn's usage record
    * then carries `estimatedCost`, and the session metadata the running total. Without it, tokens only.
    */

@@ -6,6 +6,7 @@ import type {
 import { InvalidArgumentError } from '../errors.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { Messages, type Message, type ToolCall } from './Message.js';
+import { interruptedNote, isIncompleteReply } from './incompleteReplies.js';
 import { pairOpenAIToolMessages, toolPairingWarning } from './openAIToolPairing.js';
 import { SessionEvent } from './SessionEvent.js';
 
@@ -70,7 +71,11 @@ export function toOpenAIMessagesWithSources(
       case 'assistant': {
         const param: ChatCompletionAssistantMessageParam & { reasoning_content?: string; reasoning?: string } = {
           role: 'assistant',
-          content: message.text,
+          // A reply that was cut off says so, or the model would take the fragment for its whole answer.
+          content:
+            item instanceof SessionEvent && isIncompleteReply(item)
+              ? [message.text, interruptedNote(item)].filter((t) => t !== null && t !== '').join('\n\n')
+              : message.text,
         };
         if (reasoningField !== 'omit' && message.reasoning !== undefined && message.reasoning !== '') {
           param[reasoningField] = message.reasoning;

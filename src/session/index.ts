@@ -16,4 +16,5 @@ export {
   type ToolPairingRepair,
   type PairOpenAIToolMessagesOptions,
 } from './openAIToolPairing.js';
+export { METADATA_INCOMPLETE, METADATA_FINISH_REASON, isIncompleteReply, incompleteReplyMetadata } from './incompleteReplies.js';
 export { formatEvent, formatMessage, type FormatOptions } from './formatEvent.js';

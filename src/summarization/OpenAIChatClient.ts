@@ -63,7 +63,11 @@ export class OpenAIChatClient implements ChatClient {
   readonly totalUsage: ChatUsage & { calls: number } = { promptTokens: 0, completionTokens: 0, totalTokens: 0, calls: 0 };
   private readonly onUsage: ChatUsageListener | undefined;
   private readonly logger: Logger;
-  /** Per-request SDK options; a caller's own client keeps its settings unless overridden explicitly. */
+  /**
+   * Per-request SDK options. The timeout is always sent, so that a client the caller built (whose own
+   * default may be ten minutes) still gives up after `timeoutMs`; its retry setting is kept unless
+   * `maxRetries` is given.
+   */
   private readonly requestOptions: { timeout?: number; maxRetries?: number };
 
   constructor(options: OpenAIChatClientOptions) {
@@ -82,7 +86,7 @@ export class OpenAIChatClient implements ChatClient {
       options.client === undefined
         ? { timeout: this.timeoutMs, maxRetries: this.maxRetries }
         : {
-            ...(options.timeoutMs !== undefined ? { timeout: this.timeoutMs } : {}),
+            timeout: this.timeoutMs,
             ...(options.maxRetries !== undefined ? { maxRetries: this.maxRetries } : {}),
           };
   }

@@ -40,6 +40,10 @@ export interface FakeReply {
   headers?: Record<string, string>;
   /** Wait this long before sending anything (for timeout tests). */
   delayMs?: number;
+  /** Streaming: wait this long after each content chunk (for tests that abort mid-stream). */
+  chunkDelayMs?: number;
+  /** Streaming: drop the connection after this many content chunks (a stream that fails half way). */
+  breakAfterChunks?: number;
   /** Sent verbatim instead of a generated body (for malformed-JSON tests). */
   rawBody?: string;
   /** Defaults to a rough count (characters / 4) of the request messages and the reply. */
@@ -279,7 +283,19 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
       if (content) {
         // Several deltas, so clients must concatenate.
         const parts = content.match(/[\s\S]{1,8}/g) ?? [];
-        for (const part of parts) send(chunk({ content: part }, null));
+        for (const [i, part] of parts.entries()) {
+          if (reply.breakAfterChunks !== undefined && i >= reply.breakAfterChunks) {
+            // Let what was written reach the client first: the failure is half way, not at the start.
+            await sleep(50, res);
+            res.destroy();
+            return;
+          }
+          send(chunk({ content: part }, null));
+          if (reply.chunkDelayMs) {
+            await sleep(reply.chunkDelayMs, res);
+            if (res.destroyed) return;
+          }
+        }
       }
       if (toolCalls) {
         for (const call of toolCalls) {

@@ -102,7 +102,10 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
   async call(call: ChatProviderCall<AnthropicChatTypes>): Promise<ChatProviderOutcome<AnthropicChatTypes>> {
     const reply = await this.client.messages.create(
       { ...this.body(call), stream: false },
-      call.signal === undefined ? {} : { signal: call.signal },
+      {
+        ...(call.signal === undefined ? {} : { signal: call.signal }),
+        ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
+      },
     );
     return outcome(reply, true);
   }
@@ -112,7 +115,10 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
     onChunk: (chunk: MessageStreamEvent) => void,
   ): Promise<ChatProviderOutcome<AnthropicChatTypes>> {
     // The SDK's own accumulator folds the events (text, tool input JSON, thinking and signature deltas).
-    const stream = this.client.messages.stream(this.body(call), call.signal === undefined ? {} : { signal: call.signal });
+    const stream = this.client.messages.stream(this.body(call), {
+      ...(call.signal === undefined ? {} : { signal: call.signal }),
+      ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
+    });
     for await (const event of stream) onChunk(event);
     return outcome(await stream.finalMessage(), false);
   }
