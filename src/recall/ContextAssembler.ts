@@ -10,7 +10,7 @@ import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimato
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
-import { recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
+import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
 import type { Retriever } from './Retriever.js';
 import { searchableText } from './searchTerms.js';
 
@@ -292,8 +292,21 @@ export class ContextAssembler {
     const position = new Map(log.map((e, i) => [e.id, i]));
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
-    const entryText = (event: SessionEvent): string | null =>
-      shortenText(formatEvent(event), (t) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap);
+    // Costs come from the memoised event counts plus the time prefix (counted once per distinct time): no
+    // tokenising per entry on the hot path; the rendered block is counted whole once at the end.
+    const prefixTokens = new Map<string, number>();
+    const prefixCost = (event: SessionEvent) => {
+      const prefix = `[${formatRecallTime(event.timestamp)}] `;
+      let tokens = prefixTokens.get(prefix);
+      if (tokens === undefined) prefixTokens.set(prefix, (tokens = estimator.estimate(prefix) + 1));
+      return tokens;
+    };
+    const entry = (event: SessionEvent): { text: string; cost: number } | null => {
+      const cost = estimateEventTokens(event, estimator) + prefixCost(event);
+      if (cost <= entryCap) return { text: formatEvent(event), cost };
+      const text = shortenText(formatEvent(event), (t) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap);
+      return text === null ? null : { text, cost: estimator.estimate(recallEntry(event, null, text)) + 1 };
+    };
     const overhead = estimator.estimate(formatMessage({ type: 'user', text: renderRecallBlock([]) }));
 
     const groups: RecallBlockEntry[][] = [];
@@ -311,17 +324,18 @@ export class ContextAssembler {
       }
       const group: RecallBlockEntry[] = [];
       let cost = 0;
+      let alone = 0;
       for (const event of around) {
-        const text = entryText(event);
-        if (text === null) continue;
-        group.push({ event, position: position.get(event.id)!, text });
-        cost += estimator.estimate(recallEntry(event, null, text)) + 1;
+        const e = entry(event);
+        if (e === null) continue;
+        group.push({ event, position: position.get(event.id)!, text: e.text });
+        cost += e.cost;
+        if (event.id === hit.id) alone = e.cost;
       }
       const hitEntry = group.find((g) => g.event.id === hit.id);
       if (hitEntry === undefined) continue;
       if (used + cost > cap) {
         // Without its neighbours the hit may still fit.
-        const alone = estimator.estimate(recallEntry(hit, null, hitEntry.text)) + 1;
         if (used + alone > cap) continue;
         group.splice(0, group.length, hitEntry);
         cost = alone;

@@ -10,8 +10,18 @@ import type { SessionEvent } from '../session/SessionEvent.js';
 export function processSearchTerm(term: string): string | null {
   const lower = term.toLowerCase();
   if (lower === '' || STOP_WORDS.has(lower)) return null;
-  return stemmer(lower);
+  let stem = STEMS.get(lower);
+  if (stem === undefined) {
+    // A conversation's vocabulary is small and repeats: stemming each distinct word once is most of indexing saved.
+    if (STEMS.size >= MAX_STEMS) STEMS.clear();
+    stem = stemmer(lower);
+    STEMS.set(lower, stem);
+  }
+  return stem;
 }
+
+const MAX_STEMS = 100_000;
+const STEMS = new Map<string, string>();
 
 /**
  * The text an event is found by: its rendering as the model sees it (tool calls and tool results

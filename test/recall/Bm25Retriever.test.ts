@@ -111,18 +111,6 @@ describe('Bm25Retriever', function () {
       expect(byResult[0]!.event.messageType).to.equal('tool');
     });
 
-    it('also finds an event by the words of its neighbours, below the events that hold them', async function () {
-      await session('s', 'alice', Messages.user('Do you have a pet?'), Messages.assistant('Yes, Oscar, my guinea pig.'));
-      const hits = await retriever.retrieve({ sessionId: 's', query: 'pet', includeActive: true });
-      expect(texts(hits)).to.deep.equal(['Do you have a pet?', 'Yes, Oscar, my guinea pig.']);
-      expect(hits[1]!.score).to.be.lessThan(hits[0]!.score);
-    });
-
-    it("never lends a branch event's words to a root event next to it", async function () {
-      await session('s', 'alice', Messages.user('root says hello'), [Messages.assistant('hidden branch word zanzibar'), 'orch']);
-      expect(await retriever.retrieve({ sessionId: 's', query: 'zanzibar', includeActive: true })).to.deep.equal([]);
-    });
-
     it('does not index shadow prompts (the synthetic user message opening a summary)', async function () {
       await service.create({ id: 's', userId: 'alice' });
       const synthetic = { synthetic: true, compactionSource: 'test' };

@@ -83,11 +83,11 @@ describe('ContextAssembler', function () {
 
     it('puts the recall block right before the latest user message by default', async function () {
       await chatWithArchive();
-      await append('s', Messages.user('So, what was his name?'));
+      await append('s', Messages.user('So, what was my dog called?'));
       const ctx = await assembler.assemble({ sessionId: 's', maxTokens: 1000, system: [Messages.system('sys')] });
       const kinds = ctx.messages.map((m) => (isBlock(m) ? 'recall' : m.type));
       expect(kinds).to.deep.equal(['system', 'user', 'assistant', 'recall', 'user']);
-      expect(ctx.messages.at(-1)).to.deep.equal(Messages.user('So, what was his name?'));
+      expect(ctx.messages.at(-1)).to.deep.equal(Messages.user('So, what was my dog called?'));
     });
 
     it("puts the recall block right after the system messages with placement 'after-system'", async function () {
