@@ -267,7 +267,8 @@ describe('telemetry (OpenTelemetry SDK with in-memory exporters)', function () {
     const retriever = instrumentRetriever(instrumentRetriever(new Bm25Retriever({ sessionService: service })));
     const assembler = new ContextAssembler({ sessionService: service, retriever });
     otel.reset();
-    const context = await assembler.assemble({ sessionId: id, maxTokens: 2000, query: 'question 1' });
+    // Without neighbours every recalled event is a hit of the retrieval.
+    const context = await assembler.assemble({ sessionId: id, maxTokens: 2000, query: 'question 1', recall: { neighbors: 0 } });
     const spans = otel.spansNamed(SPAN.RETRIEVE);
     expect(spans).to.have.length(1);
     expect(spans[0]!.attributes[ATTR.RETRIEVAL_HITS]).to.be.at.least(context.recalled.length);
