@@ -302,9 +302,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
-    const erased = this.lifecycle().erase(requireText(id, 'sessionId'), options, ownerHash);
-    if (erased !== null) this.reclaim();
-    return erased;
+    return this.lifecycle().erase(requireText(id, 'sessionId'), options, ownerHash);
   }
 
   async findTombstone(id: string): Promise<Tombstone | null> {
@@ -323,19 +321,15 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
 
   async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
     requireRewriteBatch(id, events);
-    const rewritten = this.lifecycle().rewrite(
+    return this.lifecycle().rewrite(
       id,
       events.map((e) => toParams(id, encodeEvent(e))),
       expectedVersion,
     );
-    if (rewritten) this.reclaim();
-    return rewritten;
   }
 
   async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
-    const removed = this.lifecycle().purgeArchived(id, requirePurgeCriteria(criteria));
-    if (removed.length > 0) this.reclaim();
-    return removed;
+    return this.lifecycle().purgeArchived(id, requirePurgeCriteria(criteria));
   }
 
   async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
@@ -368,12 +362,20 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     }
   }
 
-  /** With secureDelete, freed pages are already zeroed; the WAL still holds their old images until a checkpoint. */
-  private reclaim(): void {
+  /**
+   * With `secureDelete`: rewrites the full-text index (FTS5 'optimize': its segments keep a deleted row's
+   * words, even with FTS5's own secure-delete setting, until they are merged) and checkpoints the WAL with
+   * TRUNCATE (it holds old page images), so that erased text is no longer in the file or its WAL. Without
+   * `secureDelete` it does nothing: freed pages keep their bytes anyway. The service calls it after every
+   * erasure, redaction and retention pass. Costs a rewrite of the full-text index (see docs/data-lifecycle.md).
+   */
+  async reclaimStorage(): Promise<void> {
     if (!this.secureDelete) return;
-    if (this.lifecycle().checkpoint().busy) {
+    const lifecycle = this.lifecycle();
+    lifecycle.optimizeFullTextIndex(this.tables.fts);
+    if (lifecycle.checkpoint().busy) {
       this.logger.warn(
-        'SQLite WAL checkpoint could not finish (a reader holds an old snapshot); deleted bytes stay in the WAL until the next one',
+        'SQLite WAL checkpoint could not finish (a reader holds an old snapshot); erased bytes stay in the WAL until the next one',
         {
           path: this.path,
         },

@@ -106,6 +106,12 @@ export interface SessionLifecycleOperations {
   purgeArchivedEvents?(id: string, criteria: ArchivePurgeCriteria): Promise<string[]>;
   /** One page of every session with its last activity; a retention pass walks all pages. */
   listSessionActivity?(cursor: string | null, limit: number): Promise<SessionActivityPage>;
+  /**
+   * Makes the bytes of what was just erased, rewritten or purged unrecoverable from the store's files where
+   * the backend can do that itself (SQLite with `secureDelete`); a no-op elsewhere. The service calls it once
+   * after each lifecycle operation.
+   */
+  reclaimStorage?(): Promise<void>;
 }
 
 /** SHA-256 hex of a user id: what a tombstone keeps of the owner. */

@@ -186,24 +186,24 @@ export class DefaultSessionService implements SessionService {
   }
 
   async delete(id: string): Promise<ErasureReport> {
-    return this.eraser.eraseSession(requireStorableText(id, 'sessionId'), 'delete');
+    return this.reclaiming(this.eraser.eraseSession(requireStorableText(id, 'sessionId'), 'delete'));
   }
 
   async eraseUser(userId: string): Promise<ErasureReport> {
-    return this.eraser.eraseUser(requireStorableText(userId, 'userId'));
+    return this.reclaiming(this.eraser.eraseUser(requireStorableText(userId, 'userId')));
   }
 
   async redactEvent(sessionId: string, eventId: string, options: RedactOptions): Promise<RedactionReport> {
-    return this.redactor.redact(sessionId, eventId, options);
+    return this.reclaiming(this.redactor.redact(sessionId, eventId, options));
   }
 
   async purgeDerived(sessionId: string, eventId?: string, options: PurgeDerivedOptions = {}): Promise<PurgeDerivedReport> {
     if (eventId !== undefined) requireStorableText(eventId, 'eventId');
-    return this.redactor.regenerate(sessionId, eventId, options ?? {});
+    return this.reclaiming(this.redactor.regenerate(sessionId, eventId, options ?? {}));
   }
 
   async applyRetention(policy: RetentionPolicy, options: RetentionOptions = {}): Promise<RetentionReport> {
-    return this.retention.apply(policy, options);
+    return this.reclaiming(this.retention.apply(policy, options));
   }
 
   /** Also removes tombstones that have expired. */
@@ -212,7 +212,15 @@ export class DefaultSessionService implements SessionService {
     let deleted = 0;
     for (const id of ids) deleted += (await this.eraser.eraseSession(id, 'expired')).sessions;
     await this.eraser.purgeExpiredTombstones(1000);
+    if (deleted > 0) await this.repository.reclaimStorage?.();
     return deleted;
+  }
+
+  /** Once a lifecycle operation is done, lets the store make the removed bytes unrecoverable (SQLite secureDelete). */
+  private async reclaiming<T>(operation: Promise<T>): Promise<T> {
+    const result = await operation;
+    await this.repository.reclaimStorage?.();
+    return result;
   }
 
   async appendEvent(event: SessionEvent): Promise<void> {
@@ -351,7 +359,7 @@ export class DefaultSessionService implements SessionService {
     let window = await this.readWindow(sessionId);
     if (this.redactor.hasTainted(window.request.events)) {
       // A summary written from since-redacted content must not be fed to the next summary: rewrite it first.
-      await this.redactor.regenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {});
+      await this.reclaiming(this.redactor.regenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {}));
       window = await this.readWindow(sessionId);
     }
     const { version, request: read } = window;

@@ -200,6 +200,12 @@ export class SqliteLifecycle {
     };
   }
 
+  /** Rewrites an FTS5 index into one segment, dropping the entries of deleted rows (when the table exists). */
+  optimizeFullTextIndex(fts: string): void {
+    if (this.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(fts) === undefined) return;
+    this.db.prepare(`INSERT INTO ${fts} (${fts}) VALUES ('optimize')`).run();
+  }
+
   /** Moves the WAL's page images (which still hold deleted bytes) into the database file and truncates it. */
   checkpoint(): { busy: boolean } {
     const [row] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
