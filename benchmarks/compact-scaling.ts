@@ -17,11 +17,11 @@ import {
   TurnWindowCompactionStrategy,
   createDefaultLogger,
   defaultTokenCountEstimator,
-  estimateEventsTokens,
   type CompactionStrategy,
   type Message,
   type SessionEvent,
 } from '../src/index.js';
+import { estimateEventsTokens } from '../src/spi.js';
 import { mulberry32 } from '../src/bench/prng.js';
 
 const SIZES = [1_000, 10_000, 100_000];

@@ -26,8 +26,8 @@ import {
   SessionEvent,
   createDefaultLogger,
   defaultTokenCountEstimator,
-  estimateEventsTokens,
 } from '../src/index.js';
+import { estimateEventsTokens } from '../src/spi.js';
 
 const dir = process.env.RECORDED_DIR ?? resolve(process.cwd(), '../shared/data/recorded');
 const budget = Number(process.argv[2] ?? 8000);

@@ -17,14 +17,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { Bm25Retriever } from '../src/recall/Bm25Retriever.js';
 import {
-  Bm25Retriever,
   CompactionResult,
   DefaultSessionService,
   EventFilter,
   InMemorySessionRepository,
   PostgresSessionRepository,
-  RepositoryRetriever,
   Session,
   SessionEvent,
   SqliteSessionRepository,
@@ -32,6 +31,7 @@ import {
   type Retriever,
   type SessionRepository,
 } from '../src/index.js';
+import { RepositoryRetriever } from '../src/recall/RepositoryRetriever.js';
 import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
 import { toMessage } from '../src/bench/recorded/toMessage.js';
 import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';

@@ -5,11 +5,11 @@ import {
   DefaultSessionService,
   InMemorySessionRepository,
   OpenAIChatClient,
-  PROVIDER_PRESETS,
   SessionMemory,
   cacheAwareCompaction,
   sessionUsageTotals,
 } from '../src/index.js';
+import { PROVIDER_PRESETS } from '../src/spi.js';
 
 const preset = PROVIDER_PRESETS['openai-gpt-4.1']!;
 const sessionService = new DefaultSessionService(new InMemorySessionRepository());

@@ -13,14 +13,13 @@ import {
   TurnCountTrigger,
   TurnWindowCompactionStrategy,
   TYPES,
-  countTurns,
   createSessionCompactionModule,
-  estimateEventsTokens,
   type CompactionStrategy,
   type CompactionTrigger,
   type SessionService,
   type TokenCountEstimator,
 } from '../src/index.js';
+import { countTurns, estimateEventsTokens } from '../src/spi.js';
 import { loadRecordedSample, toMessage, type RecordedSession } from './recordedSample.js';
 
 interface Named<T> {
@@ -137,7 +136,7 @@ async function main(): Promise<void> {
   const recorded = sample.sessions[0]!;
 
   const container = new Container();
-  container.loadSync(createSessionCompactionModule({ repository: 'memory' }));
+  await container.load(createSessionCompactionModule({ repository: 'memory' }));
   const service = container.get<SessionService>(TYPES.SessionService);
   const estimator = container.get<TokenCountEstimator>(TYPES.TokenCountEstimator);
 

@@ -12,7 +12,7 @@ import {
 } from '../src/index.js';
 
 const container = new Container();
-container.loadSync(createSessionCompactionModule({ repository: 'memory' }));
+await container.load(createSessionCompactionModule({ repository: 'memory' }));
 const sessions = container.get<SessionService>(TYPES.SessionService);
 
 const session = await sessions.create({ userId: 'alice' });

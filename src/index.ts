@@ -1,14 +1,119 @@
+// The package root: what an application needs. Helpers for implementing a repository, strategy or retriever
+// of your own are in 'session-compaction/spi'; each backend and the OpenAI integration also have a subpath.
 export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, type RepositoryBackend } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
-export * from './telemetry/index.js';
+export { configureTelemetry, type TelemetryOptions } from './telemetry/telemetry.js';
 
-export * from './session/index.js';
-export * from './filter/index.js';
-export * from './service/index.js';
-export * from './repository/index.js';
-export * from './compaction/index.js';
-export * from './tokens/index.js';
-export * from './summarization/index.js';
-export * from './recall/index.js';
-export * from './di/index.js';
-export * from './integration/index.js';
+// Model
+export {
+  Messages,
+  type Message,
+  type MessageType,
+  type ToolCall,
+  type ToolResponse,
+  type UserMessage,
+  type SystemMessage,
+  type AssistantMessage,
+  type ToolMessage,
+} from './session/Message.js';
+export { SessionEvent, type EventMetadata } from './session/SessionEvent.js';
+export { Session, type SessionLike } from './session/Session.js';
+export { type CreateSessionRequest } from './session/CreateSessionRequest.js';
+export { toOpenAIMessages, fromOpenAIMessage, type OpenAIMessageParam, type ToOpenAIOptions } from './session/OpenAIMessages.js';
+export { formatEvent } from './session/formatEvent.js';
+
+// Reading
+export { EventFilter, type EventFilterOptions } from './filter/EventFilter.js';
+export { MessageFilter } from './filter/MessageFilter.js';
+
+// Tokens
+export { type TokenCountEstimator } from './tokens/TokenCountEstimator.js';
+export { TiktokenTokenCountEstimator, defaultTokenCountEstimator } from './tokens/TiktokenTokenCountEstimator.js';
+export { providerPreset, type ModelPrices, type ProviderPreset } from './tokens/ModelPrices.js';
+export { type UsageRecord } from './tokens/UsageRecord.js';
+
+// Storage
+export { type SessionRepository } from './repository/SessionRepository.js';
+export { InMemorySessionRepository } from './repository/InMemorySessionRepository.js';
+export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from './repository/SqliteSessionRepository.js';
+export { PostgresSessionRepository, type PostgresSessionRepositoryOptions } from './repository/PostgresSessionRepository.js';
+export { RedisSessionRepository, type RedisSessionRepositoryOptions } from './repository/RedisSessionRepository.js';
+export { SchemaVersionError } from './repository/SchemaVersionError.js';
+
+// Summarisation
+export { type ChatClient, type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
+export { SummarizationError } from './summarization/SummarizationError.js';
+export { OpenAIChatClient, type OpenAIChatClientOptions } from './summarization/OpenAIChatClient.js';
+export { ExtractiveSummarizer } from './summarization/ExtractiveSummarizer.js';
+export { SummaryQualityGate } from './summarization/SummaryQualityGate.js';
+export { FallbackChatClient } from './summarization/FallbackChatClient.js';
+export { ChunkingChatClient } from './summarization/ChunkingChatClient.js';
+
+// Compaction
+export { CompactionRequest } from './compaction/CompactionRequest.js';
+export { CompactionResult } from './compaction/CompactionResult.js';
+export { type CompactionTrigger, type CompactionTriggerLike } from './compaction/CompactionTrigger.js';
+export { type CompactionStrategy, type CompactionStrategyLike } from './compaction/CompactionStrategy.js';
+export { snapToTurnStart } from './compaction/snapToTurnStart.js';
+export { type CoverageReport } from './compaction/coverage.js';
+export { type SummaryFailureMode } from './compaction/strategies/summaryEvents.js';
+export { TurnCountTrigger } from './compaction/triggers/TurnCountTrigger.js';
+export { TokenCountTrigger } from './compaction/triggers/TokenCountTrigger.js';
+export { CompositeCompactionTrigger } from './compaction/triggers/CompositeCompactionTrigger.js';
+export { ContextWindowTrigger } from './compaction/triggers/ContextWindowTrigger.js';
+export { IdleTimeTrigger } from './compaction/triggers/IdleTimeTrigger.js';
+export { TokenGrowthTrigger } from './compaction/triggers/TokenGrowthTrigger.js';
+export { CacheAwareTrigger } from './compaction/triggers/CacheAwareTrigger.js';
+export { cacheAwareCompaction } from './compaction/cacheAwareCompaction.js';
+export { contextWindowOf, registerModelContextWindows } from './compaction/modelContextWindows.js';
+export { SlidingWindowCompactionStrategy } from './compaction/strategies/SlidingWindowCompactionStrategy.js';
+export { TurnWindowCompactionStrategy } from './compaction/strategies/TurnWindowCompactionStrategy.js';
+export { TokenCountCompactionStrategy } from './compaction/strategies/TokenCountCompactionStrategy.js';
+export { RecursiveSummarizationCompactionStrategy } from './compaction/strategies/RecursiveSummarizationCompactionStrategy.js';
+export { AdditiveSummarizationCompactionStrategy } from './compaction/strategies/AdditiveSummarizationCompactionStrategy.js';
+export { ObservationMaskingCompactionStrategy } from './compaction/strategies/ObservationMaskingCompactionStrategy.js';
+export { ContentPolicyCompactionStrategy } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
+export { CompactionPipeline } from './compaction/strategies/CompactionPipeline.js';
+
+// The service
+export {
+  type SessionService,
+  type AppendMessageOptions,
+  type CompactionPreview,
+  type PreviewOptions,
+} from './service/SessionService.js';
+export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
+export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';
+export type {
+  ErasureReport,
+  PurgeDerivedOptions,
+  PurgeDerivedReport,
+  RedactionReport,
+  RedactOptions,
+  RetentionOptions,
+  RetentionPolicy,
+  RetentionProgress,
+  RetentionReport,
+} from './service/lifecycle/reports.js';
+export { type CompactionHooks } from './service/CompactionHooks.js';
+export { compactionStatsHooks, compactionStatsOf, type CompactionStats } from './service/compactionStats.js';
+
+// Recall
+export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
+
+// Chat integration
+export { SessionMemory } from './integration/SessionMemory.js';
+export {
+  type SessionMemoryOptions,
+  type SessionMemoryRequest,
+  type SessionMemoryResponse,
+  type SessionMemoryStreamEvent,
+  type SessionMemoryRecallOptions,
+} from './integration/SessionMemoryTypes.js';
+export { sessionUsageTotals, type SessionUsageTotals } from './integration/SessionUsageRecorder.js';
+export { IdempotentSessionEventIdGenerator } from './integration/IdempotentSessionEventIdGenerator.js';
+export { RecallTools, type RecallToolsOptions } from './integration/RecallTools.js';
+
+// Dependency injection
+export { TYPES } from './di/types.js';
+export { createSessionCompactionModule, type SessionCompactionModuleOptions } from './di/createSessionCompactionModule.js';

@@ -1,4 +1,8 @@
-import winston from 'winston';
+import { createRequire } from 'node:module';
+import type winston from 'winston';
+
+// Loaded at the first default logger, not at import: an application that binds its own logger never loads winston.
+const load = (): typeof winston => createRequire(import.meta.url)('winston') as typeof winston;
 
 /** The subset of a winston logger the library uses; any winston logger (or a compatible one) fits. */
 export interface Logger {
@@ -13,14 +17,13 @@ export interface Logger {
  * its own logger (or sets `silent`) controls every line the library emits.
  */
 export function createDefaultLogger(options: { level?: string; silent?: boolean } = {}): winston.Logger {
-  return winston.createLogger({
+  const w = load();
+  return w.createLogger({
     level: options.level ?? 'warn',
     silent: options.silent ?? false,
     defaultMeta: { library: 'session-compaction' },
-    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
-    transports: [
-      new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] }),
-    ],
+    format: w.format.combine(w.format.timestamp(), w.format.json()),
+    transports: [new w.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] })],
   });
 }
 

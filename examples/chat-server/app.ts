@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Container } from 'inversify';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { ChatCompletionMessage, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { accessDeniedMessage } from '../../src/spi.js';
 import {
-  accessDeniedMessage,
   IllegalStateError,
   InvalidArgumentError,
   TYPES,

@@ -33,7 +33,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
   const client = new OpenAI({ baseURL: config.openaiBaseURL, apiKey: config.openaiApiKey ?? 'no-key' });
   const build = (repository: ChatServerConfig['repository']) => {
     const container = new Container();
-    container.loadSync(
+    container.load(
       createSessionCompactionModule({
         repository,
         sqlite: { path: config.sqlitePath },

@@ -1,7 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
+import { requireOptional } from '../optionalDependency.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
@@ -35,11 +36,21 @@ import {
 } from './lifecycle.js';
 import { PostgresLifecycle, type EventColumnArrays } from './postgres/lifecycle.js';
 
+/**
+ * A `pg.Pool` (from the `pg` package), typed by the members the repository relies on so that this package's
+ * types never require `pg` or `@types/pg` to be installed.
+ */
+export interface PostgresPool {
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
 export interface PostgresSessionRepositoryOptions {
   /** Used to create (and later end) a pool when `pool` is not given. */
   connectionString?: string;
   /** A pool owned by the caller: `close()` leaves it open. */
-  pool?: pg.Pool;
+  pool?: PostgresPool;
   /** Table-name prefix (`<prefix>_sessions`, `<prefix>_events`, `<prefix>_migrations`); default 'session_compaction'. */
   prefix?: string;
   /** Apply pending migrations on first use; default true. With false, call `migrate()` (or run them yourself). */
@@ -155,12 +166,13 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     const opts = options ?? {};
     this.tables = postgresTables(opts.prefix ?? 'session_compaction');
     if (opts.pool !== undefined && opts.pool !== null) {
-      this.pool = opts.pool;
+      this.pool = opts.pool as pg.Pool;
     } else {
       if (typeof opts.connectionString !== 'string' || opts.connectionString.trim() === '') {
         throw new InvalidArgumentError('PostgresSessionRepository needs a connectionString (or PG_URL) or a pool');
       }
-      this.pool = new pg.Pool({ connectionString: opts.connectionString });
+      const { Pool } = requireOptional<typeof pg>('pg', 'PostgresSessionRepository');
+      this.pool = new Pool({ connectionString: opts.connectionString });
     }
     this.initializeSchema = opts.initializeSchema ?? true;
     this.searchStopWords = opts.searchStopWords === undefined ? DEFAULT_STOP_WORDS : opts.searchStopWords;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
+import { requireOptional } from '../optionalDependency.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
@@ -38,11 +39,20 @@ import {
   type Tombstone,
 } from './lifecycle.js';
 
+/**
+ * An ioredis `Redis` client, typed by the members the repository relies on so that this package's types
+ * never require `ioredis` to be installed.
+ */
+export interface RedisClient {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  quit(): Promise<unknown>;
+}
+
 export interface RedisSessionRepositoryOptions {
   /** Used to create (and later quit) a client when `client` is not given. */
   url?: string;
   /** A client owned by the caller: `close()` leaves it connected. */
-  client?: Redis;
+  client?: RedisClient;
   /** Key prefix; default 'sc'. */
   prefix?: string;
   /**
@@ -129,12 +139,13 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       throw new InvalidArgumentError(`commandTimeoutMs must be a positive integer (got ${String(commandTimeoutMs)})`);
     }
     if (opts.client !== undefined && opts.client !== null) {
-      this.client = opts.client;
+      this.client = opts.client as Redis;
     } else {
       if (typeof opts.url !== 'string' || opts.url.trim() === '') {
         throw new InvalidArgumentError('RedisSessionRepository needs a url (or REDIS_URL) or a client');
       }
-      this.client = new Redis(opts.url);
+      const ioredis = requireOptional<typeof import('ioredis')>('ioredis', 'RedisSessionRepository');
+      this.client = new ioredis.Redis(opts.url);
     }
     this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';
     this.initializeSchema = opts.initializeSchema ?? true;

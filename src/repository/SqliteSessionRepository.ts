@@ -1,7 +1,8 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
+import { requireOptional } from '../optionalDependency.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
@@ -143,7 +144,8 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       throw new InvalidArgumentError('secureDelete must be a boolean');
     this.secureDelete = options.secureDelete === true;
 
-    this.db = new Database(this.path, { timeout: busyTimeoutMs });
+    const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'SqliteSessionRepository');
+    this.db = new Sqlite(this.path, { timeout: busyTimeoutMs });
     try {
       // WAL lets readers run while a writer commits, in this and in other processes (':memory:' stays 'memory').
       this.db.pragma('journal_mode = WAL');

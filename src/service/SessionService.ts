@@ -1,6 +1,7 @@
 import type { CompactionResult } from '../compaction/CompactionResult.js';
 import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
+import type { CoverageReport } from '../compaction/coverage.js';
 import type { EventFilter } from '../filter/EventFilter.js';
 import type { CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import type { Message } from '../session/Message.js';
@@ -16,6 +17,7 @@ import type {
   RetentionPolicy,
   RetentionReport,
 } from './lifecycle/reports.js';
+import type { SessionServiceEvents } from './SessionServiceEvents.js';
 
 export interface AppendMessageOptions {
   branch?: string | null;
@@ -87,4 +89,23 @@ export interface SessionService {
   unpinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
   /** The only compaction entry point; see DefaultSessionService for the protocol. */
   compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
+  /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
+  previewCompaction(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options?: PreviewOptions,
+  ): Promise<CompactionPreview>;
+  /** Proves the coverage ledger over the whole log: every archived event is covered by exactly one summary or kept. */
+  verifyCoverage(sessionId: string): Promise<CoverageReport>;
+  /**
+   * Read-modify-write of a session's metadata (advisory values such as the token calibration; not versioned).
+   * "Session not found: <id>" when missing.
+   */
+  updateMetadata(
+    sessionId: string,
+    update: (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>,
+  ): Promise<Session>;
+  /** Compaction lifecycle events (started, completed, skipped, failed), for progress in a UI and for metrics. */
+  readonly events: SessionServiceEvents;
 }

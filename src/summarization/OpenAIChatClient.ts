@@ -1,6 +1,7 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { defaultLogger, type Logger } from '../logging.js';
+import { requireOptional } from '../optionalDependency.js';
 import type { ChatClient, ChatRequest, ChatUsage, ChatUsageListener } from './ChatClient.js';
 import { SummarizationError } from './SummarizationError.js';
 
@@ -107,7 +108,8 @@ export class OpenAIChatClient implements ChatClient {
       info: (message: string, ...rest: unknown[]) => log.debug(message, { details: rest }),
       debug: (message: string, ...rest: unknown[]) => log.debug(message, { details: rest }),
     };
-    return new OpenAI({
+    const { OpenAI: Client } = requireOptional<typeof import('openai')>('openai', 'OpenAIChatClient');
+    return new Client({
       apiKey,
       ...(baseURL ? { baseURL } : {}),
       timeout: this.timeoutMs,
@@ -198,19 +200,19 @@ function toUsage(usage: OpenAI.CompletionUsage): ChatUsage {
 
 function toSummarizationError(error: unknown, model: string): SummarizationError {
   if (error instanceof SummarizationError) return error;
-  if (error instanceof OpenAI.APIUserAbortError) {
+  if (isSdkError(error, 'APIUserAbortError')) {
     return new SummarizationError(`summarization request to ${model} was aborted`, { kind: 'aborted', cause: error });
   }
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+  if (isSdkError(error, 'APIConnectionTimeoutError')) {
     return new SummarizationError(`summarization request to ${model} timed out`, { kind: 'timeout', cause: error });
   }
-  if (error instanceof OpenAI.APIConnectionError) {
+  if (isSdkError(error, 'APIConnectionError')) {
     return new SummarizationError(`summarization request to ${model} could not connect: ${error.message}`, {
       kind: 'connection',
       cause: error,
     });
   }
-  if (error instanceof OpenAI.APIError && error.status !== undefined) {
+  if (isSdkError(error, 'APIError') && error.status !== undefined) {
     return new SummarizationError(`summarization request to ${model} failed with HTTP ${error.status}: ${error.message}`, {
       kind: 'http',
       status: error.status,
@@ -225,4 +227,16 @@ function toSummarizationError(error: unknown, model: string): SummarizationError
   }
   const message = error instanceof Error ? error.message : String(error);
   return new SummarizationError(`summarization request to ${model} failed: ${message}`, { kind: 'connection', cause: error });
+}
+
+/**
+ * Matches the SDK's error classes by name along the prototype chain rather than with `instanceof`: the
+ * application's client may come from the SDK's ESM build while this package loads its CommonJS build, and the
+ * two builds have distinct classes.
+ */
+function isSdkError(error: unknown, className: string): error is Error & { status?: number } {
+  for (let proto = error instanceof Error ? Object.getPrototypeOf(error) : null; proto; proto = Object.getPrototypeOf(proto)) {
+    if ((proto as { constructor?: { name?: string } }).constructor?.name === className) return true;
+  }
+  return false;
 }

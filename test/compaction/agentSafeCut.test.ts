@@ -10,11 +10,10 @@ import {
   Session,
   SlidingWindowCompactionStrategy,
   TokenCountCompactionStrategy,
-  agentSafeCut,
   formatEvent,
-  stepStarts,
   type SessionEvent,
 } from '../../src/index.js';
+import { agentSafeCut, stepStarts } from '../../src/compaction/cutWithinTurn.js';
 import { A, CharEstimator, SYS, U, compactionRequest } from '../support/fixtures.js';
 import { eventSequenceArb, propertyParams } from '../support/arbitraries.js';
 import { skipWithReason } from '../support/services.js';

@@ -6,10 +6,9 @@ import {
   SlidingWindowCompactionStrategy,
   TokenCountCompactionStrategy,
   snapToTurnStart,
-  stepStarts,
-  toolPairSafeCut,
   type SessionEvent,
 } from '../../src/index.js';
+import { stepStarts, toolPairSafeCut } from '../../src/compaction/cutWithinTurn.js';
 import { A, CharEstimator, SYS, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
 import { skipWithReason } from '../support/services.js';
 import { call, long, result, toolPairsIntact } from '../support/beyondEvents.js';

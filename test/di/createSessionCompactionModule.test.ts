@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { Container } from 'inversify';
 import winston from 'winston';
+import { CharacterTokenCountEstimator, type RepositoryKind } from '../../src/spi.js';
 import {
-  CharacterTokenCountEstimator,
   DefaultSessionService,
   InMemorySessionRepository,
   InvalidArgumentError,
@@ -16,22 +16,25 @@ import {
   createSessionCompactionModule,
   defaultTokenCountEstimator,
   type Logger,
-  type RepositoryKind,
   type SessionRepository,
   type SessionService,
   type TokenCountEstimator,
 } from '../../src/index.js';
 import { expectThrows } from '../support/fixtures.js';
 
-function containerWith(options: Parameters<typeof createSessionCompactionModule>[0]): Container {
+/**
+ * `await container.load(...)` and unbind-then-bind are the calls inversify 7 (async load/unbind) and 8 (sync)
+ * share, so this suite runs unchanged against both majors (see test/support/inversify7.mjs).
+ */
+async function containerWith(options: Parameters<typeof createSessionCompactionModule>[0]): Promise<Container> {
   const container = new Container();
-  container.loadSync(createSessionCompactionModule(options));
+  await container.load(createSessionCompactionModule(options));
   return container;
 }
 
 describe('createSessionCompactionModule (inversify)', function () {
   it("repository 'memory': SessionService resolves to a DefaultSessionService over the bound repository", async function () {
-    const container = containerWith({ repository: 'memory' });
+    const container = await containerWith({ repository: 'memory' });
     const service = container.get<SessionService>(TYPES.SessionService);
     const repo = container.get<SessionRepository>(TYPES.SessionRepository);
     expect(service).to.be.instanceOf(DefaultSessionService);
@@ -42,8 +45,8 @@ describe('createSessionCompactionModule (inversify)', function () {
     expect(await repo.getEventVersion(s.id)).to.equal(1);
   });
 
-  it('bindings are singletons: the same service and repository on every get', function () {
-    const container = containerWith({ repository: 'memory' });
+  it('bindings are singletons: the same service and repository on every get', async function () {
+    const container = await containerWith({ repository: 'memory' });
     expect(container.get(TYPES.SessionService)).to.equal(container.get(TYPES.SessionService));
     expect(container.get(TYPES.SessionRepository)).to.equal(container.get(TYPES.SessionRepository));
   });
@@ -51,7 +54,7 @@ describe('createSessionCompactionModule (inversify)', function () {
   it('the default repository is SQLite, on the configured file', async function () {
     const dir = mkdtempSync(join(tmpdir(), 'sc-di-'));
     const path = join(dir, 'default.db');
-    const repo = containerWith({ sqlite: { path } }).get<SessionRepository>(TYPES.SessionRepository);
+    const repo = (await containerWith({ sqlite: { path } })).get<SessionRepository>(TYPES.SessionRepository);
     try {
       expect(repo).to.be.instanceOf(SqliteSessionRepository);
       await repo.save(Session.create({ id: 'persisted', userId: 'u' }));
@@ -63,9 +66,10 @@ describe('createSessionCompactionModule (inversify)', function () {
   });
 
   it('rebinding TYPES.SessionRepository to a user instance is honoured by the service', async function () {
-    const container = containerWith({ repository: 'memory' });
+    const container = await containerWith({ repository: 'memory' });
     const mine = new InMemorySessionRepository();
-    container.rebindSync<SessionRepository>(TYPES.SessionRepository).toConstantValue(mine);
+    await container.unbind(TYPES.SessionRepository);
+    container.bind<SessionRepository>(TYPES.SessionRepository).toConstantValue(mine);
     const service = container.get<SessionService>(TYPES.SessionService);
     const s = await service.create({ userId: 'rebound' });
     expect((await mine.findById(s.id))?.userId).to.equal('rebound');
@@ -73,42 +77,50 @@ describe('createSessionCompactionModule (inversify)', function () {
 
   it('a repository instance passed in the options is the one bound and used', async function () {
     const mine = new InMemorySessionRepository();
-    const container = containerWith({ repository: mine });
+    const container = await containerWith({ repository: mine });
     expect(container.get(TYPES.SessionRepository)).to.equal(mine);
     const s = await container.get<SessionService>(TYPES.SessionService).create({ userId: 'given' });
     expect((await mine.findById(s.id))?.userId).to.equal('given');
   });
 
-  it("the logger binding is a winston logger at level 'warn'", function () {
-    const logger = containerWith({}).get<winston.Logger>(TYPES.Logger);
+  it("the logger binding is a winston logger at level 'warn'", async function () {
+    const logger = (await containerWith({})).get<winston.Logger>(TYPES.Logger);
     expect(logger).to.be.instanceOf(winston.Logger);
     expect(logger.level).to.equal('warn');
     expect(logger.isDebugEnabled()).to.equal(false);
     expect(logger.isWarnEnabled()).to.equal(true);
   });
 
-  it('logLevel and a custom logger are honoured', function () {
-    expect(containerWith({ logLevel: 'debug' }).get<winston.Logger>(TYPES.Logger).level).to.equal('debug');
+  it('logLevel and a custom logger are honoured', async function () {
+    expect((await containerWith({ logLevel: 'debug' })).get<winston.Logger>(TYPES.Logger).level).to.equal('debug');
     const mine: Logger = { error() {}, warn() {}, info() {}, debug() {} };
-    expect(containerWith({ logger: mine }).get(TYPES.Logger)).to.equal(mine);
+    expect((await containerWith({ logger: mine })).get(TYPES.Logger)).to.equal(mine);
   });
 
   it('defaultTimeToLiveMs reaches the service', async function () {
-    const service = containerWith({ repository: 'memory', defaultTimeToLiveMs: 60_000 }).get<SessionService>(
+    const service = (await containerWith({ repository: 'memory', defaultTimeToLiveMs: 60_000 })).get<SessionService>(
       TYPES.SessionService,
     );
     const s = await service.create({ userId: 'u' });
     expect(s.expiresAt!.getTime() - s.createdAt.getTime()).to.equal(60_000);
   });
 
-  it('binds the token estimator: the given one, else the shared js-tiktoken default', function () {
+  it('binds the token estimator: the given one, else the shared js-tiktoken default', async function () {
     const mine = new CharacterTokenCountEstimator();
-    expect(containerWith({ tokenCountEstimator: mine }).get(TYPES.TokenCountEstimator)).to.equal(mine);
-    expect(containerWith({}).get<TokenCountEstimator>(TYPES.TokenCountEstimator)).to.equal(defaultTokenCountEstimator());
+    expect((await containerWith({ tokenCountEstimator: mine })).get(TYPES.TokenCountEstimator)).to.equal(mine);
+    expect((await containerWith({})).get<TokenCountEstimator>(TYPES.TokenCountEstimator)).to.equal(defaultTokenCountEstimator());
   });
 
-  it('an unknown repository name throws InvalidArgumentError', function () {
-    const container = containerWith({ repository: 'mongodb' as RepositoryKind });
+  it('an unknown repository name throws InvalidArgumentError', async function () {
+    const container = await containerWith({ repository: 'mongodb' as RepositoryKind });
     expectThrows(() => container.get(TYPES.SessionRepository), InvalidArgumentError, 'repository must be one of');
+  });
+});
+
+describe('inversify major under test', function () {
+  it('is the one the run asked for (EXPECT_INVERSIFY_MAJOR), so the v7 run really loads v7', function () {
+    // inversify 7 has loadSync; 8 made load synchronous and removed it.
+    const major = 'loadSync' in new Container() ? '7' : '8';
+    expect(major).to.equal(process.env.EXPECT_INVERSIFY_MAJOR ?? '8');
   });
 });

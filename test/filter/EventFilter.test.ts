@@ -7,8 +7,8 @@ import {
   Messages,
   Session,
   SessionEvent,
-  isBranchVisible,
 } from '../../src/index.js';
+import { isBranchVisible } from '../../src/spi.js';
 import { A, SA, SU, U, expectThrows, texts } from '../support/fixtures.js';
 
 const visible = (filterBranch: string, eventBranch: string | null) =>

@@ -4,13 +4,11 @@ import {
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
-  METADATA_TOKEN_CALIBRATION,
   SessionMemory,
-  type ChatProvider,
-  type ChatProviderTypes,
   type Message,
   type SessionEvent,
 } from '../../src/index.js';
+import { METADATA_TOKEN_CALIBRATION, type ChatProvider, type ChatProviderTypes } from '../../src/spi.js';
 import { expectThrows } from '../support/fixtures.js';
 import { silent } from './support/harness.js';
 

@@ -1,17 +1,16 @@
 import { expect } from 'chai';
+import { ConversationSearchTool, CrossSessionSearchTool } from '../../src/spi.js';
 import {
-  ConversationSearchTool,
-  CrossSessionSearchTool,
   DefaultSessionService,
   IllegalStateError,
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
-  NO_RESULTS,
   RecallTools,
   SlidingWindowCompactionStrategy,
   type Message,
 } from '../../src/index.js';
+import { NO_RESULTS } from '../../src/integration/recallSupport.js';
 import { expectRejects, expectThrows } from '../support/fixtures.js';
 import { silent } from './support/harness.js';
 

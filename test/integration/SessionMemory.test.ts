@@ -2,6 +2,11 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import {
   CharacterTokenCountEstimator,
+  METADATA_TOKEN_CALIBRATION,
+  SESSION_ID_CONTEXT_KEY,
+  type TokenCalibration,
+} from '../../src/spi.js';
+import {
   CompactionResult,
   EventFilter,
   IdempotentSessionEventIdGenerator,
@@ -9,14 +14,11 @@ import {
   InvalidArgumentError,
   MessageFilter,
   Messages,
-  METADATA_TOKEN_CALIBRATION,
   SessionEvent,
   SessionMemory,
   SlidingWindowCompactionStrategy,
   TurnCountTrigger,
-  SESSION_ID_CONTEXT_KEY,
   type CompactionRequest,
-  type TokenCalibration,
 } from '../../src/index.js';
 import { expectRejects, expectThrows } from '../support/fixtures.js';
 import { contents, echoReplies, harness, roles, type Harness } from './support/harness.js';

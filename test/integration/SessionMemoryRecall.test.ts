@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import {
-  Bm25Retriever,
   EventFilter,
   IdempotentSessionEventIdGenerator,
   InvalidArgumentError,

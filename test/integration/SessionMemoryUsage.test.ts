@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import {
   CacheAwareTrigger,
   OpenAIChatClient,
-  PROVIDER_PRESETS,
   RecursiveSummarizationCompactionStrategy,
   SlidingWindowCompactionStrategy,
   TurnCountTrigger,
 } from '../../src/index.js';
+import { PROVIDER_PRESETS } from '../../src/spi.js';
 import { METADATA_USAGE, type SessionUsageTotals } from '../../src/integration/SessionUsageRecorder.js';
 import { harness, silent, type Harness } from './support/harness.js';
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { EventFilter, METADATA_FINISH_REASON, METADATA_INCOMPLETE, OpenAIChatClient } from '../../src/index.js';
+import { EventFilter, OpenAIChatClient } from '../../src/index.js';
+import { METADATA_FINISH_REASON, METADATA_INCOMPLETE } from '../../src/spi.js';
 import { harness, silent, type Harness } from './support/harness.js';
 
 const REPLY = 'The first part of a long answer, then the second part, then a conclusion.';

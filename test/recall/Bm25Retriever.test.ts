@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import {
-  Bm25Retriever,
   DefaultSessionService,
   EventFilter,
   IllegalStateError,
@@ -348,6 +348,10 @@ describe('Bm25Retriever', function () {
         redactEvent: (id, e, o) => service.redactEvent(id, e, o),
         purgeDerived: (id, e, o) => service.purgeDerived(id, e, o),
         applyRetention: (p, o) => service.applyRetention(p, o),
+        previewCompaction: (id, t, s, o) => service.previewCompaction(id, t, s, o),
+        verifyCoverage: (id) => service.verifyCoverage(id),
+        updateMetadata: (id, u) => service.updateMetadata(id, u),
+        events: service.events,
       };
       const r = new Bm25Retriever({ sessionService: plain });
       const risotto = async () =>

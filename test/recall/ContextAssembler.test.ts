@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
+import { CharacterTokenCountEstimator, formatMessage } from '../../src/spi.js';
+import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
 import {
-  Bm25Retriever,
-  CharacterTokenCountEstimator,
-  ContextAssembler,
   DefaultSessionService,
   EventFilter,
   IllegalStateError,
@@ -12,7 +12,6 @@ import {
   Messages,
   SessionEvent,
   SlidingWindowCompactionStrategy,
-  formatMessage,
   toOpenAIMessages,
   type Message,
   type Retriever,

@@ -1,16 +1,15 @@
 import { expect } from 'chai';
+import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import {
-  Bm25Retriever,
   DefaultSessionService,
-  EmbeddingRetriever,
-  HybridRetriever,
   IllegalStateError,
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
   createDefaultLogger,
-  type EmbedFunction,
 } from '../../src/index.js';
+import { EmbeddingRetriever, type EmbedFunction } from '../../src/recall/EmbeddingRetriever.js';
+import { HybridRetriever } from '../../src/recall/HybridRetriever.js';
 import { bagOfWordsVector } from '../support/fakeOpenAIServer.js';
 import { rankingContract } from './rankingContract.js';
 

@@ -10,12 +10,12 @@ import {
   InMemorySessionRepository,
   PostgresSessionRepository,
   RedisSessionRepository,
-  RepositoryRetriever,
   SqliteSessionRepository,
   createDefaultLogger,
   type Retriever,
   type SessionRepository,
 } from '../../src/index.js';
+import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
 import { rankingContract } from './rankingContract.js';
 

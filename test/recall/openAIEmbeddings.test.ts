@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import {
   DefaultSessionService,
-  EmbeddingRetriever,
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
   createDefaultLogger,
-  openAIEmbeddings,
 } from '../../src/index.js';
+import { EmbeddingRetriever } from '../../src/recall/EmbeddingRetriever.js';
+import { openAIEmbeddings } from '../../src/recall/openAIEmbeddings.js';
 import { bagOfWordsVector, startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fakeOpenAIServer.js';
 
 describe('openAIEmbeddings (real openai SDK against a loopback server)', function () {

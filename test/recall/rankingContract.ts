@@ -4,13 +4,13 @@ import {
   CompactionResult,
   IllegalStateError,
   InvalidArgumentError,
-  accessDeniedMessage,
   Messages,
   type RetrievalRequest,
   type RetrievedEvent,
   type Retriever,
   type SessionService,
 } from '../../src/index.js';
+import { accessDeniedMessage } from '../../src/service/sessionAccess.js';
 
 /** A backend under test: writes go through `service`, reads through `retriever`. */
 export interface RankingBackend {

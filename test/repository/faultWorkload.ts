@@ -3,13 +3,12 @@
  * The crash worker and the in-process connection-fault suite share it, so both check the same history.
  */
 import { expect } from 'chai';
+import { CharacterTokenCountEstimator, isTurnStart } from '../../src/spi.js';
 import {
-  CharacterTokenCountEstimator,
   CompactionResult,
   Messages,
   SessionEvent,
   SlidingWindowCompactionStrategy,
-  isTurnStart,
   type CompactionRequest,
   type CompactionStrategyLike,
 } from '../../src/index.js';

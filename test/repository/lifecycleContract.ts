@@ -3,8 +3,8 @@
  * erasure with tombstones, in-place rewrites, archive purges, activity listing. Every backend runs it.
  */
 import { expect } from 'chai';
+import { encodeEvent } from '../../src/spi.js';
 import {
-  encodeEvent,
   EventFilter,
   IllegalStateError,
   InvalidArgumentError,

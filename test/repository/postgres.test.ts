@@ -7,10 +7,10 @@ import {
   SessionEvent,
   TYPES,
   createSessionCompactionModule,
-  messageText,
   type SessionService,
   type SessionRepository,
 } from '../../src/index.js';
+import { messageText } from '../../src/spi.js';
 import { Container } from 'inversify';
 import { PostgresSessionRepository } from '../../src/repository/PostgresSessionRepository.js';
 import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
@@ -122,7 +122,7 @@ describe('PostgresSessionRepository', function () {
   describe('dependency injection', function () {
     it("createSessionCompactionModule({ repository: 'postgres' }) binds a working PostgresSessionRepository", async function () {
       const container = new Container();
-      container.loadSync(
+      await container.load(
         createSessionCompactionModule({
           repository: 'postgres',
           postgres: { connectionString: PG_URL, prefix },

@@ -10,9 +10,9 @@ import {
   type SessionRepository,
   TYPES,
   createSessionCompactionModule,
-  messageText,
   type SessionService,
 } from '../../src/index.js';
+import { messageText } from '../../src/spi.js';
 import { Container } from 'inversify';
 import { badInputDifferential } from './differential.js';
 import { tortureSuite } from './torture.js';
@@ -139,7 +139,7 @@ describe('RedisSessionRepository', function () {
   describe('dependency injection', function () {
     it("createSessionCompactionModule({ repository: 'redis' }) binds a working RedisSessionRepository", async function () {
       const container = new Container();
-      container.loadSync(
+      await container.load(
         createSessionCompactionModule({ repository: 'redis', redis: { url: REDIS_URL, prefix }, logLevel: 'error' }),
       );
       const repo = container.get<SessionRepository>(TYPES.SessionRepository);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { EventFilter, Session, SqliteSessionRepository, createDefaultLogger, isTurnStart } from '../../src/index.js';
+import { EventFilter, Session, SqliteSessionRepository, createDefaultLogger } from '../../src/index.js';
+import { isTurnStart } from '../../src/spi.js';
 import { runTorture } from './torture.js';
 import type { TortureWorkerReport } from './sqlite-worker-torture.js';
 

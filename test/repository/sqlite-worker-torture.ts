@@ -5,8 +5,8 @@
  *
  *   node --import tsx sqlite-worker-torture.ts <path> <sessionId> <tag> <appenders> <compactors> <rounds> <startAt>
  */
+import { CharacterTokenCountEstimator } from '../../src/spi.js';
 import {
-  CharacterTokenCountEstimator,
   DefaultSessionService,
   Messages,
   SessionEvent,

@@ -198,7 +198,7 @@ describe('SqliteSessionRepository', function () {
     it("DI: repository 'sqlite' binds a SqliteSessionRepository on the configured file", async function () {
       const path = fresh();
       const container = new Container();
-      container.loadSync(createSessionCompactionModule({ repository: 'sqlite', sqlite: { path }, logger }));
+      await container.load(createSessionCompactionModule({ repository: 'sqlite', sqlite: { path }, logger }));
       const repo = container.get<SessionRepository>(TYPES.SessionRepository);
       expect(repo).to.be.instanceOf(SqliteSessionRepository);
       expect((repo as SqliteSessionRepository).path).to.equal(path);

@@ -7,11 +7,10 @@
  *   expect(stats.violations).to.deep.equal([]);
  */
 import { expect } from 'chai';
+import { CharacterTokenCountEstimator, isTurnStart } from '../../src/spi.js';
 import {
-  CharacterTokenCountEstimator,
   DefaultSessionService,
   EventFilter,
-  isTurnStart,
   Messages,
   Session,
   SessionEvent,

@@ -8,10 +8,9 @@ import {
   SessionEvent,
   SlidingWindowCompactionStrategy,
   createDefaultLogger,
-  verifyCoverage,
   type CompactionRequest,
-  type CompactionSkipReason,
 } from '../../src/index.js';
+import { verifyCoverage, type CompactionSkipReason } from '../../src/spi.js';
 import { KeyedMutex } from '../../src/service/KeyedMutex.js';
 import { CharEstimator } from '../support/fixtures.js';
 

@@ -10,10 +10,10 @@ import {
   SlidingWindowCompactionStrategy,
   TYPES,
   createSessionCompactionModule,
-  type AfterCompactionContext,
   type CompactionHooks,
   type Logger,
 } from '../../src/index.js';
+import { type AfterCompactionContext } from '../../src/spi.js';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../summarization/support.js';
 
@@ -134,7 +134,7 @@ describe('compaction hooks', function () {
   it('the DI module passes hooks to the service it binds', async function () {
     const after: string[] = [];
     const container = new Container();
-    container.loadSync(
+    await container.load(
       createSessionCompactionModule({
         repository: 'memory',
         logger: silentLogger,

@@ -6,25 +6,23 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
+import { ConversationSearchTool, CrossSessionSearchTool, encodeEvent } from '../../src/spi.js';
 import {
-  Bm25Retriever,
-  ConversationSearchTool,
-  CrossSessionSearchTool,
   DefaultSessionService,
-  EmbeddingRetriever,
-  encodeEvent,
   EventFilter,
   ExtractiveSummarizer,
   IllegalStateError,
   InvalidArgumentError,
   Messages,
-  NO_RESULTS,
   RecursiveSummarizationCompactionStrategy,
-  RepositoryRetriever,
   SessionEvent,
   type Retriever,
   type SessionRepository,
 } from '../../src/index.js';
+import { EmbeddingRetriever } from '../../src/recall/EmbeddingRetriever.js';
+import { NO_RESULTS } from '../../src/integration/recallSupport.js';
+import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
 import { createDefaultLogger } from '../../src/logging.js';
 import { json, runCli } from '../cli/support/runCli.js';
 import { snapshotOf } from '../repository/lifecycleContract.js';

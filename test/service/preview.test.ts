@@ -9,10 +9,10 @@ import {
   Messages,
   ObservationMaskingCompactionStrategy,
   createDefaultLogger,
-  estimateEventsTokens,
   type CompactionRequest,
   type CompactionStrategy,
 } from '../../src/index.js';
+import { estimateEventsTokens } from '../../src/spi.js';
 import { CharEstimator } from '../support/fixtures.js';
 import { long } from '../support/beyondEvents.js';
 

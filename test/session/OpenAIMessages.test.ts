@@ -1,13 +1,6 @@
 import { expect } from 'chai';
-import {
-  CharacterTokenCountEstimator,
-  Messages,
-  SessionEvent,
-  estimateEventTokens,
-  fromOpenAIMessage,
-  toOpenAIMessages,
-  type Message,
-} from '../../src/index.js';
+import { CharacterTokenCountEstimator, estimateEventTokens } from '../../src/spi.js';
+import { Messages, SessionEvent, fromOpenAIMessage, toOpenAIMessages, type Message } from '../../src/index.js';
 
 const conversation: Message[] = [
   Messages.system('be brief'),

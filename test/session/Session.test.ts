@@ -1,11 +1,6 @@
 import { expect } from 'chai';
-import {
-  DEFAULT_TIME_TO_LIVE_MS,
-  DefaultSessionService,
-  InMemorySessionRepository,
-  InvalidArgumentError,
-  Session,
-} from '../../src/index.js';
+import { DEFAULT_TIME_TO_LIVE_MS } from '../../src/spi.js';
+import { DefaultSessionService, InMemorySessionRepository, InvalidArgumentError, Session } from '../../src/index.js';
 import { expectRejects, expectThrows } from '../support/fixtures.js';
 
 describe('Session and CreateSessionRequest', function () {

@@ -1,13 +1,12 @@
 import { expect } from 'chai';
+import { CharacterTokenCountEstimator, buildSummaryPrompt } from '../../src/spi.js';
 import {
-  CharacterTokenCountEstimator,
   ChunkingChatClient,
   DefaultSessionService,
   EventFilter,
   InMemorySessionRepository,
   Messages,
   RecursiveSummarizationCompactionStrategy,
-  buildSummaryPrompt,
   type ChatClient,
   type ChatRequest,
 } from '../../src/index.js';

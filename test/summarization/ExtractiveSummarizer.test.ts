@@ -1,13 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import {
-  CharacterTokenCountEstimator,
-  ExtractiveSummarizer,
-  RecursiveSummarizationCompactionStrategy,
-  SummarizationError,
-  buildSummaryPrompt,
-  parseSummaryPrompt,
-} from '../../src/index.js';
+import { CharacterTokenCountEstimator, buildSummaryPrompt } from '../../src/spi.js';
+import { ExtractiveSummarizer, RecursiveSummarizationCompactionStrategy, SummarizationError } from '../../src/index.js';
+import { parseSummaryPrompt } from '../../src/summarization/prompts.js';
 import { compactionRequest, expectRejects, msgs } from '../support/fixtures.js';
 import { silentLogger } from './support.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { DEFAULT_SUMMARY_UPDATE_PROMPT } from '../../src/spi.js';
 import {
-  DEFAULT_SUMMARY_UPDATE_PROMPT,
   DefaultSessionService,
   EventFilter,
   FallbackChatClient,

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import {
   AdditiveSummarizationCompactionStrategy,
-  DEFAULT_SUMMARY_SYSTEM_PROMPT,
   DefaultSessionService,
   EventFilter,
   InMemorySessionRepository,
@@ -10,12 +9,12 @@ import {
   OpenAIChatClient,
   RecursiveSummarizationCompactionStrategy,
   SummarizationError,
-  summarySystemPrompt,
-  type ChatUsage,
   type CompactionStrategy,
   type OpenAIChatClientOptions,
   type SummaryFailureMode,
 } from '../../src/index.js';
+import { DEFAULT_SUMMARY_SYSTEM_PROMPT, type ChatUsage } from '../../src/spi.js';
+import { summarySystemPrompt } from '../../src/summarization/prompts.js';
 import { CharEstimator, expectRejects, expectThrows } from '../support/fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fakeOpenAIServer.js';
 import { silentLogger } from './support.js';

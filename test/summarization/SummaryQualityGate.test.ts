@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, Messages, SummaryQualityGate, salientIdentifiers } from '../../src/index.js';
+import { InvalidArgumentError, Messages, SummaryQualityGate } from '../../src/index.js';
+import { salientIdentifiers } from '../../src/spi.js';
 import { A, CharEstimator, U, expectThrows } from '../support/fixtures.js';
 import { call, result } from '../support/beyondEvents.js';
 

@@ -7,8 +7,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   SummaryQualityGate,
-  type CompactionSkipReason,
 } from '../../src/index.js';
+import { type CompactionSkipReason } from '../../src/spi.js';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
 

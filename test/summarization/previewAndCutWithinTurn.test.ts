@@ -7,8 +7,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   type SessionEvent,
-  type CutWithinTurn,
 } from '../../src/index.js';
+import { type CutWithinTurn } from '../../src/spi.js';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
 

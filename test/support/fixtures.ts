@@ -1,4 +1,5 @@
-import { Messages, SessionEvent, type Message, type SessionEventInit } from '../../src/index.js';
+import { Messages, SessionEvent, type Message } from '../../src/index.js';
+import { type SessionEventInit } from '../../src/spi.js';
 import type { TokenCountEstimator } from '../../src/index.js';
 import { CompactionRequest, Session } from '../../src/index.js';
 

@@ -2,22 +2,24 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { expect } from 'chai';
 import {
   AdditiveSummarizationCompactionStrategy,
-  Bm25Retriever,
   configureTelemetry,
-  ContextAssembler,
   DefaultSessionService,
   InMemorySessionRepository,
-  instrumentRetriever,
   Messages,
   SessionEvent,
   SlidingWindowCompactionStrategy,
-  TELEMETRY_ATTRIBUTES as ATTR,
-  TELEMETRY_METRICS as METRIC,
-  TELEMETRY_SPANS as SPAN,
   TurnCountTrigger,
   type ChatClient,
   type CompactionRequest,
 } from '../../src/index.js';
+import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
+import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
+import {
+  instrumentRetriever,
+  TELEMETRY_ATTRIBUTES as ATTR,
+  TELEMETRY_METRICS as METRIC,
+  TELEMETRY_SPANS as SPAN,
+} from '../../src/spi.js';
 import { CHAT_MODEL, echoReplies, harness, silent } from '../integration/support/harness.js';
 import { installOtel, type OtelCapture } from '../support/otel.js';
 

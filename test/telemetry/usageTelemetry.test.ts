@@ -4,7 +4,7 @@ import {
   TELEMETRY_ATTRIBUTES as ATTR,
   TELEMETRY_METRICS as METRIC,
   TELEMETRY_SPANS as SPAN,
-} from '../../src/index.js';
+} from '../../src/spi.js';
 import { CHAT_MODEL, harness } from '../integration/support/harness.js';
 import { installOtel, type OtelCapture } from '../support/otel.js';
 

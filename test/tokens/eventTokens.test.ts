@@ -1,12 +1,6 @@
 import { expect } from 'chai';
-import {
-  Messages,
-  SessionEvent,
-  estimateEventTokens,
-  estimateEventsTokens,
-  formatEvent,
-  type TokenCountEstimator,
-} from '../../src/index.js';
+import { Messages, SessionEvent, formatEvent, type TokenCountEstimator } from '../../src/index.js';
+import { estimateEventTokens, estimateEventsTokens } from '../../src/spi.js';
 import { A, CharEstimator, TC, U } from '../support/fixtures.js';
 
 class CountingEstimator implements TokenCountEstimator {

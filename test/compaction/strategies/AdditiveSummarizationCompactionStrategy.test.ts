@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import {
   AdditiveSummarizationCompactionStrategy,
-  DEFAULT_CONSOLIDATION_SYSTEM_PROMPT,
   DefaultSessionService,
   EventFilter,
   InMemorySessionRepository,
@@ -9,12 +8,12 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   SummarizationError,
-  summarySystemPrompt,
-  type AdditiveSummarizationCompactionStrategyOptions,
   type ChatClient,
   type CompactionStrategy,
   type SessionEvent,
 } from '../../../src/index.js';
+import { DEFAULT_CONSOLIDATION_SYSTEM_PROMPT, summarySystemPrompt } from '../../../src/summarization/prompts.js';
+import { type AdditiveSummarizationCompactionStrategyOptions } from '../../../src/spi.js';
 import { A, CharEstimator, U, compactionRequest, expectRejects, expectThrows, texts } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

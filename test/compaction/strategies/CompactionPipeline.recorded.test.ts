@@ -7,9 +7,9 @@ import {
   RecursiveSummarizationCompactionStrategy,
   Session,
   createDefaultLogger,
-  estimateEventsTokens,
   defaultTokenCountEstimator,
 } from '../../../src/index.js';
+import { estimateEventsTokens } from '../../../src/spi.js';
 import type { RecordedSession } from '../../../src/bench/recorded/RecordedSession.js';
 import { skipWithReason } from '../../support/services.js';
 import { toolPairsIntact } from '../../support/beyondEvents.js';

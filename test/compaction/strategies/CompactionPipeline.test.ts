@@ -8,15 +8,14 @@ import {
   EventFilter,
   InMemorySessionRepository,
   InvalidArgumentError,
-  METADATA_TOKEN_CALIBRATION,
   ObservationMaskingCompactionStrategy,
   Session,
   TokenCountCompactionStrategy,
   createDefaultLogger,
-  estimateEventsTokens,
   type CompactionStrategy,
   type SessionEvent,
 } from '../../../src/index.js';
+import { METADATA_TOKEN_CALIBRATION, estimateEventsTokens } from '../../../src/spi.js';
 import { A, CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
 import { call, long, result } from '../../support/beyondEvents.js';
 

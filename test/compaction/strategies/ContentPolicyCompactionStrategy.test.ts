@@ -5,12 +5,11 @@ import {
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
-  METADATA_MASKED_FROM,
   createDefaultLogger,
-  defaultToolStatus,
   type AssistantMessage,
   type SessionEvent,
 } from '../../../src/index.js';
+import { METADATA_MASKED_FROM, defaultToolStatus } from '../../../src/spi.js';
 import { A, CharEstimator, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 import { call, data, long, result, toolPairsIntact } from '../../support/beyondEvents.js';
 

@@ -5,12 +5,11 @@ import {
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
-  METADATA_MASKED_FROM,
   ObservationMaskingCompactionStrategy,
   SessionEvent,
   createDefaultLogger,
-  maskExcerpt,
 } from '../../../src/index.js';
+import { METADATA_MASKED_FROM, maskExcerpt } from '../../../src/spi.js';
 import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 import { call, data, long, result } from '../../support/beyondEvents.js';
 

@@ -4,9 +4,9 @@ import {
   InvalidArgumentError,
   RecursiveSummarizationCompactionStrategy,
   type ChatClient,
-  type RecursiveSummarizationCompactionStrategyOptions,
   type SessionEvent,
 } from '../../../src/index.js';
+import { type RecursiveSummarizationCompactionStrategyOptions } from '../../../src/spi.js';
 import {
   A,
   CharEstimator,

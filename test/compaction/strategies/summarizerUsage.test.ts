@@ -7,8 +7,8 @@ import {
   type ChatClient,
   type ChatReply,
   type ChatRequest,
-  type ChatUsage,
 } from '../../../src/index.js';
+import { type ChatUsage } from '../../../src/spi.js';
 import { A, CharEstimator, U, compactionRequest } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

@@ -1,20 +1,19 @@
 import { expect } from 'chai';
+import { BUILT_IN_MODEL_CONTEXT_WINDOWS, METADATA_TOKEN_CALIBRATION } from '../../../src/spi.js';
 import {
-  BUILT_IN_MODEL_CONTEXT_WINDOWS,
   CompactionRequest,
   CompositeCompactionTrigger,
   ContextWindowTrigger,
   IdleTimeTrigger,
   InvalidArgumentError,
-  METADATA_TOKEN_CALIBRATION,
   ObservationMaskingCompactionStrategy,
   Session,
   TokenCountTrigger,
   TokenGrowthTrigger,
-  clearRegisteredModelContextWindows,
   contextWindowOf,
   registerModelContextWindows,
 } from '../../../src/index.js';
+import { clearRegisteredModelContextWindows } from '../../../src/compaction/modelContextWindows.js';
 import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows, fixtureSession } from '../../support/fixtures.js';
 import { call, long, result } from '../../support/beyondEvents.js';
 import { Messages } from '../../../src/index.js';

@@ -10,8 +10,8 @@ import {
   type ModelMessage,
 } from 'ai';
 import { expect } from 'chai';
+import { Bm25Retriever } from '../../../src/recall/Bm25Retriever.js';
 import {
-  Bm25Retriever,
   EventFilter,
   IllegalStateError,
   Messages,

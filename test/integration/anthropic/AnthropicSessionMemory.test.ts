@@ -1,14 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { expect } from 'chai';
-import {
-  Bm25Retriever,
-  EventFilter,
-  Messages,
-  METADATA_TOKEN_CALIBRATION,
-  TurnWindowCompactionStrategy,
-  type TokenCalibration,
-} from '../../../src/index.js';
+import { Bm25Retriever } from '../../../src/recall/Bm25Retriever.js';
+import { EventFilter, Messages, TurnWindowCompactionStrategy } from '../../../src/index.js';
+import { METADATA_TOKEN_CALIBRATION, type TokenCalibration } from '../../../src/spi.js';
 import {
   AnthropicSessionMemory,
   anthropicReplyToParam,

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
-import { DefaultSessionService, InMemorySessionRepository, PROVIDER_PRESETS } from '../../../src/index.js';
+import { DefaultSessionService, InMemorySessionRepository } from '../../../src/index.js';
+import { PROVIDER_PRESETS } from '../../../src/spi.js';
 import { AnthropicSessionMemory } from '../../../src/integration/anthropic/index.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../../support/fakeAnthropicServer.js';
 import { silent } from '../support/harness.js';

@@ -9,9 +9,9 @@ import {
   TokenCountCompactionStrategy,
   TokenCountTrigger,
   defaultTokenCountEstimator,
-  formatMessage,
   type Message,
 } from '../../../src/index.js';
+import { formatMessage } from '../../../src/spi.js';
 import { silent } from './harness.js';
 
 /** The prompt budget every request must stay within. */

@@ -1,0 +1,6 @@
+// 'session-compaction/postgres': the PostgreSQL backend (needs pg).
+export {
+  PostgresSessionRepository,
+  type PostgresSessionRepositoryOptions,
+  type PostgresPool,
+} from '../repository/PostgresSessionRepository.js';

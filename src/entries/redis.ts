@@ -1,0 +1,6 @@
+// 'session-compaction/redis': the Redis backend (needs ioredis).
+export {
+  RedisSessionRepository,
+  type RedisSessionRepositoryOptions,
+  type RedisClient,
+} from '../repository/RedisSessionRepository.js';

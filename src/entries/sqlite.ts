@@ -1,0 +1,2 @@
+// 'session-compaction/sqlite': the embedded backend (needs better-sqlite3).
+export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from '../repository/SqliteSessionRepository.js';

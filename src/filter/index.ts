@@ -1,2 +1,0 @@
-export { EventFilter, applyEventWindow, isBranchVisible, type EventFilterOptions, type MatchMode } from './EventFilter.js';
-export { MessageFilter } from './MessageFilter.js';

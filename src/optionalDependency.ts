@@ -1,0 +1,30 @@
+import { createRequire } from 'node:module';
+import { IllegalStateError } from './errors.js';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Loads an optional package (a database driver, the OpenAI SDK) the first time a feature needs it, so that
+ * importing the package root loads none of them and an application installs only the ones it uses.
+ * Synchronous on purpose: repository constructors are synchronous, and every one of these packages ships
+ * a CommonJS entry.
+ */
+export function requireOptional<T>(packageName: string, feature: string): T {
+  try {
+    return require(packageName) as T;
+  } catch (error) {
+    if (isMissing(error, packageName)) {
+      throw new IllegalStateError(
+        `${feature} needs the optional package '${packageName}', which is not installed: run npm install ${packageName}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+function isMissing(error: unknown, packageName: string): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  // A missing transitive dependency of an installed driver is a broken install, not a missing package.
+  return e.code === 'MODULE_NOT_FOUND' && typeof e.message === 'string' && e.message.includes(`'${packageName}'`);
+}

@@ -1,0 +1,184 @@
+// 'session-compaction/spi': building blocks for implementing a repository, a trigger, a strategy, a summariser
+// or a retriever of your own. Everything an application needs is in the package root.
+
+// Model helpers
+export { MESSAGE_TYPES, isMessageType, messageText, hasToolCalls, freezeMessage } from './session/Message.js';
+export { type SessionEventInit } from './session/SessionEvent.js';
+export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit } from './session/Session.js';
+export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';
+export { formatMessage, type FormatOptions } from './session/formatEvent.js';
+export { type FromOpenAIOptions } from './session/OpenAIMessages.js';
+
+// Repositories: filtering, encoding, the contract's helpers
+export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/EventFilter.js';
+export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
+export { type PostgresPool } from './repository/PostgresSessionRepository.js';
+export {
+  type EventSearchOptions,
+  type ScoredEvent,
+  type ListSessionIdsOptions,
+  type SessionIdPage,
+} from './repository/SessionRepository.js';
+export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
+export { type RedisClient } from './repository/RedisSessionRepository.js';
+
+// Tokens
+export { CharacterTokenCountEstimator } from './tokens/TokenCountEstimator.js';
+export { type TiktokenEncodingName, type TiktokenTokenCountEstimatorOptions } from './tokens/TiktokenTokenCountEstimator.js';
+export { estimateEventTokens, estimateEventsTokens } from './tokens/eventTokens.js';
+export { PROVIDER_PRESETS, type PromptCacheRules } from './tokens/ModelPrices.js';
+export { priceUsage } from './tokens/UsageRecord.js';
+export { calibrationRatio, updateCalibration, METADATA_TOKEN_CALIBRATION, type TokenCalibration } from './tokens/calibration.js';
+
+// Triggers and strategies
+export { toCompactionTrigger, type CompactionTriggerFunction } from './compaction/CompactionTrigger.js';
+export { toCompactionStrategy, type CompactionStrategyFunction, type StrategyPreview } from './compaction/CompactionStrategy.js';
+export { type StrategySkipReason } from './compaction/CompactionResult.js';
+export { verifyCoverage, coveredIds, METADATA_COVERED_EVENT_IDS, METADATA_MASKED_FROM } from './compaction/coverage.js';
+export { originalIdOf } from './compaction/strategies/replaceInPlace.js';
+export {
+  SUMMARY_METADATA,
+  SUMMARY_FAILURE_MODES,
+  type SummarizationFailureListener,
+} from './compaction/strategies/summaryEvents.js';
+export {
+  SummarizingCompactionStrategy,
+  type SummarizingStrategyOptions,
+  type SummaryOutcome,
+} from './compaction/strategies/SummarizingCompactionStrategy.js';
+export { CUT_WITHIN_TURN_MODES, DEFAULT_CUT_WITHIN_TURN, type CutWithinTurn } from './compaction/cutWithinTurn.js';
+export { BUILT_IN_MODEL_CONTEXT_WINDOWS } from './compaction/modelContextWindows.js';
+export { type SlidingWindowCompactionStrategyOptions } from './compaction/strategies/SlidingWindowCompactionStrategy.js';
+export { type TurnWindowCompactionStrategyOptions } from './compaction/strategies/TurnWindowCompactionStrategy.js';
+export { type TokenCountCompactionStrategyOptions } from './compaction/strategies/TokenCountCompactionStrategy.js';
+export {
+  RECURSIVE_SUMMARIZATION_SOURCE,
+  type RecursiveSummarizationCompactionStrategyOptions,
+} from './compaction/strategies/RecursiveSummarizationCompactionStrategy.js';
+export {
+  ADDITIVE_SUMMARIZATION_SOURCE,
+  type AdditiveSummarizationCompactionStrategyOptions,
+} from './compaction/strategies/AdditiveSummarizationCompactionStrategy.js';
+export {
+  OBSERVATION_MASKING_SOURCE,
+  maskExcerpt,
+  type ObservationMaskingCompactionStrategyOptions,
+} from './compaction/strategies/ObservationMaskingCompactionStrategy.js';
+export {
+  CONTENT_POLICY_SOURCE,
+  defaultToolStatus,
+  type ContentPolicyCompactionStrategyOptions,
+  type KeepOrStrip,
+  type ToolCallPolicy,
+  type ToolStatus,
+} from './compaction/strategies/ContentPolicyCompactionStrategy.js';
+export {
+  type CompactionPipelineOptions,
+  type PipelineRun,
+  type PipelineStageReport,
+} from './compaction/strategies/CompactionPipeline.js';
+export { type TokenCountTriggerOptions } from './compaction/triggers/TokenCountTrigger.js';
+export { type ContextWindowTriggerOptions } from './compaction/triggers/ContextWindowTrigger.js';
+export { type IdleTimeTriggerOptions } from './compaction/triggers/IdleTimeTrigger.js';
+export { DEFAULT_PROMPT_CACHE_TTL_MS, type CacheAwareTriggerOptions } from './compaction/triggers/CacheAwareTrigger.js';
+export { type TokenGrowthTriggerOptions } from './compaction/triggers/TokenGrowthTrigger.js';
+
+// Summarisers
+export { type ChatUsage, type ChatUsageListener } from './summarization/ChatClient.js';
+export { type SummarizationErrorKind } from './summarization/SummarizationError.js';
+export { type ChatCompletionOutcome } from './summarization/OpenAIChatClient.js';
+export { type ExtractiveSummarizerOptions } from './summarization/ExtractiveSummarizer.js';
+export { mechanicalSummary } from './summarization/mechanicalSummary.js';
+export {
+  DEFAULT_SUMMARY_SYSTEM_PROMPT,
+  DEFAULT_SUMMARY_SHADOW_PROMPT,
+  DEFAULT_SUMMARY_UPDATE_PROMPT,
+  buildSummaryPrompt,
+  type SummaryPromptParts,
+} from './summarization/prompts.js';
+export {
+  salientIdentifiers,
+  type SummaryQualityGateOptions,
+  type SummaryQualityVerdict,
+} from './summarization/SummaryQualityGate.js';
+
+// Service and integration
+export { SessionServiceEvents, type SessionServiceEventName, type CompactionSkipReason } from './service/SessionServiceEvents.js';
+export { DEFAULT_RETRIEVAL_LIMIT } from './recall/Retriever.js';
+export { DEFAULT_MAX_INDEXED_SESSIONS } from './recall/Bm25Retriever.js';
+export { DEFAULT_MAX_CACHED_VECTORS } from './recall/EmbeddingRetriever.js';
+export { DEFAULT_RRF_K } from './recall/HybridRetriever.js';
+export {
+  type ChatProvider,
+  type ChatProviderCall,
+  type ChatProviderOutcome,
+  type ChatProviderTypes,
+  type PersistableMessage,
+} from './integration/ChatProvider.js';
+export {
+  OpenAIChatProvider,
+  type OpenAIChatParams,
+  type OpenAIChatProviderOptions,
+  type OpenAIChatTypes,
+} from './integration/OpenAIChatProvider.js';
+export { METADATA_USAGE, type ProviderTokenUsage } from './integration/SessionUsageRecorder.js';
+export { type SessionMemoryService, type ContextStatus } from './integration/SessionMemoryTypes.js';
+export {
+  SESSION_ID_CONTEXT_KEY,
+  USER_ID_CONTEXT_KEY,
+  randomEventIdGenerator,
+  type EventIdContext,
+  type SessionEventIdGenerator,
+  type SessionEventIdGeneratorFunction,
+  type SessionEventIdGeneratorLike,
+} from './integration/eventIdGenerators.js';
+export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './integration/ChatCompletionChunkAggregator.js';
+export { SessionCalibrator, type SessionMetadataStore } from './integration/SessionCalibrator.js';
+export { ConversationSearchTool, type ConversationSearchToolOptions } from './integration/ConversationSearchTool.js';
+export { CrossSessionSearchTool, type CrossSessionSearchToolOptions } from './integration/CrossSessionSearchTool.js';
+export { type RecallToolContext } from './integration/recallSupport.js';
+export { type RepositoryKind, type RepositorySettings } from './di/repositoryFactories.js';
+export { accessDeniedMessage } from './service/sessionAccess.js';
+export { TELEMETRY_ATTRIBUTES, TELEMETRY_METRICS, TELEMETRY_SPANS } from './telemetry/index.js';
+export { INSTRUMENTATION_SCOPE } from './telemetry/telemetry.js';
+export { instrumentRepository } from './repository/instrumentRepository.js';
+export { instrumentRetriever } from './recall/instrumentRetriever.js';
+export {
+  DEFAULT_RECALL_SHARE,
+  DEFAULT_RECALL_NEIGHBORS,
+  DEFAULT_RECALL_LIMIT,
+  type AssembledParts,
+} from './recall/ContextAssembler.js';
+export { type FallbackChatClientOptions } from './summarization/FallbackChatClient.js';
+export { type ChunkingChatClientOptions } from './summarization/ChunkingChatClient.js';
+export {
+  type BeforeCompactionContext,
+  type BeforeCompactionDecision,
+  type AfterCompactionContext,
+} from './service/CompactionHooks.js';
+export { COMPACTION_STATS_METADATA, type MetadataUpdater } from './service/compactionStats.js';
+export { DEFAULT_TOMBSTONE_TTL_MS } from './service/DefaultSessionService.js';
+export { DEFAULT_REDACTION_MARKER } from './service/lifecycle/EventRedactor.js';
+export type { ErasureReason } from './service/lifecycle/reports.js';
+export type {
+  ArchivePurgeCriteria,
+  ErasedSession,
+  EraseSessionOptions,
+  EventKindCounts,
+  SessionActivity,
+  SessionActivityPage,
+  SessionLifecycleOperations,
+  Tombstone,
+} from './repository/lifecycle.js';
+export {
+  pairOpenAIToolMessages,
+  MISSING_TOOL_RESULT,
+  type ToolPairingRepair,
+  type PairOpenAIToolMessagesOptions,
+} from './session/openAIToolPairing.js';
+export {
+  METADATA_INCOMPLETE,
+  METADATA_FINISH_REASON,
+  isIncompleteReply,
+  incompleteReplyMetadata,
+} from './session/incompleteReplies.js';
