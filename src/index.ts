@@ -100,6 +100,7 @@ export { compactionStatsHooks, compactionStatsOf, type CompactionStats } from '.
 
 // Recall
 export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
+export { Bm25Retriever, type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
 
 // Chat integration
 export { SessionMemory } from './integration/SessionMemory.js';
