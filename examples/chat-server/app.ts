@@ -6,6 +6,7 @@ import { accessDeniedMessage } from '../../src/spi.js';
 import {
   IllegalStateError,
   InvalidArgumentError,
+  RepositoryConnectionError,
   TYPES,
   type CompactionResult,
   type RecallTools,
@@ -56,6 +57,11 @@ function userOf(request: FastifyRequest): string {
 
 function statusOf(error: unknown): number {
   if (error instanceof HttpError) return error.statusCode;
+  // fastify's own refusals: 400 malformed JSON or a body that fails the schema, 413 too large, 415 not JSON.
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return status;
+  // The session store is unreachable for a moment (a failover, a restart): the client may retry.
+  if (error instanceof RepositoryConnectionError) return 503;
   if (error instanceof IllegalStateError && error.message.endsWith('Access denied.')) return 403;
   if (error instanceof InvalidArgumentError) return 400;
   return 502;
@@ -81,8 +87,15 @@ function eventJson(e: SessionEvent) {
 
 /** Builds the HTTP app; every handler resolves its services from the container. */
 export function buildChatServer(container: Container): FastifyInstance {
-  const app = Fastify({ logger: false });
   const config = container.get<ChatServerConfig>(APP_TYPES.Config);
+  const app = Fastify({
+    logger: false,
+    bodyLimit: config.maxBodyBytes ?? 256 * 1024,
+    // A body is valid as sent or refused: no coercing 42 into "42", no silently dropping unknown fields.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+  });
+  // JSON only: any other content type is answered 415.
+  app.removeContentTypeParser('text/plain');
   const sessions = () => container.get<SessionService>(TYPES.SessionService);
   const memory = () => container.get<SessionMemory>(APP_TYPES.SessionMemory);
   const recall = () => container.get<RecallTools>(APP_TYPES.RecallTools);
@@ -90,8 +103,14 @@ export function buildChatServer(container: Container): FastifyInstance {
   app.addHook('onClose', async () => {
     await container.get<SessionRepository>(TYPES.SessionRepository).close?.();
   });
+  // Who is asking is settled first: an anonymous request is answered 401 before its body is read or
+  // anything is looked up in the session store.
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/v1/')) userOf(request);
+  });
   app.setErrorHandler((error, _request, reply) => {
-    const status = (error as { statusCode?: number }).statusCode === 400 ? 400 : statusOf(error);
+    const status = statusOf(error);
+    if (status === 503) void reply.header('retry-after', '1');
     void reply.status(status).send({ error: error instanceof Error ? error.message : String(error) });
   });
 

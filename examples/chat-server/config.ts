@@ -21,6 +21,10 @@ export interface ChatServerConfig {
   /** Tool rounds answered by the server per query before the reply is returned as is; default 3. */
   maxToolRounds: number;
   logLevel: string;
+  /** Largest request body accepted, in bytes; a larger one is answered 413. Default 256 KiB. */
+  maxBodyBytes?: number;
+  /** The longest one model call may take, in ms; default 60 000. */
+  modelTimeoutMs?: number;
 }
 
 const int = (value: string | undefined, fallback: number) => {
@@ -47,5 +51,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerC
     recallTools: env.RECALL_TOOLS !== 'false',
     maxToolRounds: int(env.MAX_TOOL_ROUNDS, 3),
     logLevel: env.LOG_LEVEL ?? 'info',
+    maxBodyBytes: int(env.MAX_BODY_BYTES, 256 * 1024),
+    modelTimeoutMs: int(env.MODEL_TIMEOUT_MS, 60_000),
   };
 }

@@ -70,6 +70,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
           client: ctx.get<OpenAI>(APP_TYPES.OpenAI),
           model: config.model,
           contextWindowTokens: config.contextWindowTokens,
+          ...(config.modelTimeoutMs !== undefined ? { timeoutMs: config.modelTimeoutMs } : {}),
           compactionTrigger: new ContextWindowTrigger({
             contextWindowTokens: config.contextWindowTokens,
             thresholdRatio: config.thresholdRatio,
