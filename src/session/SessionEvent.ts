@@ -9,8 +9,7 @@ import {
   requireStorableString,
   requireStorableText,
 } from '../validation/inputs.js';
-import { hasToolCalls, messageText, type Message, type MessageType } from './Message.js';
-import { parseMessage } from './parseMessage.js';
+import { hasToolCalls, messageText, parseMessage, type Message, type MessageType } from './Message.js';
 
 export type EventMetadata = Readonly<Record<string, unknown>>;
 
