@@ -63,6 +63,11 @@ export interface ChatProvider<T extends ChatProviderTypes> {
   /** Every message of this request (system prompt included) as log messages, to estimate the prompt's size. */
   requestMessages(messages: readonly T['message'][], params: T['params']): Message[];
   /**
+   * Optional: throws InvalidArgumentError for a request message that is not well-formed for this API. Called
+   * first, before the session is resolved, so that nothing is written for a malformed request.
+   */
+  validate?(messages: readonly T['message'][], params: T['params']): void;
+  /**
    * What of this request is new conversation and is appended, in order: the newest user message, or the tool
    * results it answers with (and a user message sent along with them). Empty when there is neither.
    */

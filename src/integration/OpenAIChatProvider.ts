@@ -10,7 +10,7 @@ import type { CompletionUsage } from 'openai/resources/completions';
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { Messages, type Message } from '../session/Message.js';
 import { defaultLogger, type Logger } from '../logging.js';
-import { fromOpenAIMessage, toOpenAIMessagesWithSources } from '../session/OpenAIMessages.js';
+import { fromOpenAIMessage, toOpenAIMessagesWithSources, validateOpenAIMessage } from '../session/OpenAIMessages.js';
 import { incompleteReplyMetadata } from '../session/incompleteReplies.js';
 import { pairOpenAIToolMessages, toolPairingWarning } from '../session/openAIToolPairing.js';
 import { InterruptedReplyError } from './InterruptedReplyError.js';
@@ -89,6 +89,11 @@ export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
         return Messages.system(JSON.stringify(m));
       }
     });
+  }
+
+  /** Refuses a malformed request message (a JSON body relayed by a server) before anything is written or sent. */
+  validate(messages: readonly ChatCompletionMessageParam[]): void {
+    messages.forEach((m, i) => validateOpenAIMessage(m, `messages[${i}]`));
   }
 
   incoming(messages: readonly ChatCompletionMessageParam[], history: readonly SessionEvent[]): PersistableMessage[] {

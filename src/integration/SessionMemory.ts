@@ -295,6 +295,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     const { sessionId: rawSessionId, userId: rawUserId, messages, filter, context, model, signal, ...chatParams } = request;
     const sessionId = requireText(rawSessionId, 'sessionId');
     if (!Array.isArray(messages)) throw new InvalidArgumentError('messages must not be null');
+    this.provider.validate?.(messages, chatParams as T['params']);
     const userId = typeof rawUserId === 'string' && rawUserId.trim() !== '' ? rawUserId : undefined;
     const session = await this.resolveSession(sessionId, userId);
 

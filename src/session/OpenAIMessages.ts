@@ -5,6 +5,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { InvalidArgumentError } from '../errors.js';
 import { defaultLogger, type Logger } from '../logging.js';
+import { describeType, invalid } from '../validation/inputs.js';
 import { Messages, type Message, type ToolCall } from './Message.js';
 import { interruptedNote, isIncompleteReply } from './incompleteReplies.js';
 import { pairOpenAIToolMessages, toolPairingWarning } from './openAIToolPairing.js';
@@ -115,6 +116,54 @@ export interface FromOpenAIOptions {
   resolveToolName?: (toolCallId: string) => string | undefined;
 }
 
+const OPENAI_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
+
+/**
+ * Checks one Chat Completions message from any caller (a JSON body relayed by a server): an object with a known
+ * role, string (or text-part) content, a string `tool_call_id` on tool messages and well-formed `tool_calls`.
+ * Throws InvalidArgumentError naming the field and the type received.
+ */
+export function validateOpenAIMessage(value: unknown, field = 'message'): ChatCompletionMessageParam {
+  if (value === null || value === undefined) throw new InvalidArgumentError(`${field} must not be null`);
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid(field, 'an object', value);
+  const m = value as Record<string, unknown>;
+  if (typeof m.role !== 'string' || !OPENAI_ROLES.includes(m.role)) {
+    throw new InvalidArgumentError(
+      `${field}.role must be one of ${OPENAI_ROLES.join(', ')} (got ${typeof m.role === 'string' ? `'${m.role}'` : describeType(m.role)})`,
+    );
+  }
+  const content = m.content;
+  if (Array.isArray(content)) {
+    content.forEach((part: unknown, i) => {
+      if (typeof part !== 'object' || part === null || typeof (part as { type?: unknown }).type !== 'string') {
+        throw invalid(`${field}.content[${i}]`, 'a content part with a type', part);
+      }
+      const p = part as { type: string; text?: unknown };
+      if (p.type === 'text' && typeof p.text !== 'string') throw invalid(`${field}.content[${i}].text`, 'a string', p.text);
+    });
+  } else if (content !== null && content !== undefined && typeof content !== 'string') {
+    throw invalid(`${field}.content`, 'a string or an array of content parts', content);
+  } else if ((content === null || content === undefined) && m.role !== 'assistant') {
+    throw invalid(`${field}.content`, 'a string or an array of content parts', content);
+  }
+  if (m.role === 'tool' && typeof m.tool_call_id !== 'string') throw invalid(`${field}.tool_call_id`, 'a string', m.tool_call_id);
+  if (m.role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null) {
+    if (!Array.isArray(m.tool_calls)) throw invalid(`${field}.tool_calls`, 'an array', m.tool_calls);
+    m.tool_calls.forEach((call: unknown, i) => {
+      const at = `${field}.tool_calls[${i}]`;
+      if (typeof call !== 'object' || call === null) throw invalid(at, 'an object', call);
+      const c = call as { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } };
+      if (typeof c.id !== 'string') throw invalid(`${at}.id`, 'a string', c.id);
+      if (c.type === 'function' || c.type === undefined) {
+        if (typeof c.function !== 'object' || c.function === null) throw invalid(`${at}.function`, 'an object', c.function);
+        if (typeof c.function.name !== 'string') throw invalid(`${at}.function.name`, 'a string', c.function.name);
+        if (typeof c.function.arguments !== 'string') throw invalid(`${at}.function.arguments`, 'a string', c.function.arguments);
+      }
+    });
+  }
+  return value as ChatCompletionMessageParam;
+}
+
 /** Maps one OpenAI chat parameter (request message or response message) back to a Message. */
 export function fromOpenAIMessage(
   param:
@@ -122,7 +171,7 @@ export function fromOpenAIMessage(
     | { role: 'assistant'; content: string | null; tool_calls?: ChatCompletionMessageToolCall[]; reasoning_content?: string },
   options: FromOpenAIOptions = {},
 ): Message {
-  if (param === null || param === undefined) throw new InvalidArgumentError('message must not be null');
+  validateOpenAIMessage(param);
   switch (param.role) {
     case 'user':
       return Messages.user(contentText(param.content as string | ContentPart[]) ?? '');
