@@ -74,6 +74,7 @@ export { AdditiveSummarizationCompactionStrategy } from './compaction/strategies
 export { ObservationMaskingCompactionStrategy } from './compaction/strategies/ObservationMaskingCompactionStrategy.js';
 export { ContentPolicyCompactionStrategy } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
 export { CompactionPipeline } from './compaction/strategies/CompactionPipeline.js';
+export { PressureBandCompactionStrategy, type PressureBand } from './compaction/strategies/PressureBandCompactionStrategy.js';
 
 // The service
 export {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CompactionRequest } from '../compaction/CompactionRequest.js';
 import { CompactionResult } from '../compaction/CompactionResult.js';
-import { toCompactionStrategy, type CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
+import { toCompactionStrategy, type CompactionStrategyLike, type StrategyPreview } from '../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import { verifyCoverage, type CoverageReport } from '../compaction/coverage.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
@@ -320,7 +320,7 @@ export class DefaultSessionService implements SessionService {
         modelCalled: false,
       };
     }
-    const preview: { result: CompactionResult; modelCalled: boolean | undefined; summarizedEvents?: readonly SessionEvent[] } =
+    const preview: Omit<StrategyPreview, 'modelCalled'> & { modelCalled: boolean | undefined } =
       s.preview !== undefined && options.callModel !== true
         ? await s.preview(request)
         : { result: await s.compact(request), modelCalled: s.preview !== undefined ? true : undefined };
@@ -332,6 +332,7 @@ export class DefaultSessionService implements SessionService {
       eventsAfter: preview.result.compactedEvents.length,
       modelCalled: preview.modelCalled,
       ...(preview.summarizedEvents !== undefined ? { summarizedEvents: preview.summarizedEvents } : {}),
+      ...(preview.stages !== undefined ? { stages: preview.stages } : {}),
     };
   }
 

@@ -1,5 +1,5 @@
 import type { CompactionResult } from '../compaction/CompactionResult.js';
-import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
+import type { CompactionStageReport, CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
 import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import type { CoverageReport } from '../compaction/coverage.js';
 import type { EventFilter } from '../filter/EventFilter.js';
@@ -43,6 +43,8 @@ export interface CompactionPreview {
   /** false when the strategy previewed itself; undefined when it has no preview hook and compact ran. */
   modelCalled: boolean | undefined;
   summarizedEvents?: readonly SessionEvent[];
+  /** For a staged strategy (pipeline, pressure bands): each stage that ran, with tokens before and after. */
+  stages?: readonly CompactionStageReport[];
 }
 
 export interface SessionService {

@@ -1,5 +1,5 @@
 import { addUsage, type UsageRecord } from '../../tokens/UsageRecord.js';
-import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
+import { InvalidArgumentError, requirePositiveInt, requireText } from '../../errors.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import { calibrationRatio } from '../../tokens/calibration.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
@@ -9,31 +9,37 @@ import { CompactionRequest, requireRequest } from '../CompactionRequest.js';
 import { CompactionResult, type StrategySkipReason } from '../CompactionResult.js';
 import {
   toCompactionStrategy,
+  type CompactionStageReport,
   type CompactionStrategy,
   type CompactionStrategyLike,
   type StrategyPreview,
 } from '../CompactionStrategy.js';
 
+/** A stage with a name for the report and, optionally, the window size from which it runs. */
+export interface CompactionPipelineStage {
+  strategy: CompactionStrategyLike;
+  /** Shown in the stage report; default the strategy's class name. */
+  name?: string;
+  /**
+   * The stage runs only while the window costs at least this many (calibrated) tokens; below, it is passed
+   * over. Pressure bands use it: a harsher measure only once the milder ones have not brought the window down.
+   */
+  minTokens?: number;
+}
+
 export interface CompactionPipelineOptions {
   /** Run in order, each on the window the previous one left; e.g. mask → strip → summarise → token budget. */
-  stages: readonly CompactionStrategyLike[];
+  stages: readonly (CompactionStrategyLike | CompactionPipelineStage)[];
   /** Stop as soon as the window costs at most this many tokens (scaled by the session's calibration ratio). */
   maxTokens: number;
   tokenCountEstimator?: TokenCountEstimator;
 }
 
-/** What one stage did, for reports and benchmarks. */
-export interface PipelineStageReport {
-  index: number;
-  /** The strategy's class name, or `stage <n>` for a function. */
-  name: string;
-  tokensBefore: number;
-  tokensAfter: number;
-  eventsBefore: number;
-  eventsAfter: number;
-  /** Events the stage archived (original or intermediate). */
-  archived: number;
-  skipReason?: StrategySkipReason;
+/** What one stage did, for reports and benchmarks (the type lives with StrategyPreview, which carries it). */
+export type PipelineStageReport = CompactionStageReport;
+
+function isStage(value: CompactionStrategyLike | CompactionPipelineStage): value is CompactionPipelineStage {
+  return value !== null && typeof value === 'object' && !('compact' in value) && 'strategy' in value;
 }
 
 export interface PipelineRun {
@@ -44,6 +50,13 @@ export interface PipelineRun {
   fits: boolean;
   summarizedEvents?: readonly SessionEvent[];
   modelCalled: boolean;
+}
+
+function requireNonNegativeInt(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+  }
+  return value;
 }
 
 /**
@@ -61,13 +74,21 @@ export class CompactionPipeline implements CompactionStrategy {
   readonly maxTokens: number;
   readonly tokenCountEstimator: TokenCountEstimator;
   private readonly names: readonly string[];
+  private readonly minTokens: readonly number[];
 
   constructor(options: CompactionPipelineOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
     if (!Array.isArray(options.stages) || options.stages.length === 0) throw new InvalidArgumentError('stages must not be empty');
-    this.stages = Object.freeze(options.stages.map(toCompactionStrategy));
+    const specs: CompactionPipelineStage[] = options.stages.map((s) => (isStage(s) ? s : { strategy: s }));
+    this.stages = Object.freeze(specs.map((s) => toCompactionStrategy(s.strategy)));
     this.names = Object.freeze(
-      options.stages.map((s, i) => (typeof s === 'function' ? `stage ${i + 1}` : (s.constructor?.name ?? `stage ${i + 1}`))),
+      specs.map(({ strategy: s, name }, i) => {
+        if (name !== undefined) return requireText(name, `stages[${i}].name`);
+        return typeof s === 'function' ? `stage ${i + 1}` : (s?.constructor?.name ?? `stage ${i + 1}`);
+      }),
+    );
+    this.minTokens = Object.freeze(
+      specs.map((s, i) => (s.minTokens === undefined ? 0 : requireNonNegativeInt(s.minTokens, `stages[${i}].minTokens`))),
     );
     this.maxTokens = requirePositiveInt(options.maxTokens, 'maxTokens');
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
@@ -83,6 +104,7 @@ export class CompactionPipeline implements CompactionStrategy {
     return {
       result: run.result,
       modelCalled: run.modelCalled,
+      stages: run.stages,
       ...(run.summarizedEvents !== undefined ? { summarizedEvents: run.summarizedEvents } : {}),
     };
   }
@@ -105,6 +127,7 @@ export class CompactionPipeline implements CompactionStrategy {
     let skipReason: StrategySkipReason | undefined;
     const usages: UsageRecord[] = [];
     for (let index = 0; index < this.stages.length && !fits(tokens); index++) {
+      if (tokens * ratio < this.minTokens[index]!) continue;
       const stage = this.stages[index]!;
       // Later stages read the originals of what earlier stages masked (a summary is written from them).
       const stageRequest = original.withEvents(window, knownOriginals);
