@@ -59,6 +59,11 @@ export {
   ADDITIVE_SUMMARIZATION_SOURCE,
   type AdditiveSummarizationCompactionStrategyOptions,
 } from './compaction/strategies/AdditiveSummarizationCompactionStrategy.js';
+export { CHECKPOINT_METADATA, DEFAULT_COMPRESSION_LEVELS, type CompressionLevel } from './compaction/strategies/checkpoints.js';
+export {
+  DEFAULT_PRESSURE_THRESHOLDS,
+  type PressureBandCompactionStrategyOptions,
+} from './compaction/strategies/PressureBandCompactionStrategy.js';
 export {
   OBSERVATION_MASKING_SOURCE,
   maskExcerpt,

@@ -25,6 +25,7 @@ import { KeyedMutex } from './KeyedMutex.js';
 import { maskedOriginals } from './maskedOriginals.js';
 import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
 import { requireHooks, runAfterHooks, runBeforeHooks, type CompactionHooks } from './CompactionHooks.js';
+import { compactionStatsHooks, isCompactionStatsHooks } from './compactionStats.js';
 import { strategyName, traceCompaction, type CompactionTelemetry } from '../telemetry/CompactionTelemetry.js';
 import { instrumentRepository } from '../repository/instrumentRepository.js';
 import type { Message } from '../session/Message.js';
@@ -76,6 +77,11 @@ export interface DefaultSessionServiceOptions {
   /** `beforeCompaction` (veto, extra summary instructions) and `afterCompaction` hooks; see CompactionHooks. */
   hooks?: CompactionHooks | readonly CompactionHooks[];
   /**
+   * Keep `session.metadata.compactionStats` (compaction count, events archived, tokens saved) current after
+   * every committed compaction; default true. Stats hooks of your own (`compactionStatsHooks`) replace these.
+   */
+  recordCompactionStats?: boolean;
+  /**
    * How long the id of a deleted session stays blocked (a tombstone refuses `create` with that id, and a late
    * append or compaction gets "Session not found: <id> (deleted …)"); default 30 days. `Infinity`: forever;
    * 0: no tombstones, a deleted id can be created again at once.
@@ -100,6 +106,7 @@ export class DefaultSessionService implements SessionService {
   private readonly lock: KeyedMutex | null;
   private readonly pinSystemMessages: boolean;
   private readonly hooks: CompactionHooks[];
+  private defaultStatsHooks: CompactionHooks | undefined;
   private readonly eraser: SessionEraser;
   private readonly redactor: EventRedactor;
   private readonly retention: RetentionRunner;
@@ -129,6 +136,10 @@ export class DefaultSessionService implements SessionService {
     this.pinSystemMessages = opts.pinSystemMessages === true;
     const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
     this.hooks = hooks.map(requireHooks);
+    if (opts.recordCompactionStats !== false && !this.hooks.some(isCompactionStatsHooks)) {
+      this.defaultStatsHooks = compactionStatsHooks(this, this.now);
+      this.hooks.unshift(this.defaultStatsHooks);
+    }
     // Every repository call gets a span and a latency measurement (no-ops without an OpenTelemetry SDK).
     this.repository = instrumentRepository(repository);
     const tombstoneTtlMs = opts.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS;
@@ -441,6 +452,11 @@ export class DefaultSessionService implements SessionService {
    */
   addCompactionHooks(hooks: CompactionHooks): () => void {
     const h = requireHooks(hooks);
+    if (isCompactionStatsHooks(h) && this.defaultStatsHooks !== undefined) {
+      // Explicit stats hooks replace the default ones: the totals are recorded once.
+      this.hooks.splice(this.hooks.indexOf(this.defaultStatsHooks), 1);
+      this.defaultStatsHooks = undefined;
+    }
     this.hooks.push(h);
     return () => {
       const i = this.hooks.indexOf(h);

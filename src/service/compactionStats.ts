@@ -33,13 +33,22 @@ export function compactionStatsOf(session: Pick<Session, 'metadata'>): Compactio
   };
 }
 
+const statsHooks = new WeakSet<CompactionHooks>();
+
+/** Hooks made by `compactionStatsHooks` (a service records the stats once, whoever registered them). */
+export function isCompactionStatsHooks(hooks: CompactionHooks): boolean {
+  return statsHooks.has(hooks);
+}
+
 /**
- * Hooks that keep `session.metadata.compactionStats` current after every committed compaction:
- * `service.addCompactionHooks(compactionStatsHooks(service))`. Session metadata is not versioned, so two
- * processes compacting one session at the same instant may lose an increment: the totals are advisory.
+ * Hooks that keep `session.metadata.compactionStats` current after every committed compaction (OLLM's
+ * `compressionCount` is `count`, its cumulative savings `tokensSaved`). DefaultSessionService registers them
+ * by default (`recordCompactionStats: false` turns that off); registering your own, e.g. with another clock,
+ * replaces the default ones. Session metadata is not versioned, so two processes compacting one session at
+ * the same instant may lose an increment: the totals are advisory.
  */
 export function compactionStatsHooks(service: MetadataUpdater, now: () => Date = () => new Date()): CompactionHooks {
-  return {
+  const hooks: CompactionHooks = {
     afterCompaction: async ({ sessionId, result }) => {
       await service.updateMetadata(sessionId, (metadata) => {
         const stats = compactionStatsOf({ metadata });
@@ -53,4 +62,6 @@ export function compactionStatsHooks(service: MetadataUpdater, now: () => Date =
       });
     },
   };
+  statsHooks.add(hooks);
+  return hooks;
 }

@@ -12,6 +12,15 @@ import { PREVIEW_SUMMARY_PLACEHOLDER, priorSummaryTexts, SUMMARY_METADATA, summa
 import { SummarizingCompactionStrategy, type SummarizingStrategyOptions } from './SummarizingCompactionStrategy.js';
 import { pinnedIds } from '../cutWithinTurn.js';
 import { partitionSynthetic } from './windowCut.js';
+import {
+  CHECKPOINT_METADATA,
+  checkpointsOf,
+  compressionLevelFor,
+  nextOrdinal,
+  oldestToMerge,
+  requireCompressionLevels,
+  type CompressionLevel,
+} from './checkpoints.js';
 
 export interface AdditiveSummarizationCompactionStrategyOptions extends SummarizingStrategyOptions {
   /** Whole turns kept verbatim; default 4. */
@@ -24,6 +33,17 @@ export interface AdditiveSummarizationCompactionStrategyOptions extends Summariz
   maxChunkSummaryTokens?: number;
   /** The consolidation task. Default DEFAULT_CONSOLIDATION_SYSTEM_PROMPT. */
   consolidationPrompt?: string;
+  /**
+   * The compression level of a chunk summary by the chunk's size (OLLM): instructions and target length per
+   * level. Default DEFAULT_COMPRESSION_LEVELS (≤ 2k tokens level 1 detailed, ≤ 8k level 2, larger level 3 terse).
+   */
+  compressionLevels?: readonly CompressionLevel[];
+  /**
+   * When the summaries exceed maxSummaryTokens: 'oldest-first' (default) merges the oldest checkpoints — as
+   * few as bring the total under the cap — into one checkpoint a level higher, and leaves the newer ones as
+   * they are (byte-identical, so a cached prefix survives); 'all' merges every summary into one.
+   */
+  merge?: 'oldest-first' | 'all';
 }
 
 export const ADDITIVE_SUMMARIZATION_SOURCE = 'additive-summarization';
@@ -42,6 +62,8 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
   readonly maxSummaryTokens: number;
   readonly maxChunkSummaryTokens: number;
   readonly consolidationPrompt: string;
+  readonly compressionLevels: readonly Readonly<CompressionLevel>[];
+  readonly merge: 'oldest-first' | 'all';
 
   constructor(options: AdditiveSummarizationCompactionStrategyOptions) {
     super(options);
@@ -59,6 +81,21 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
       options.consolidationPrompt ?? DEFAULT_CONSOLIDATION_SYSTEM_PROMPT,
       'consolidationPrompt',
     );
+    this.compressionLevels = requireCompressionLevels(options.compressionLevels);
+    const merge = options.merge ?? 'oldest-first';
+    if (merge !== 'oldest-first' && merge !== 'all') throw new InvalidArgumentError("merge must be 'oldest-first' or 'all'");
+    this.merge = merge;
+  }
+
+  /** The level, task and output cap of a chunk summary of `sourceTokens`. */
+  private levelFor(sourceTokens: number): { level: number; systemPrompt: string; maxTokens: number } {
+    const l = compressionLevelFor(this.compressionLevels, sourceTokens);
+    const instructions = l.instructions?.trim() ?? '';
+    return {
+      level: l.level,
+      systemPrompt: instructions === '' ? this.systemPrompt : `${this.systemPrompt.trimEnd()}\n\n${instructions}`,
+      maxTokens: Math.max(1, Math.floor(this.maxChunkSummaryTokens * (l.lengthShare ?? 1))),
+    };
   }
 
   /** How many of the last turns stay verbatim: keepTurns, degraded while they exceed maxKeptTokens. */
@@ -95,11 +132,12 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
       return { result: CompactionResult.noop(events, 'nothing-to-archive'), summarizedEvents: [], modelCalled: false };
     const now = this.now();
     const sourceTokens = this.renderedTokens(plan.chunk);
+    const checkpoint = { level: this.levelFor(sourceTokens).level, ordinal: nextOrdinal(checkpointsOf(plan.synthetic)) };
     const pair = summaryPair(
       request.session.id,
       this.shadowPrompt,
       PREVIEW_SUMMARY_PLACEHOLDER,
-      this.chunkMetadata(plan.chunk, PREVIEW_SUMMARY_PLACEHOLDER, 'preview', sourceTokens, now),
+      this.chunkMetadata(plan.chunk, PREVIEW_SUMMARY_PLACEHOLDER, 'preview', sourceTokens, now, checkpoint),
       now,
     );
     return {
@@ -117,9 +155,15 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
     const { synthetic, chunk, kept } = plan;
 
     const sources = this.sources(request, chunk);
+    const sourceTokens = this.renderedTokens(chunk);
+    const level = this.levelFor(sourceTokens);
     const outcome = await this.summarize(
       request,
-      { user: buildSummaryPrompt({ transcript: sources.map(this.eventFormatter) }), maxTokens: this.maxChunkSummaryTokens },
+      {
+        user: buildSummaryPrompt({ transcript: sources.map(this.eventFormatter) }),
+        maxTokens: level.maxTokens,
+        systemPrompt: level.systemPrompt,
+      },
       sources,
       () => mechanicalSummary(sources),
     );
@@ -127,12 +171,12 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
     const { summary, method } = outcome;
 
     const now = this.now();
-    const sourceTokens = this.renderedTokens(chunk);
+    const checkpoint = { level: level.level, ordinal: nextOrdinal(checkpointsOf(synthetic)) };
     const pair = summaryPair(
       request.session.id,
       this.shadowPrompt,
       summary,
-      this.chunkMetadata(chunk, summary, method, sourceTokens, now),
+      this.chunkMetadata(chunk, summary, method, sourceTokens, now, checkpoint),
       now,
     );
     const saved = sourceTokens;
@@ -149,8 +193,11 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
     method: string,
     sourceTokens: number,
     now: Date,
+    checkpoint: { level: number; ordinal: number },
   ): Record<string, unknown> {
     return {
+      [CHECKPOINT_METADATA.level]: checkpoint.level,
+      [CHECKPOINT_METADATA.ordinal]: checkpoint.ordinal,
       compactionSource: ADDITIVE_SUMMARIZATION_SOURCE,
       [SUMMARY_METADATA.method]: method,
       [SUMMARY_METADATA.firstEventId]: covered[0]!.id,
@@ -165,10 +212,25 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
   }
 
   /**
-   * Merges every summary into one pair. The chunk summaries' own wording is lost (the archived events are
-   * not); on failure the separate pairs are kept, since a stub would lose more than it saves.
+   * Merges the oldest checkpoints (all of them with merge 'all') into one pair a level above the highest it
+   * merges, placed first; the newer checkpoints stay byte-identical. The merged summaries' own wording is lost
+   * (the archived events are not); on failure the separate pairs are kept, since a stub would lose more than
+   * it saves.
    */
-  private async consolidate(request: CompactionRequest, summaries: SessionEvent[], now: Date): Promise<SessionEvent[]> {
+  private async consolidate(request: CompactionRequest, all: SessionEvent[], now: Date): Promise<SessionEvent[]> {
+    const checkpoints = checkpointsOf(all);
+    const mergeCap = Math.max(1, Math.floor(this.maxSummaryTokens / 2));
+    const cost = (events: readonly SessionEvent[]) => estimateEventsTokens(events, this.tokenCountEstimator);
+    const plan = oldestToMerge(checkpoints.slice(0, this.merge === 'all' ? checkpoints.length : undefined), cost, {
+      shadowTokens: cost(summaryPair(request.session.id, this.shadowPrompt, '-', {}, now).slice(0, 1)),
+      mergeCap,
+      // 'all': no number of checkpoints short of all of them will do.
+      maxTokens: this.merge === 'all' ? 0 : this.maxSummaryTokens,
+    });
+    const k = plan.count;
+    const merging = checkpoints.slice(0, k);
+    const summaries = merging.flatMap((c) => c.events);
+    const kept = checkpoints.slice(k).flatMap((c) => c.events);
     const texts = priorSummaryTexts(summaries);
     // On failure the separate pairs are kept whatever the mode: a stub would lose more than it saves.
     const outcome = await this.summarize(
@@ -176,12 +238,12 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
       {
         systemPrompt: this.consolidationPrompt,
         user: buildSummaryPrompt({ transcript: texts.map((text, i) => `Summary ${i + 1}: ${text}`) }),
-        maxTokens: Math.max(1, Math.floor(this.maxSummaryTokens / 2)),
+        maxTokens: this.merge === 'all' ? mergeCap : plan.maxTokens,
       },
       summaries,
       null,
     );
-    if (outcome === null) return summaries;
+    if (outcome === null) return all;
     const coveredIds: string[] = [];
     let sourceTokens = 0;
     for (const e of summaries) {
@@ -200,13 +262,17 @@ export class AdditiveSummarizationCompactionStrategy extends SummarizingCompacti
       [SUMMARY_METADATA.tokenCount]: this.tokenCountEstimator.estimate(outcome.summary),
       [SUMMARY_METADATA.sourceTokenCount]: sourceTokens,
       consolidatedSummaries: texts.length,
+      [CHECKPOINT_METADATA.level]: Math.max(...merging.map((c) => c.level)) + 1,
+      [CHECKPOINT_METADATA.ordinal]: Math.max(...merging.map((c) => c.ordinal)),
+      [CHECKPOINT_METADATA.merged]: merging.length,
       ...(this.chatClient.model ? { [SUMMARY_METADATA.model]: this.chatClient.model } : {}),
       [SUMMARY_METADATA.createdAt]: now.toISOString(),
     };
-    this.logger.info('additive summaries consolidated into one', {
+    this.logger.info('oldest additive summaries merged into one checkpoint', {
       sessionId: request.session.id,
-      summaries: texts.length,
+      merged: merging.length,
+      kept: checkpoints.length - merging.length,
     });
-    return summaryPair(request.session.id, this.shadowPrompt, outcome.summary, metadata, now);
+    return [...summaryPair(request.session.id, this.shadowPrompt, outcome.summary, metadata, now), ...kept];
   }
 }
