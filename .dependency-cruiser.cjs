@@ -12,7 +12,7 @@ const LAYERS = [
   ['src/service/'],
   ['src/recall/'],
   ['src/integration/'],
-  ['src/di/', 'src/bench/', 'src/cli/', 'src/(index|spi)\\.ts$', 'src/entries/'],
+  ['src/config/', 'src/di/', 'src/bench/', 'src/cli/', 'src/(index|spi)\\.ts$', 'src/entries/'],
 ];
 
 const forbidden = LAYERS.flatMap((paths, level) => {

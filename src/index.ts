@@ -74,7 +74,9 @@ export { AdditiveSummarizationCompactionStrategy } from './compaction/strategies
 export { ObservationMaskingCompactionStrategy } from './compaction/strategies/ObservationMaskingCompactionStrategy.js';
 export { ContentPolicyCompactionStrategy } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
 export { CompactionPipeline } from './compaction/strategies/CompactionPipeline.js';
-export { PressureBandCompactionStrategy, type PressureBand } from './compaction/strategies/PressureBandCompactionStrategy.js';
+export { PressureBandCompactionStrategy } from './compaction/strategies/PressureBandCompactionStrategy.js';
+export { CompactionProfileRegistry } from './compaction/profiles/CompactionProfileRegistry.js';
+export { type CompactionSetup } from './compaction/profiles/CompactionProfile.js';
 
 // The service
 export {
@@ -115,6 +117,11 @@ export {
 export { sessionUsageTotals, type SessionUsageTotals } from './integration/SessionUsageRecorder.js';
 export { IdempotentSessionEventIdGenerator } from './integration/IdempotentSessionEventIdGenerator.js';
 export { RecallTools, type RecallToolsOptions } from './integration/RecallTools.js';
+
+// Configuration file and profiles
+export { loadConfigurationFile } from './config/loadConfiguration.js';
+export { ResolvedConfiguration } from './config/ResolvedConfiguration.js';
+export { ConfigurationError, type SessionCompactionConfiguration } from './config/SessionCompactionConfiguration.js';
 
 // Dependency injection
 export { TYPES } from './di/types.js';

@@ -62,8 +62,28 @@ export {
 export { CHECKPOINT_METADATA, DEFAULT_COMPRESSION_LEVELS, type CompressionLevel } from './compaction/strategies/checkpoints.js';
 export {
   DEFAULT_PRESSURE_THRESHOLDS,
+  type PressureBand,
   type PressureBandCompactionStrategyOptions,
+  type PressureThresholds,
 } from './compaction/strategies/PressureBandCompactionStrategy.js';
+export type {
+  CompactionProfile,
+  ProfileContext,
+  ProfileSettings,
+  ProfileTriggerSettings,
+} from './compaction/profiles/CompactionProfile.js';
+export { type ProfileDefinition } from './compaction/profiles/CompactionProfileRegistry.js';
+export { BUILT_IN_PROFILES } from './compaction/profiles/builtInProfiles.js';
+export { parseConfiguration, validateConfiguration, type ParseConfigurationOptions } from './config/loadConfiguration.js';
+export { DEFAULT_CONFIGURED_CONTEXT_WINDOW_TOKENS, type ConfiguredRepository } from './config/ResolvedConfiguration.js';
+export type {
+  ConfigurationIssue,
+  ProfileConfiguration,
+  RecallConfiguration,
+  RepositoryConfiguration,
+  RetentionConfiguration,
+  SummarizerConfiguration,
+} from './config/SessionCompactionConfiguration.js';
 export {
   OBSERVATION_MASKING_SOURCE,
   maskExcerpt,
@@ -79,6 +99,7 @@ export {
 } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
 export {
   type CompactionPipelineOptions,
+  type CompactionPipelineStage,
   type PipelineRun,
   type PipelineStageReport,
 } from './compaction/strategies/CompactionPipeline.js';

@@ -10,6 +10,11 @@ import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimato
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { createRepository, type RepositoryKind, type RepositorySettings } from './repositoryFactories.js';
 import { TYPES } from './types.js';
+import { InvalidArgumentError } from '../errors.js';
+import { CompactionProfileRegistry } from '../compaction/profiles/CompactionProfileRegistry.js';
+import { loadConfigurationFile } from '../config/loadConfiguration.js';
+import { ResolvedConfiguration, type ConfiguredRepository } from '../config/ResolvedConfiguration.js';
+import type { SessionCompactionConfiguration } from '../config/SessionCompactionConfiguration.js';
 
 export interface SessionCompactionModuleOptions extends RepositorySettings {
   /** A backend name or your own instance; default 'sqlite' (file `./sessions.db`, see `sqlite.path`). */
@@ -22,18 +27,62 @@ export interface SessionCompactionModuleOptions extends RepositorySettings {
   logLevel?: string;
   /** Compaction hooks of the bound service (`beforeCompaction` / `afterCompaction`). */
   hooks?: CompactionHooks | readonly CompactionHooks[];
+  /**
+   * A configuration file (YAML or JSON, see docs/profiles.md), read and validated now: its repository,
+   * summariser, profiles, session TTL and log level apply wherever the options above leave them unset.
+   */
+  configFile?: string;
+  /** The same, already loaded (`loadConfigurationFile`, `parseConfiguration`, or a `ResolvedConfiguration`). */
+  configuration?: SessionCompactionConfiguration | ResolvedConfiguration;
+  /** Where the configuration's `use:` names are looked up; default the built-in profiles. */
+  profiles?: CompactionProfileRegistry;
+}
+
+function resolveConfiguration(options: SessionCompactionModuleOptions): ResolvedConfiguration | undefined {
+  if (options.configFile !== undefined && options.configuration !== undefined) {
+    throw new InvalidArgumentError('give configFile or configuration, not both');
+  }
+  const registry = options.profiles !== undefined ? { registry: options.profiles } : {};
+  if (options.configFile !== undefined) {
+    return new ResolvedConfiguration(loadConfigurationFile(options.configFile), { ...registry, source: options.configFile });
+  }
+  if (options.configuration instanceof ResolvedConfiguration) return options.configuration;
+  return options.configuration === undefined ? undefined : new ResolvedConfiguration(options.configuration, registry);
+}
+
+/** The configured repository as this module's backend settings; explicit settings win. */
+function withConfiguredRepository(
+  options: SessionCompactionModuleOptions,
+  configured: ConfiguredRepository | undefined,
+): SessionCompactionModuleOptions {
+  if (options.repository !== undefined || configured === undefined) return options;
+  const common = {
+    ...(configured.prefix !== undefined ? { prefix: configured.prefix } : {}),
+    ...(configured.initializeSchema !== undefined ? { initializeSchema: configured.initializeSchema } : {}),
+  };
+  const url = configured.url;
+  return {
+    ...options,
+    repository: configured.kind,
+    sqlite: { ...common, ...(configured.path !== undefined ? { path: configured.path } : {}), ...options.sqlite },
+    postgres: { ...common, ...(url !== undefined ? { connectionString: url } : {}), ...options.postgres },
+    redis: { ...common, ...(url !== undefined ? { url } : {}), ...options.redis },
+  };
 }
 
 /**
  * Binds the library's services in singleton scope. Every binding can be replaced afterwards with
  * `container.rebindSync(TYPES.X)`; the service resolves its repository and logger through the container.
  */
-export function createSessionCompactionModule(options: SessionCompactionModuleOptions = {}): ContainerModule {
+export function createSessionCompactionModule(moduleOptions: SessionCompactionModuleOptions = {}): ContainerModule {
+  // Read and checked now, so a bad file fails at startup with the path of the bad key, not at first use.
+  const config = resolveConfiguration(moduleOptions ?? {});
+  const options = withConfiguredRepository(moduleOptions ?? {}, config?.repository());
+  const logLevel = options.logLevel ?? config?.configuration.logLevel;
+  const defaultTimeToLiveMs = options.defaultTimeToLiveMs ?? config?.defaultTimeToLiveMs;
   return new ContainerModule(({ bind }) => {
     bind<Logger>(TYPES.Logger)
-      .toDynamicValue(
-        () => options.logger ?? createDefaultLogger(options.logLevel !== undefined ? { level: options.logLevel } : {}),
-      )
+      .toDynamicValue(() => options.logger ?? createDefaultLogger(logLevel !== undefined ? { level: logLevel } : {}))
       .inSingletonScope();
     bind<SessionRepository>(TYPES.SessionRepository)
       .toDynamicValue((ctx) => {
@@ -44,7 +93,7 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
       .inSingletonScope();
     bind<DefaultSessionServiceOptions>(TYPES.SessionServiceOptions)
       .toDynamicValue((ctx) => ({
-        ...(options.defaultTimeToLiveMs !== undefined ? { defaultTimeToLiveMs: options.defaultTimeToLiveMs } : {}),
+        ...(defaultTimeToLiveMs !== undefined ? { defaultTimeToLiveMs } : {}),
         ...(options.hooks !== undefined ? { hooks: options.hooks } : {}),
         logger: ctx.get<Logger>(TYPES.Logger),
         tokenCountEstimator: ctx.get<TokenCountEstimator>(TYPES.TokenCountEstimator),
@@ -63,5 +112,14 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
       options.tokenCountEstimator ?? defaultTokenCountEstimator(),
     );
     if (options.chatClient !== undefined) bind<ChatClient>(TYPES.ChatClient).toConstantValue(options.chatClient);
+    else if (config?.configuration.summarizer !== undefined) {
+      bind<ChatClient>(TYPES.ChatClient)
+        .toDynamicValue((ctx) => config.createChatClient(ctx.get<Logger>(TYPES.Logger))!)
+        .inSingletonScope();
+    }
+    bind<CompactionProfileRegistry>(TYPES.CompactionProfiles).toConstantValue(
+      config?.profiles ?? options.profiles ?? CompactionProfileRegistry.withBuiltIns(),
+    );
+    if (config !== undefined) bind<ResolvedConfiguration>(TYPES.Configuration).toConstantValue(config);
   });
 }

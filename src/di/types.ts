@@ -6,4 +6,8 @@ export const TYPES = {
   TokenCountEstimator: Symbol.for('session-compaction.TokenCountEstimator'),
   ChatClient: Symbol.for('session-compaction.ChatClient'),
   Logger: Symbol.for('session-compaction.Logger'),
+  /** The CompactionProfileRegistry: built-ins plus the configuration's profiles. */
+  CompactionProfiles: Symbol.for('session-compaction.CompactionProfiles'),
+  /** The ResolvedConfiguration, when the module was given one. */
+  Configuration: Symbol.for('session-compaction.Configuration'),
 } as const;

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const OPTIONAL = ['better-sqlite3', 'pg', 'ioredis', 'openai', 'winston'];
+const OPTIONAL = ['better-sqlite3', 'pg', 'ioredis', 'openai', 'winston', 'zod', 'yaml'];
 
 /** Every module URL (ESM) and file (CommonJS) that a fresh Node process loads while running `script`. */
 function loadedModules(script: string): string[] {
@@ -28,10 +28,17 @@ const packagesIn = (modules: string[]): Set<string> =>
 describe('package root import', function () {
   this.timeout(60_000);
 
-  it('loads none of the database drivers, the OpenAI SDK or winston', function () {
+  it('loads none of the database drivers, the OpenAI SDK, winston, zod or yaml', function () {
     const loaded = packagesIn(loadedModules("await import('./src/index.ts');"));
     expect(loaded.has('inversify'), 'the recorder sees node_modules packages').to.equal(true);
     for (const name of OPTIONAL) expect(loaded.has(name), name).to.equal(false);
+  });
+
+  it('loads zod and yaml only when a configuration is read', function () {
+    const loaded = packagesIn(
+      loadedModules("const { ResolvedConfiguration } = await import('./src/index.ts'); new ResolvedConfiguration({});"),
+    );
+    expect(loaded.has('zod'), 'zod').to.equal(true);
   });
 
   it('loads a driver only when its repository is constructed', function () {

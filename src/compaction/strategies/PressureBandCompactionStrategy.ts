@@ -29,10 +29,24 @@ export interface PressureBandCompactionStrategyOptions extends Omit<ContextWindo
   summarizer?: CompactionStrategyLike;
   /** The default emergency truncation keeps the window under this pressure; default 0.7 (at most the first band). */
   emergencyTargetRatio?: number;
+  /** Other thresholds for the default bands (e.g. from a configuration file); ignored with `bands`. */
+  thresholds?: Partial<PressureThresholds>;
+}
+
+export interface PressureThresholds {
+  mask: number;
+  strip: number;
+  summarize: number;
+  truncate: number;
 }
 
 /** The default thresholds (LibreChat's bands). */
-export const DEFAULT_PRESSURE_THRESHOLDS = Object.freeze({ mask: 0.8, strip: 0.85, summarize: 0.9, truncate: 0.99 });
+export const DEFAULT_PRESSURE_THRESHOLDS: Readonly<PressureThresholds> = Object.freeze({
+  mask: 0.8,
+  strip: 0.85,
+  summarize: 0.9,
+  truncate: 0.99,
+});
 
 function requireBands(value: unknown): PressureBand[] {
   if (!Array.isArray(value) || value.length === 0) throw new InvalidArgumentError('bands must not be empty');
@@ -78,13 +92,21 @@ export class PressureBandCompactionStrategy implements CompactionStrategy {
 
   constructor(options: PressureBandCompactionStrategyOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
-    const { bands, summarizer, emergencyTargetRatio, ...window } = options;
+    const { bands, summarizer, emergencyTargetRatio, thresholds, ...window } = options;
     // The pressure arithmetic (window, reserve, overhead, calibration) is ContextWindowTrigger's, validated there.
     const probe = new ContextWindowTrigger({ ...window, thresholdRatio: DEFAULT_PRESSURE_THRESHOLDS.mask });
     const budget = probe.contextWindowTokens - probe.reserveTokens;
     const overhead = probe.systemPromptTokens + probe.toolSchemaTokens;
     const windowTokensAt = (pressure: number) => Math.max(0, Math.ceil(pressure * budget - overhead));
-    this.bands = Object.freeze(requireBands(bands ?? this.defaultBands(windowTokensAt, summarizer, emergencyTargetRatio, probe)));
+    this.bands = Object.freeze(
+      requireBands(
+        bands ??
+          this.defaultBands(windowTokensAt, summarizer, emergencyTargetRatio, probe, {
+            ...DEFAULT_PRESSURE_THRESHOLDS,
+            ...thresholds,
+          }),
+      ),
+    );
     this.trigger = new ContextWindowTrigger({ ...window, thresholdRatio: this.bands[0]!.threshold });
     this.pipeline = new CompactionPipeline({
       stages: this.bands.map((b) => ({ strategy: b.strategy, name: b.name, minTokens: windowTokensAt(b.threshold) })),
@@ -99,10 +121,10 @@ export class PressureBandCompactionStrategy implements CompactionStrategy {
     summarizer: CompactionStrategyLike | undefined,
     emergencyTargetRatio: number | undefined,
     probe: ContextWindowTrigger,
+    t: PressureThresholds,
   ): PressureBand[] {
-    const t = DEFAULT_PRESSURE_THRESHOLDS;
     const target = emergencyTargetRatio ?? Math.min(ContextWindowTrigger.DEFAULT_THRESHOLD_RATIO, t.mask);
-    if (typeof target !== 'number' || !(target > 0 && target <= t.mask)) {
+    if (typeof target !== 'number' || !(target > 0 && target <= Math.min(1, t.mask))) {
       throw new InvalidArgumentError(`emergencyTargetRatio must be a number in (0, ${t.mask}] (got ${JSON.stringify(target)})`);
     }
     const estimator = { tokenCountEstimator: probe.tokenCountEstimator };
