@@ -160,6 +160,75 @@ describe('cli: session-compaction admin commands', function () {
     expect(json(run)).to.include({ outcome: 'not-triggered', archived: 0 });
   });
 
+  it('compact --profile pressure-bands --dry-run reports each band that ran, with tokens before and after', async function () {
+    const path = store();
+    const run = await runCli(
+      'compact',
+      'fixture-tools',
+      '--url',
+      `sqlite:${path}`,
+      '--profile',
+      'pressure-bands',
+      '--budget',
+      '300',
+      '--dry-run',
+      '--json',
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    const report = json<{
+      outcome: string;
+      profile: string;
+      stages: { name: string; tokensBefore: number; tokensAfter: number }[];
+    }>(run);
+    expect(report).to.include({ outcome: 'dry-run', profile: 'pressure-bands' });
+    expect(report.stages.map((s) => s.name)).to.deep.equal(['mask', 'strip', 'summarize']);
+    expect(report.stages.at(-1)!.tokensAfter).to.be.lessThan(report.stages[0]!.tokensBefore);
+    const repo = new SqliteSessionRepository({ path });
+    expect(await repo.getEventVersion('fixture-tools')).to.equal(19);
+    await repo.close();
+  });
+
+  it('compact --profile NAME --config FILE uses the file’s profile and window, and commits without --dry-run', async function () {
+    const path = store();
+    const config = join(dir, `profiles-${n++}.yaml`);
+    writeFileSync(
+      config,
+      'contextWindowTokens: 8000\nprofiles:\n  short:\n    use: sliding-window\n    options: { maxEvents: 4 }\n',
+    );
+    const run = await runCli(
+      'compact',
+      'fixture-tools',
+      '--url',
+      `sqlite:${path}`,
+      '--profile',
+      'short',
+      '--config',
+      config,
+      '--force',
+      '--json',
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    const report = json<{ outcome: string; after: { events: number } }>(run);
+    expect(report.outcome).to.equal('committed');
+    const repo = new SqliteSessionRepository({ path });
+    expect(await repo.findEvents('fixture-tools', EventFilter.active())).to.have.length(report.after.events);
+    await repo.close();
+  });
+
+  it('compact refuses both or neither of --strategy and --profile, an unknown profile and a bad configuration', async function () {
+    const url = `sqlite:${store()}`;
+    expect((await runCli('compact', 'fixture-tools', '--url', url)).stderr).to.include('give either --strategy or --profile');
+    const both = await runCli('compact', 'fixture-tools', '--url', url, '--strategy', 'sliding-window', '--profile', 'recursive');
+    expect(both.stderr).to.include('give either --strategy or --profile');
+    const unknown = await runCli('compact', 'fixture-tools', '--url', url, '--profile', 'heavy');
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.include("Unknown compaction profile 'heavy'");
+    const bad = join(dir, `bad-${n++}.yaml`);
+    writeFileSync(bad, 'profiles:\n  p: { use: recursive, trigger: { thresholdRatio: high } }\n');
+    const invalid = await runCli('compact', 'fixture-tools', '--url', url, '--profile', 'p', '--config', bad);
+    expect(invalid.stderr).to.include('profiles.p.trigger.thresholdRatio: expected a number in (0, 1], got "high"');
+  });
+
   it('export then import into an empty store gives the same logs; a second import changes nothing', async function () {
     const source = store();
     const file = join(dir, 'export.jsonl');

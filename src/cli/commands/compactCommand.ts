@@ -9,10 +9,19 @@ import { EventFilter } from '../../filter/EventFilter.js';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { printResult } from '../CliIo.js';
 import { withUrlOptions } from './urlOptions.js';
+import { CompactionProfileRegistry } from '../../compaction/profiles/CompactionProfileRegistry.js';
+import type { CompactionStageReport, CompactionStrategyLike } from '../../compaction/CompactionStrategy.js';
+import type { CompactionTriggerLike } from '../../compaction/CompactionTrigger.js';
+import { loadConfigurationFile } from '../../config/loadConfiguration.js';
+import { ResolvedConfiguration } from '../../config/ResolvedConfiguration.js';
+
+const DEFAULT_BUDGET = 8000;
 
 interface CompactFlags extends UrlFlags {
-  strategy: string;
-  budget: string;
+  strategy?: string;
+  profile?: string;
+  config?: string;
+  budget?: string;
   dryRun?: boolean;
   force?: boolean;
   callModel?: boolean;
@@ -38,14 +47,24 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
   withUrlOptions(
     program
       .command('compact')
-      .description('Compact one session with a named strategy (the names `bench --list` shows), or preview it with --dry-run.')
+      .description(
+        'Compact one session with a named strategy (the names `bench --list` shows) or compaction profile, or preview it with --dry-run.',
+      )
       .argument('<sessionId>')
-      .requiredOption(
+      .option(
         '--strategy <name>',
         'sliding-window, turn-window, token-count, recursive-summarization, additive-summarization, observation-masking, …',
       )
-      .option('--budget <tokens>', 'context budget the strategy and its trigger are sized for', '8000')
-      .option('--set <key=value...>', 'strategy options, e.g. --set maxEvents=30')
+      .option(
+        '--profile <name>',
+        'a compaction profile: sliding-window, token-budget, recursive, additive, cache-aware, pressure-bands, or one of --config',
+      )
+      .option('--config <file>', 'configuration file (YAML or JSON) whose profiles, window and summariser --profile uses')
+      .option(
+        '--budget <tokens>',
+        'context budget the strategy and its trigger are sized for (default 8000, or the configuration’s)',
+      )
+      .option('--set <key=value...>', 'strategy (or profile) options, e.g. --set maxEvents=30')
       .option('--force', 'compact even when the strategy’s trigger would not fire')
       .option('--dry-run', 'show what would be archived and kept; write nothing')
       .option('--call-model', 'with --dry-run: let summarising strategies call the summariser')
@@ -55,24 +74,54 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
       )
       .addOption(new Option('--base-url <url>', 'endpoint for --model (default OPENAI_BASE_URL)')),
   ).action(async (sessionId: string, flags: CompactFlags) => {
-    const budget = Number(flags.budget);
-    if (!Number.isInteger(budget) || budget <= 0) throw new InvalidArgumentError('--budget must be a positive integer');
+    if ((flags.strategy === undefined) === (flags.profile === undefined)) {
+      throw new InvalidArgumentError('give either --strategy or --profile');
+    }
+    if (flags.config !== undefined && flags.profile === undefined) throw new InvalidArgumentError('--config needs --profile');
     const estimator = defaultTokenCountEstimator();
-    const registry = await createDefaultContenderRegistry();
-    const contender = registry.get(flags.strategy);
-    if (contender.kind !== 'strategy') throw new InvalidArgumentError(`'${flags.strategy}' is a peer library, not a strategy`);
-    const summarizer = createSummarizer(
-      {
-        ...(flags.model !== undefined ? { model: flags.model } : {}),
-        ...(flags.baseUrl !== undefined ? { baseURL: flags.baseUrl } : {}),
-      },
-      estimator,
-      ctx.logger,
-    );
-    const configured = contender.create(
-      { budgetTokens: budget, estimator, chatClient: summarizer.client, logger: ctx.logger },
-      strategyOptions(flags.set ?? []),
-    );
+    const configuration =
+      flags.config === undefined
+        ? undefined
+        : new ResolvedConfiguration(loadConfigurationFile(flags.config), { source: flags.config });
+    const budget = Number(flags.budget ?? configuration?.contextWindowTokens ?? DEFAULT_BUDGET);
+    if (!Number.isInteger(budget) || budget <= 0) throw new InvalidArgumentError('--budget must be a positive integer');
+    // --model wins; else the configuration's summariser; else the offline extractive one.
+    const configuredClient = flags.model === undefined ? configuration?.createChatClient(ctx.logger) : undefined;
+    const summarizer =
+      configuredClient !== undefined
+        ? { client: configuredClient, description: `configured summariser ${configuredClient.model ?? ''}`.trim() }
+        : createSummarizer(
+            {
+              ...(flags.model !== undefined ? { model: flags.model } : {}),
+              ...(flags.baseUrl !== undefined ? { baseURL: flags.baseUrl } : {}),
+            },
+            estimator,
+            ctx.logger,
+          );
+    let configured: { trigger: CompactionTriggerLike; strategy: CompactionStrategyLike };
+    let usesSummarizer: boolean;
+    let name: string;
+    if (flags.profile !== undefined) {
+      const profiles = configuration?.profiles ?? CompactionProfileRegistry.withBuiltIns();
+      const setup = profiles.create(
+        flags.profile,
+        { contextWindowTokens: budget, chatClient: summarizer.client, tokenCountEstimator: estimator, logger: ctx.logger },
+        flags.set !== undefined ? { options: strategyOptions(flags.set) } : {},
+      );
+      configured = { trigger: setup.compactionTrigger, strategy: setup.compactionStrategy };
+      usesSummarizer = profiles.get(flags.profile).needsChatClient || flags.profile === 'pressure-bands';
+      name = `profile ${flags.profile}`;
+    } else {
+      const registry = await createDefaultContenderRegistry();
+      const contender = registry.get(flags.strategy!);
+      if (contender.kind !== 'strategy') throw new InvalidArgumentError(`'${flags.strategy}' is a peer library, not a strategy`);
+      configured = contender.create(
+        { budgetTokens: budget, estimator, chatClient: summarizer.client, logger: ctx.logger },
+        strategyOptions(flags.set ?? []),
+      );
+      usesSummarizer = contender.needsChatClient === true;
+      name = flags.strategy!;
+    }
     const trigger = flags.force === true ? () => true : configured.trigger;
     await ctx.withRepository(
       flags.url,
@@ -86,11 +135,13 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
         let after: { events: number; tokens: number };
         let archivedIds: string[];
         let modelCalled: boolean | null = null;
+        let stages: readonly CompactionStageReport[] | null = null;
         if (flags.dryRun === true) {
           const preview = await service.previewCompaction(sessionId, trigger, configured.strategy, {
             callModel: flags.callModel === true,
           });
           outcome = preview.triggered ? 'dry-run' : 'not-triggered';
+          stages = preview.stages ?? null;
           triggered = preview.triggered;
           before = { events: preview.eventsBefore, tokens: preview.tokensBefore };
           after = { events: preview.eventsAfter, tokens: preview.tokensAfter };
@@ -123,8 +174,9 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
         const report = {
           store: where,
           sessionId,
-          strategy: flags.strategy,
-          summarizer: contender.needsChatClient === true ? summarizer.description : null,
+          strategy: flags.strategy ?? null,
+          profile: flags.profile ?? null,
+          summarizer: usesSummarizer ? summarizer.description : null,
           dryRun: flags.dryRun === true,
           outcome,
           triggered,
@@ -133,12 +185,18 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
           archived: archivedIds.length,
           archivedIds,
           modelCalled,
+          ...(stages !== null ? { stages } : {}),
         };
         printResult(ctx.io, flags.json === true, report, () => {
           const verb = report.dryRun ? 'would archive' : 'archived';
+          const stageLines = (stages ?? []).map(
+            (st) =>
+              `  ${st.name}: ${st.tokensBefore} → ${st.tokensAfter} tokens, ${st.eventsBefore} → ${st.eventsAfter} events\n`,
+          );
           return (
-            `${sessionId} with ${flags.strategy}: ${outcome}\n` +
-            `  active window ${report.before.events} → ${report.after.events} events, ${report.before.tokens} → ${report.after.tokens} tokens; ${verb} ${report.archived} event(s)\n`
+            `${sessionId} with ${name}: ${outcome}\n` +
+            `  active window ${report.before.events} → ${report.after.events} events, ${report.before.tokens} → ${report.after.tokens} tokens; ${verb} ${report.archived} event(s)\n` +
+            stageLines.join('')
           );
         });
       },
