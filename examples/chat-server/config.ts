@@ -25,6 +25,11 @@ export interface ChatServerConfig {
   maxBodyBytes?: number;
   /** The longest one model call may take, in ms; default 60 000. */
   modelTimeoutMs?: number;
+  /**
+   * A session-compaction configuration file (YAML or JSON): its repository, summariser, window and default
+   * compaction profile replace REPOSITORY / SUMMARY_MODEL / CONTEXT_WINDOW_TOKENS / THRESHOLD_RATIO / KEEP_EVENTS.
+   */
+  configFile?: string;
 }
 
 const int = (value: string | undefined, fallback: number) => {
@@ -53,5 +58,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerC
     logLevel: env.LOG_LEVEL ?? 'info',
     maxBodyBytes: int(env.MAX_BODY_BYTES, 256 * 1024),
     modelTimeoutMs: int(env.MODEL_TIMEOUT_MS, 60_000),
+    ...(env.CONFIG_FILE ? { configFile: env.CONFIG_FILE } : {}),
   };
 }

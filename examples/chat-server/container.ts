@@ -1,9 +1,11 @@
 import 'reflect-metadata';
-import { Container } from 'inversify';
+import { Container, type ResolutionContext } from 'inversify';
 import OpenAI from 'openai';
 import {
   ContextWindowTrigger,
   createSessionCompactionModule,
+  loadConfigurationFile,
+  ResolvedConfiguration,
   OpenAIChatClient,
   RecallTools,
   RecursiveSummarizationCompactionStrategy,
@@ -31,30 +33,41 @@ export const APP_TYPES = {
  */
 export function createChatContainer(config: ChatServerConfig, overrides: { logger?: Logger } = {}): Container {
   const client = new OpenAI({ baseURL: config.openaiBaseURL, apiKey: config.openaiApiKey ?? 'no-key' });
-  const build = (repository: ChatServerConfig['repository']) => {
+  // A configuration file (CONFIG_FILE) is read and checked here, so a bad key stops the server at startup.
+  const file = config.configFile !== undefined ? new ResolvedConfiguration(loadConfigurationFile(config.configFile)) : undefined;
+  const fromFile = file?.configuration;
+  const build = (repository: ChatServerConfig['repository'] | undefined) => {
     const container = new Container();
     container.load(
       createSessionCompactionModule({
-        repository,
+        ...(file !== undefined ? { configuration: file } : {}),
+        ...(repository !== undefined ? { repository } : {}),
         sqlite: { path: config.sqlitePath },
         ...(config.pgUrl ? { postgres: { connectionString: config.pgUrl } } : {}),
-        logLevel: config.logLevel,
+        ...(fromFile?.logLevel === undefined ? { logLevel: config.logLevel } : {}),
         ...(overrides.logger ? { logger: overrides.logger } : {}),
-        chatClient: new OpenAIChatClient({
-          client,
-          model: config.summaryModel ?? config.model,
-          ...(overrides.logger ? { logger: overrides.logger } : {}),
-        }),
+        // The file's summariser, when it has one; else the chat endpoint with SUMMARY_MODEL.
+        ...(fromFile?.summarizer === undefined
+          ? {
+              chatClient: new OpenAIChatClient({
+                client,
+                model: config.summaryModel ?? config.model,
+                ...(overrides.logger ? { logger: overrides.logger } : {}),
+              }),
+            }
+          : {}),
       }),
     );
     container.get<SessionRepository>(TYPES.SessionRepository); // fail fast on a driver or connection problem
     return container;
   };
+  // A repository in the file wins over REPOSITORY.
+  const repository = fromFile?.repository !== undefined ? undefined : config.repository;
   let container: Container;
   try {
-    container = build(config.repository);
+    container = build(repository);
   } catch (error) {
-    if (config.repository !== 'sqlite') throw error;
+    if ((repository ?? fromFile?.repository?.kind) !== 'sqlite') throw error;
     container = build('memory');
     container.get<Logger>(TYPES.Logger).warn('SQLite unavailable, using the in-memory repository', { error: String(error) });
   }
@@ -69,24 +82,36 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
           sessionService: ctx.get<DefaultSessionService>(TYPES.SessionService),
           client: ctx.get<OpenAI>(APP_TYPES.OpenAI),
           model: config.model,
-          contextWindowTokens: config.contextWindowTokens,
+          contextWindowTokens: file?.contextWindowTokens ?? config.contextWindowTokens,
           ...(config.modelTimeoutMs !== undefined ? { timeoutMs: config.modelTimeoutMs } : {}),
-          compactionTrigger: new ContextWindowTrigger({
-            contextWindowTokens: config.contextWindowTokens,
-            thresholdRatio: config.thresholdRatio,
-          }),
-          compactionStrategy: new RecursiveSummarizationCompactionStrategy({
-            chatClient: ctx.get<ChatClient>(TYPES.ChatClient),
-            maxEventsToKeep: config.keepEvents,
-            overlapSize: Math.min(2, config.keepEvents - 1),
-            logger: ctx.get<Logger>(TYPES.Logger),
-          }),
+          ...compactionOf(ctx),
           // Calibration writes session metadata through the repository the service uses.
           metadataStore: ctx.get<SessionRepository>(TYPES.SessionRepository),
           logger: ctx.get<Logger>(TYPES.Logger),
         }),
     )
     .inSingletonScope();
+  /** The file's default profile, or the server's own recursive summarisation at THRESHOLD_RATIO. */
+  function compactionOf(ctx: ResolutionContext) {
+    const chatClient = ctx.get<ChatClient>(TYPES.ChatClient);
+    const logger = ctx.get<Logger>(TYPES.Logger);
+    if (file !== undefined) {
+      const { compactionTrigger, compactionStrategy, compactBeforeCall } = file.compaction(undefined, { chatClient, logger });
+      return { compactionTrigger, compactionStrategy, ...(compactBeforeCall !== undefined ? { compactBeforeCall } : {}) };
+    }
+    return {
+      compactionTrigger: new ContextWindowTrigger({
+        contextWindowTokens: config.contextWindowTokens,
+        thresholdRatio: config.thresholdRatio,
+      }),
+      compactionStrategy: new RecursiveSummarizationCompactionStrategy({
+        chatClient,
+        maxEventsToKeep: config.keepEvents,
+        overlapSize: Math.min(2, config.keepEvents - 1),
+        logger,
+      }),
+    };
+  }
   container
     .bind<RecallTools>(APP_TYPES.RecallTools)
     .toDynamicValue((ctx) => new RecallTools({ sessionService: ctx.get<DefaultSessionService>(TYPES.SessionService) }))
