@@ -166,6 +166,28 @@ describe('CompactionPipeline', function () {
     expect((await service.verifyCoverage(id)).ok).to.equal(true);
   });
 
+  it('a named stage with minTokens is passed over while the window is below it, and reported under its name', async function () {
+    const events = agentWindow();
+    const heavy = sinon.spy(async (r: CompactionRequest) => CompactionResult.noop(r.events));
+    const run = await new CompactionPipeline({
+      stages: [
+        { strategy: mask(), name: 'mask' },
+        { strategy: heavy, name: 'heavy', minTokens: cost(events) },
+      ],
+      maxTokens: 100,
+      tokenCountEstimator: est,
+    }).run(compactionRequest(events));
+    // Masking shrank the window below the heavy stage's floor: it never ran, though the budget is not met.
+    expect(run.stages.map((s) => s.name)).to.deep.equal(['mask']);
+    expect(heavy.called).to.equal(false);
+    expect(run.fits).to.equal(false);
+    expectThrows(
+      () => new CompactionPipeline({ stages: [{ strategy: mask(), minTokens: -1 }], maxTokens: 1 }),
+      InvalidArgumentError,
+      'stages[0].minTokens must be a non-negative integer',
+    );
+  });
+
   it('rejects empty stages and a non-positive budget', function () {
     expectThrows(() => new CompactionPipeline({ stages: [], maxTokens: 1 }), InvalidArgumentError, 'stages must not be empty');
     expectThrows(
