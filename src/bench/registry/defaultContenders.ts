@@ -1,5 +1,6 @@
 import { CompactionResult } from '../../compaction/CompactionResult.js';
 import { CompactionPipeline } from '../../compaction/strategies/CompactionPipeline.js';
+import { PressureBandCompactionStrategy } from '../../compaction/strategies/PressureBandCompactionStrategy.js';
 import { ContentPolicyCompactionStrategy } from '../../compaction/strategies/ContentPolicyCompactionStrategy.js';
 import { ObservationMaskingCompactionStrategy } from '../../compaction/strategies/ObservationMaskingCompactionStrategy.js';
 import { AdditiveSummarizationCompactionStrategy } from '../../compaction/strategies/AdditiveSummarizationCompactionStrategy.js';
@@ -267,6 +268,26 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
         };
       },
     });
+  registry.register({
+    kind: 'strategy',
+    name: 'pressure-bands',
+    description:
+      'PressureBandCompactionStrategy with the budget as the window: mask at 0.8, strip at 0.85, recursive summary at 0.9, truncate to 0.7 at 0.99',
+    needsChatClient: true,
+    create: (context, options) => {
+      const strategy = new PressureBandCompactionStrategy({
+        contextWindowTokens: context.budgetTokens,
+        tokenCountEstimator: context.estimator,
+        summarizer: new RecursiveSummarizationCompactionStrategy({
+          chatClient: requireChatClient(context, 'pressure-bands'),
+          tokenCountEstimator: context.estimator,
+          logger: context.logger,
+        }),
+        ...passThrough(options),
+      });
+      return { trigger: strategy.trigger, strategy };
+    },
+  });
   registry
     .register({
       kind: 'strategy',
