@@ -52,7 +52,7 @@ export class ResolvedConfiguration {
   /**
    * @param configuration a validated configuration (`loadConfigurationFile`, `parseConfiguration`), or a raw
    *   object, which is validated here
-   * @param options `registry` to start from (default the built-ins; profiles you registered stay available to
+   * @param options `registry` to add the file's profiles to (default a new one with the built-ins; profiles you registered stay available to
    *   the file's `use:`), `env` for the environment variables (default process.env)
    */
   constructor(
