@@ -45,7 +45,7 @@ export interface PurgeDerivedOptions {
 
 export interface PurgeDerivedReport {
   sessionId: string;
-  /** Summary events rewritten (both halves of each pair). */
+  /** Summary events whose text was rewritten (the answer half of each pair: the request half quotes nothing). */
   regeneratedSummaryIds: string[];
   /** How the new texts were written: by the chat client, or mechanically (no client, or it failed). */
   method: 'model' | 'mechanical' | 'none';
