@@ -97,6 +97,8 @@ describe('cli: retention and erase-user', function () {
       '30d',
       '--batch-size',
       '4',
+      '--pause',
+      '1ms',
       '--json',
     );
     expect(run.code, run.stderr).to.equal(0);

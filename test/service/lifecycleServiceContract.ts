@@ -755,6 +755,20 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         expect((await service.getEvents(id)).filter((e) => e.archived)).to.deep.equal([]);
       });
 
+      it('pauseMs waits after every batch, so that writers of other processes get the store', async function () {
+        await withArchive('alice', 20, 100);
+        const calls: number[] = [];
+        const started = performance.now();
+        const report = await service.applyRetention(
+          { archivedEventsOlderThanMs: 90 * DAY },
+          { batchSize: 5, pauseMs: 25, onProgress: () => calls.push(performance.now()) },
+        );
+        expect(report.archivedEventsRemoved).to.be.at.least(20);
+        const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+        expect(Math.min(...gaps.slice(0, 3))).to.be.at.least(20);
+        expect(performance.now() - started).to.be.at.least(report.batches * 20);
+      });
+
       it('rejects an empty policy and bad options', async function () {
         expect((await rejection(service.applyRetention({}))).message).to.include('policy must set');
         expect((await rejection(service.applyRetention({ archivedEventsOlderThanMs: -1 }))).message).to.include(
@@ -763,6 +777,9 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         expect(
           (await rejection(service.applyRetention({ maxArchivedEventsPerSession: 1 }, { batchSize: 0 }))).message,
         ).to.include('batchSize');
+        expect((await rejection(service.applyRetention({ maxArchivedEventsPerSession: 1 }, { pauseMs: -1 }))).message).to.include(
+          'pauseMs must be a number >= 0',
+        );
       });
     });
   });

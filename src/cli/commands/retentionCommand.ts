@@ -15,6 +15,7 @@ interface RetentionFlags extends UrlFlags {
   tombstoneTtl?: string;
   batchSize: string;
   concurrency: string;
+  pause?: string;
   secureDelete?: boolean;
 }
 
@@ -36,6 +37,7 @@ export function registerRetentionCommand(program: Command, ctx: AdminContext): v
       .option('--tombstone-ttl <duration>', 'how long an erased id stays blocked (default 30d; 0: no tombstones)')
       .option('--batch-size <count>', 'most archived events removed per transaction', '500')
       .option('--concurrency <count>', 'sessions worked on at once', '1')
+      .option('--pause <duration>', 'wait after every batch, e.g. 10ms: lets other processes write to a shared SQLite file')
       .option('--secure-delete', 'SQLite: overwrite what is removed and checkpoint the WAL (slower)'),
   ).action(async (flags: RetentionFlags) => {
     const policy: RetentionPolicy = {};
@@ -53,6 +55,7 @@ export function registerRetentionCommand(program: Command, ctx: AdminContext): v
       throw new InvalidArgumentError('give at least one of --archived-older-than, --max-archived, --idle-longer-than');
     const batchSize = parsePositiveInt(flags.batchSize, '--batch-size');
     const concurrency = parsePositiveInt(flags.concurrency, '--concurrency');
+    const pauseMs = flags.pause === undefined ? 0 : parseDuration(flags.pause, '--pause');
     const tombstoneTtlMs = flags.tombstoneTtl === undefined ? undefined : parseDuration(flags.tombstoneTtl, '--tombstone-ttl');
 
     await ctx.withRepository(
@@ -82,7 +85,13 @@ export function registerRetentionCommand(program: Command, ctx: AdminContext): v
           );
         };
         try {
-          const report = await service.applyRetention(policy, { batchSize, concurrency, onProgress, signal: controller.signal });
+          const report = await service.applyRetention(policy, {
+            batchSize,
+            concurrency,
+            pauseMs,
+            onProgress,
+            signal: controller.signal,
+          });
           const { erased, ...totals } = report;
           const result = {
             store: where,

@@ -79,6 +79,12 @@ export interface RetentionOptions {
   pageSize?: number;
   /** Sessions worked on at once; default 1. */
   concurrency?: number;
+  /**
+   * Waits this long after every batch; default 0. On SQLite shared by several processes, a pass without pauses
+   * holds the write lock almost continuously and other processes' appends wait (see docs/data-lifecycle.md);
+   * a few milliseconds let them in.
+   */
+  pauseMs?: number;
   /** Stops between batches; the report then has `aborted: true`. Running again continues the work. */
   signal?: AbortSignal;
 }
