@@ -1,7 +1,8 @@
 // Retention at size while traffic goes on: `applyRetention` over 1,000 sessions × 500 events.
 //
 //   nice npx tsx benchmarks/retention.ts [--backends sqlite,postgres,redis] [--sessions 1000] [--events 500]
-//        [--archived 480] [--batch 100] [--concurrency 2] [--writers 4] [--writer-rate 25] [--idle-touch 0.002]
+//        [--archived 480] [--batch 100] [--concurrency 2] [--pause 0] [--writers 4] [--writer-rate 25]
+//        [--idle-touch 0.002] [--out docs/benchmarks/retention.md]
 //
 // Per backend:
 // 1. Seeds --sessions sessions of --events events: the first --archived are archived (120 days old) under a
@@ -11,7 +12,8 @@
 //    --writer-rate appends/s (a fraction --idle-touch of them to idle sessions, so some idle sessions are
 //    revived mid-run and some appends race an erasure). A baseline of append latency is taken first.
 // 3. Runs `applyRetention({ archivedEventsOlderThanMs: 90 days, sessionsIdleLongerThanMs: 30 days })` in
-//    batches of --batch events with progress, while the writers append; then stops the writers.
+//    batches of --batch events with progress (waiting --pause ms after each), while the writers append; then
+//    stops the writers.
 // 4. Checks, and fails the run otherwise: every acknowledged append is in its session; every seeded active
 //    event and every summary of a surviving session is there; no archived event is left; erased sessions are
 //    idle ones nobody wrote to, with a tombstone; every refused append hit an erased session; the removed
@@ -47,7 +49,7 @@ const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DAY = 86_400_000;
 const SELF = fileURLToPath(import.meta.url);
-const OUT = fileURLToPath(new URL('../docs/benchmarks/retention.md', import.meta.url));
+const DEFAULT_OUT = fileURLToPath(new URL('../docs/benchmarks/retention.md', import.meta.url));
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -153,6 +155,7 @@ interface Config {
   archived: number;
   batch: number;
   concurrency: number;
+  pauseMs: number;
   writers: number;
   writerRate: number;
   idleTouch: number;
@@ -402,7 +405,7 @@ async function runBackend(backend: Backend, config: Config, dir: string): Promis
     t0 = performance.now();
     const report = await service.applyRetention(
       { archivedEventsOlderThanMs: 90 * DAY, sessionsIdleLongerThanMs: 30 * DAY },
-      { batchSize: config.batch, concurrency: config.concurrency, onProgress },
+      { batchSize: config.batch, concurrency: config.concurrency, pauseMs: config.pauseMs, onProgress },
     );
     const retentionEnd = Date.now();
     for (const w of writers) w.child.send('stop');
@@ -474,7 +477,9 @@ function markdown(config: Config, outcomes: readonly Outcome[]): string {
     `work, Node ${process.version}, run under \`nice\`). ${config.sessions.toLocaleString('en-US')} sessions × ${config.events} events: ` +
       `${config.archived} archived (120 days old) under a summary pair, ${config.events - config.archived} active; every tenth`,
     'session idle for 60 days. Policy: `{ archivedEventsOlderThanMs: 90 days, sessionsIdleLongerThanMs: 30 days }`,',
-    `batches of ${config.batch} events, ${config.concurrency} sessions at a time, while ${config.writers} writer processes (own`,
+    `batches of ${config.batch} events, ${config.concurrency} sessions at a time, ` +
+      `${config.pauseMs > 0 ? `a pause of ${config.pauseMs} ms after each batch, ` : 'no pause between batches, '}` +
+      `while ${config.writers} writer processes (own`,
     `connections) append at ${config.writerRate}/s each to random sessions (${config.idleTouch * 100}% of appends to idle sessions).`,
     '',
     '| backend | retention duration | archived events removed/s | sessions/s | batches | progress calls | idle sessions erased (revived by a write) | second pass |',
@@ -531,6 +536,7 @@ async function main(): Promise<void> {
     archived: Number(arg('archived', '480')),
     batch: Number(arg('batch', '100')),
     concurrency: Number(arg('concurrency', '2')),
+    pauseMs: Number(arg('pause', '0')),
     writers: Number(arg('writers', '4')),
     writerRate: Number(arg('writer-rate', '25')),
     idleTouch: Number(arg('idle-touch', '0.002')),
@@ -567,7 +573,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--no-write')) {
     process.stdout.write(markdown(config, outcomes));
   } else {
-    writeFileSync(OUT, markdown(config, outcomes));
+    writeFileSync(path.resolve(arg('out', DEFAULT_OUT)), markdown(config, outcomes));
   }
   const failed = outcomes.filter((o) => o.violations.length > 0);
   if (failed.length > 0) {
