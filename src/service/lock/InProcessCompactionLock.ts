@@ -25,7 +25,11 @@ export class InProcessCompactionLock implements CompactionLock {
   async acquire(sessionId: string, options: CompactionLockAcquireOptions): Promise<CompactionLease | null> {
     requireStorableText(sessionId, 'sessionId');
     const { leaseMs, waitMs } = requireAcquireOptions(options);
-    return waitForLease(async () => this.tryAcquire(sessionId, leaseMs), waitMs, () => this.released(sessionId));
+    return waitForLease(
+      async () => this.tryAcquire(sessionId, leaseMs),
+      waitMs,
+      () => this.released(sessionId),
+    );
   }
 
   async renew(lease: CompactionLease, leaseMs: number): Promise<CompactionLease | null> {

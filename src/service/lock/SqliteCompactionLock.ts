@@ -40,7 +40,8 @@ export class SqliteCompactionLock implements CompactionLock {
     sqliteTables(prefix); // validates the prefix: it becomes part of an identifier
     const table = `${prefix.toLowerCase()}_compaction_locks`;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new InvalidArgumentError('busyTimeoutMs must be an integer >= 0');
+    if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0)
+      throw new InvalidArgumentError('busyTimeoutMs must be an integer >= 0');
     const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'SqliteCompactionLock');
     this.db = new Sqlite(path, { timeout: busyTimeoutMs });
     try {

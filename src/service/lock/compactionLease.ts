@@ -22,11 +22,15 @@ function isLock(value: unknown): value is CompactionLock {
 }
 
 /** A lock, or `{ lock, leaseMs?, waitMs? }`, checked once at construction. */
-export function resolveLockSettings(option: CompactionLock | CompactionLockSettings | null | undefined): ResolvedLockSettings | null {
+export function resolveLockSettings(
+  option: CompactionLock | CompactionLockSettings | null | undefined,
+): ResolvedLockSettings | null {
   if (option === undefined || option === null) return null;
   if (isLock(option)) return { lock: option, leaseMs: DEFAULT_LEASE_MS, waitMs: 0 };
   if (typeof option !== 'object' || !isLock((option as CompactionLockSettings).lock)) {
-    throw new InvalidArgumentError('compactionLock must be a CompactionLock (acquire, renew, release) or { lock, leaseMs?, waitMs? }');
+    throw new InvalidArgumentError(
+      'compactionLock must be a CompactionLock (acquire, renew, release) or { lock, leaseMs?, waitMs? }',
+    );
   }
   const settings = option as CompactionLockSettings;
   return {
