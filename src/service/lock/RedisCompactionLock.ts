@@ -105,10 +105,17 @@ export class RedisCompactionLock implements CompactionLock {
       this.client.set(this.key(sessionId), token, 'PX', leaseMs, 'NX'),
     );
     if (set !== 'OK') return null;
-    const fencingToken = await this.connections.idempotent('compactionLeaseFence', () =>
-      this.client.incr(`${this.prefix}:compaction-lock-fence`),
-    );
-    return { sessionId, token, fencingToken, expiresAt: new Date(start + leaseMs) };
+    const lease = { sessionId, token, fencingToken: 0, expiresAt: new Date(start + leaseMs) };
+    try {
+      lease.fencingToken = await this.connections.idempotent('compactionLeaseFence', () =>
+        this.client.incr(`${this.prefix}:compaction-lock-fence`),
+      );
+    } catch (error) {
+      // A lease without a fencing token is not handed out: give it back rather than let it block until expiry.
+      await this.release(lease).catch(() => undefined);
+      throw error;
+    }
+    return lease;
   }
 
   private key(sessionId: string): string {
