@@ -182,6 +182,3 @@ export {
   isIncompleteReply,
   incompleteReplyMetadata,
 } from './session/incompleteReplies.js';
-
-// Compaction locks: the acquire options of an implementation of your own
-export { type CompactionLockAcquireOptions } from './service/lock/CompactionLock.js';
