@@ -241,7 +241,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
       kind: 'strategy',
       name: 'pipeline',
       description:
-        'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (tool-pair-safe) as the last resort',
+        'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (default agent-safe cut) as the last resort',
       needsChatClient: true,
       create: (context, options) => {
         const maxTokens = targetTokens(context, options);
@@ -258,7 +258,6 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
               new TokenCountCompactionStrategy({
                 maxTokens,
                 tokenCountEstimator: context.estimator,
-                cutWithinTurn: 'tool-pair-safe',
               }),
             ],
             maxTokens,
