@@ -4,7 +4,7 @@
 // Model helpers
 export { MESSAGE_TYPES, isMessageType, messageText, hasToolCalls, freezeMessage } from './session/Message.js';
 export { type SessionEventInit } from './session/SessionEvent.js';
-export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit } from './session/Session.js';
+export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './session/Session.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';
 export { formatMessage, type FormatOptions } from './session/formatEvent.js';
 export { type FromOpenAIOptions } from './session/OpenAIMessages.js';
@@ -182,3 +182,5 @@ export {
   isIncompleteReply,
   incompleteReplyMetadata,
 } from './session/incompleteReplies.js';
+export { type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
+export { type CompactOptions, type KnownWindow } from './service/SessionService.js';

@@ -30,7 +30,14 @@ import { instrumentRepository } from '../repository/instrumentRepository.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
-import type { AppendMessageOptions, CompactionPreview, PreviewOptions, SessionService } from './SessionService.js';
+import type {
+  AppendMessageOptions,
+  CompactOptions,
+  CompactionPreview,
+  KnownWindow,
+  PreviewOptions,
+  SessionService,
+} from './SessionService.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { EventRedactor } from './lifecycle/EventRedactor.js';
 import type {
@@ -46,9 +53,20 @@ import type {
 import { RetentionRunner } from './lifecycle/RetentionRunner.js';
 import { SessionEraser, type LifecycleContext } from './lifecycle/SessionEraser.js';
 
+import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
+
 /** How long a deleted session's id stays blocked by default: 30 days. */
 export const DEFAULT_TOMBSTONE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
-import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
+
+function requireKnownWindow(known: KnownWindow, sessionId: string): void {
+  if (known === null || typeof known !== 'object') throw invalid('knownWindow', 'an object', known);
+  if (known.session === null || typeof known.session !== 'object' || known.session.id !== sessionId) {
+    throw new InvalidArgumentError('knownWindow.session must be the Session being compacted');
+  }
+  if (!Array.isArray(known.events) || !known.events.every((e) => e instanceof SessionEvent && e.sessionId === sessionId)) {
+    throw new InvalidArgumentError("knownWindow.events must be the session's SessionEvents");
+  }
+}
 
 export interface DefaultSessionServiceOptions {
   /** Time to live of new sessions unless the request says otherwise; default 60 days. */
@@ -283,13 +301,32 @@ export class DefaultSessionService implements SessionService {
    * 5. run the strategy; if it archived something, commit with compactEvents(…, version);
    * 6. CAS lost → the window as read with nothing archived — never an exception, never a retry that would
    *    call a summariser again (with conflictPolicy 'rebase', the same result may be re-committed instead).
+   * With `options.knownWindow` the trigger is first asked about that window: when it does not fire, steps 1–3
+   * are skipped (a chat turn already holds the window: no round trip); when it fires, 1–6 run as above.
    */
-  async compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult> {
+  async compact(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options: CompactOptions = {},
+  ): Promise<CompactionResult> {
     requireStorableText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
     const client = (s as { chatClient?: ChatClient }).chatClient;
-    return traceCompaction(sessionId, strategyName(strategy), (telemetry) => {
+    const known = options?.knownWindow;
+    if (known !== undefined) requireKnownWindow(known, sessionId);
+    return traceCompaction(sessionId, strategyName(strategy), async (telemetry) => {
+      if (known !== undefined && !this.redactor.hasTainted(known.events)) {
+        const events = known.events;
+        const fired = await t.shouldCompact(CompactionRequest.of(known.session, events));
+        if (!fired) {
+          telemetry.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
+          telemetry.triggered(false);
+          this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
+          return CompactionResult.noop(events);
+        }
+      }
       const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry, client);
       return (this.lock === null ? run() : this.lock.run(sessionId, run)).catch(async (error: unknown) => {
         throw await this.eraser.explain(error, sessionId);

@@ -28,6 +28,23 @@ export interface AppendMessageOptions {
   pinned?: boolean;
 }
 
+/** A window the caller already holds, so that a compaction whose trigger does not fire reads nothing. */
+export interface KnownWindow {
+  /** The session as just read or written (its metadata, e.g. the token calibration, is what the trigger sees). */
+  session: Session;
+  /** The whole active window (EventFilter.active(), unfiltered), in log order. */
+  events: readonly SessionEvent[];
+}
+
+export interface CompactOptions {
+  /**
+   * The trigger is first asked about this window; when it does not fire, compact returns the no-op without
+   * a storage round trip. When it fires, the protocol runs from its first read (the trigger is asked again
+   * about the stored window), so a stale window never reaches a strategy or a commit.
+   */
+  knownWindow?: KnownWindow;
+}
+
 export interface PreviewOptions {
   /** Let summarising strategies call their model (default false: report the range they would summarise). */
   callModel?: boolean;
@@ -87,8 +104,16 @@ export interface SessionService {
   pinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
   /** Clears a pin set at append time or by `pinEvent`. */
   unpinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
-  /** The only compaction entry point; see DefaultSessionService for the protocol. */
-  compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
+  /**
+   * The only compaction entry point; see DefaultSessionService for the protocol. `options.knownWindow` spares
+   * the reads when the trigger does not fire (a service may ignore it and read).
+   */
+  compact(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options?: CompactOptions,
+  ): Promise<CompactionResult>;
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
   previewCompaction(
     sessionId: string,

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { CompactionRequest, CompactionResult, InvalidArgumentError, Session, type SessionLike } from '../../src/index.js';
+import { CompactionRequest, CompactionResult, InvalidArgumentError, Session } from '../../src/index.js';
+import type { SessionLike } from '../../src/spi.js';
 import { A, SA, SU, U, compactionRequest, expectThrows, fixtureSession } from '../support/fixtures.js';
 
 describe('CompactionRequest (behaviour reference §11 A)', function () {
