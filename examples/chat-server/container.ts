@@ -13,6 +13,7 @@ import {
   type DefaultSessionService,
   type Logger,
   type SessionRepository,
+  type TokenCountEstimator,
 } from '../../src/index.js';
 import type { ChatServerConfig } from './config.js';
 
@@ -29,7 +30,10 @@ export const APP_TYPES = {
  * and logger; the app adds the OpenAI client, the summariser, SessionMemory and the recall tools. Handlers only
  * ever ask the container. Falls back from SQLite to memory when the native driver cannot load.
  */
-export function createChatContainer(config: ChatServerConfig, overrides: { logger?: Logger } = {}): Container {
+export function createChatContainer(
+  config: ChatServerConfig,
+  overrides: { logger?: Logger; tokenCountEstimator?: TokenCountEstimator } = {},
+): Container {
   const client = new OpenAI({ baseURL: config.openaiBaseURL, apiKey: config.openaiApiKey ?? 'no-key' });
   const build = (repository: ChatServerConfig['repository']) => {
     const container = new Container();
@@ -40,6 +44,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
         ...(config.pgUrl ? { postgres: { connectionString: config.pgUrl } } : {}),
         logLevel: config.logLevel,
         ...(overrides.logger ? { logger: overrides.logger } : {}),
+        ...(overrides.tokenCountEstimator ? { tokenCountEstimator: overrides.tokenCountEstimator } : {}),
         chatClient: new OpenAIChatClient({
           client,
           model: config.summaryModel ?? config.model,
@@ -59,6 +64,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
     container.get<Logger>(TYPES.Logger).warn('SQLite unavailable, using the in-memory repository', { error: String(error) });
   }
 
+  warmTokenEstimator(container);
   container.bind<ChatServerConfig>(APP_TYPES.Config).toConstantValue(config);
   container.bind<OpenAI>(APP_TYPES.OpenAI).toConstantValue(client);
   container
@@ -78,6 +84,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
           compactionStrategy: new RecursiveSummarizationCompactionStrategy({
             chatClient: ctx.get<ChatClient>(TYPES.ChatClient),
             maxEventsToKeep: config.keepEvents,
+            failureMode: config.summaryFailureMode ?? 'stub',
             overlapSize: Math.min(2, config.keepEvents - 1),
             logger: ctx.get<Logger>(TYPES.Logger),
           }),
@@ -92,4 +99,14 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
     .toDynamicValue((ctx) => new RecallTools({ sessionService: ctx.get<DefaultSessionService>(TYPES.SessionService) }))
     .inSingletonScope();
   return container;
+}
+
+/**
+ * Loads the estimator's rank table now (a few hundred ms, once per process) rather than during the first
+ * user's request, which would otherwise pay for it.
+ */
+function warmTokenEstimator(container: Container): void {
+  const started = performance.now();
+  container.get<TokenCountEstimator>(TYPES.TokenCountEstimator).estimate('warm up the token estimator');
+  container.get<Logger>(TYPES.Logger).info('token estimator ready', { ms: Math.round(performance.now() - started) });
 }
