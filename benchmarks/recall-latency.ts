@@ -4,7 +4,7 @@
 //
 //   node --expose-gc --import tsx benchmarks/recall-latency.ts [--events 10000] [--queries 300]
 //
-// Text: LoCoMo turns and questions when the recorded data is there (../shared/data/recorded or $LOCOMO),
+// Text: LoCoMo turns and questions when the recorded data is there ($RECORDED_DIR or $LOCOMO),
 // otherwise a deterministic synthetic chat (seeded PRNG over a fixed vocabulary), so the benchmark runs
 // anywhere. Latency: wall time of `retrieve` (limit 20, the archive only), p50/p95/max after 20 warm-up
 // queries; "cold" is the first query of a fresh retriever (index built from the log), median of 5.
@@ -34,7 +34,7 @@ function arg(name: string, fallback: string): string {
 }
 const EVENTS = Number(arg('events', '10000'));
 const QUERIES = Number(arg('queries', '300'));
-const LOCOMO = process.env.LOCOMO ?? path.resolve('../shared/data/recorded/locomo/locomo10.json');
+const LOCOMO = process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json');
 const logger = createDefaultLogger({ silent: true });
 const gc = (globalThis as { gc?: () => void }).gc;
 

@@ -4,7 +4,7 @@
 //
 //   npx tsx benchmarks/search-latency.ts [--events 10000] [--queries 300] [--locomo path/to/locomo10.json]
 //
-// Data: the LoCoMo conversations (needs the recorded data; default ../shared/data/recorded/locomo/locomo10.json
+// Data: the LoCoMo conversations (needs the recorded data; default $RECORDED_DIR/locomo/locomo10.json
 // or $LOCOMO). The big session holds their turns, repeated to --events, all archived but the last 20; the ten
 // conversations are stored as further sessions of the same database, so the index is shared as in production.
 // Queries: LoCoMo's questions (adversarial ones left out). Latency: per query, wall time of the call,
@@ -42,7 +42,7 @@ function arg(name: string, fallback: string): string {
 }
 const EVENTS = Number(arg('events', '10000'));
 const QUERIES = Number(arg('queries', '300'));
-const LOCOMO = arg('locomo', process.env.LOCOMO ?? path.resolve('../shared/data/recorded/locomo/locomo10.json'));
+const LOCOMO = arg('locomo', process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json'));
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BIG = 'big-session';
 const USER = 'bench-user';

@@ -3,7 +3,7 @@ import { CompactionRequest, CompactionResult, InvalidArgumentError, Session } fr
 import type { SessionLike } from '../../src/spi.js';
 import { A, SA, SU, U, compactionRequest, expectThrows, fixtureSession } from '../support/fixtures.js';
 
-describe('CompactionRequest (behaviour reference §11 A)', function () {
+describe('CompactionRequest', function () {
   it('1: an empty window has zero turns', function () {
     expect(compactionRequest([]).currentTurnCount).to.equal(0);
   });
