@@ -1,7 +1,7 @@
 // The package root: what an application needs. Helpers for implementing a repository, strategy or retriever
 // of your own are in 'session-compaction/spi'; each backend (with its options type) and the OpenAI integration
 // also have a subpath; observability is in 'session-compaction/telemetry', the data-lifecycle reports and
-// policies in 'session-compaction/lifecycle'.
+// policies in 'session-compaction/lifecycle', every retriever in 'session-compaction/recall'.
 export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, type RepositoryBackend } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
 
