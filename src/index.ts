@@ -108,6 +108,11 @@ export { compactionStatsHooks, compactionStatsOf, type CompactionStats } from '.
 // Recall
 export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
 export { Bm25Retriever, type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
+export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
+export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';
+export { HybridRetriever } from './recall/HybridRetriever.js';
+export { openAIEmbeddings } from './recall/openAIEmbeddings.js';
+export { ContextAssembler, type AssembleRequest, type AssembledContext, type RecallSettings } from './recall/ContextAssembler.js';
 
 // Chat integration
 export { SessionMemory } from './integration/SessionMemory.js';
