@@ -24,7 +24,10 @@ import { calibrationRatio } from '../../tokens/calibration.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import { ContextAssembler, recallSettings, type RecallSettings } from '../../recall/ContextAssembler.js';
 import { resolveSession } from '../resolveSession.js';
+import { DEFAULT_UNBOUNDED_RECALL_TOKENS } from '../recallSupport.js';
+import type { SessionMemoryRecallOptions } from '../SessionMemoryTypes.js';
 import { fromAgentItem, itemsOf, pairAgentItems } from './AgentItems.js';
 
 export interface CompactingSessionOptions {
@@ -50,6 +53,16 @@ export interface CompactingSessionOptions {
   onClear?: 'archive' | 'delete';
   /** Read-side filter of the history (always merged with EventFilter.active()). */
   eventFilter?: EventFilter;
+  /**
+   * Recall, with the same options as SessionMemory's: `getItems` adds one transient user item quoting the
+   * archived events that match the latest user item of the window (never stored: the runner persists only
+   * the new items of a turn). The budget is `contextWindowTokens` when set; without it only the block is
+   * bounded (`maxTokens`, default 2,000). Placement 'before-last-user' (default) puts the block last when the
+   * window ends with the model's reply — right before the run's new input, so the stored history stays an
+   * unchanged prefix — and before the window's last user item when that item has no reply yet;
+   * 'after-system' puts it first, after any system items.
+   */
+  recall?: SessionMemoryRecallOptions;
   /** Output of the result added for a function call whose output is not in the history. */
   missingOutput?: string;
   tokenCountEstimator?: TokenCountEstimator;
@@ -80,6 +93,7 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
   private readonly missingOutput: string | undefined;
   private readonly estimator: TokenCountEstimator;
   private readonly logger: Logger;
+  private readonly recall: { assembler: ContextAssembler; settings: RecallSettings } | null;
   private resolved: Promise<unknown> | null = null;
   /** Set by clearSession with onClear 'delete': this session's own next use takes its deleted id back. */
   private recreate = false;
@@ -108,6 +122,19 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     this.readFilter = (options.eventFilter ?? EventFilter.all()).merge(EventFilter.active());
     this.missingOutput = options.missingOutput;
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.recall = null;
+    if (options.recall !== undefined) {
+      if (options.recall === null || typeof options.recall !== 'object')
+        throw new InvalidArgumentError('recall must be an object');
+      const { retriever, ...settings } = options.recall;
+      if (typeof retriever?.retrieve !== 'function')
+        throw new InvalidArgumentError('recall.retriever must have a retrieve method');
+      recallSettings(settings);
+      this.recall = {
+        assembler: new ContextAssembler({ sessionService: this.service, retriever, tokenCountEstimator: this.estimator }),
+        settings,
+      };
+    }
   }
 
   /** Creates the session on first use (owned by `userId`), and refuses one owned by another user. */
@@ -118,7 +145,9 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
 
   /**
    * The active window as input items, in log order, calls and outputs paired; with `limit`, the most recent
-   * `limit` items (an output whose call falls outside them is left out, so the slice stays valid).
+   * `limit` items (an output whose call falls outside them is left out, so the slice stays valid). With
+   * `recall`, plus the recall block (not counted in `limit`); the window may then lose its oldest items to fit
+   * `contextWindowTokens`.
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0)) {
@@ -135,9 +164,12 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
       await this.service.compact(this.sessionId, ALWAYS, this.strategy);
       events = await this.active();
     }
+    let block: AgentInputItem | null = null;
+    if (this.recall !== null) ({ events, block } = await this.withRecall(events));
     const items = events.flatMap(itemsOf);
     const recent = limit === undefined || limit === null ? items : limit === 0 ? [] : items.slice(-limit);
-    return pairAgentItems(recent, this.missingOutput);
+    const paired = pairAgentItems(recent, this.missingOutput);
+    return block === null ? paired : placeBlock(paired, block, this.recall!.settings.placement ?? 'before-last-user');
   }
 
   /** Appends each item as one event, in order, exactly as given. */
@@ -230,6 +262,27 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     return this.resolved;
   }
 
+  /** The window fitted with the recall block for its latest user item, and the block as an input item. */
+  private async withRecall(events: SessionEvent[]): Promise<{ events: SessionEvent[]; block: AgentInputItem | null }> {
+    const { assembler, settings } = this.recall!;
+    const window = this.contextWindowTokens;
+    const session = await this.service.findById(this.sessionId);
+    const ratio = session === null ? 1 : calibrationRatio(session);
+    const parts = await assembler.assembleParts({
+      sessionId: this.sessionId,
+      maxTokens: window === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.floor(window / ratio)),
+      activeEvents: events,
+      filter: this.readFilter,
+      recall: {
+        ...settings,
+        maxTokens: settings.maxTokens ?? (window === undefined ? DEFAULT_UNBOUNDED_RECALL_TOKENS : undefined),
+      },
+    });
+    const sent = parts.history.map((h) => h.event);
+    const text = parts.block?.message.type === 'user' ? parts.block.message.text : null;
+    return { events: sent, block: text === null ? null : { role: 'user', content: text } };
+  }
+
   private active(): Promise<SessionEvent[]> {
     return this.service.getEvents(this.sessionId, this.readFilter);
   }
@@ -239,6 +292,26 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     const ratio = session === null ? 1 : calibrationRatio(session);
     return Math.ceil(estimateEventsTokens(events, this.estimator) * ratio) > this.contextWindowTokens!;
   }
+}
+
+/**
+ * The recall block among the window's items: 'after-system' after the leading system items; otherwise last,
+ * unless the last user item has nothing after it (a question not answered yet), then right before it.
+ */
+function placeBlock(
+  items: AgentInputItem[],
+  block: AgentInputItem,
+  placement: 'before-last-user' | 'after-system',
+): AgentInputItem[] {
+  let at = items.length;
+  if (placement === 'after-system') {
+    at = 0;
+    while (at < items.length && 'role' in items[at]! && (items[at] as { role: string }).role === 'system') at++;
+  } else {
+    const last = items[items.length - 1];
+    if (last !== undefined && 'role' in last && last.role === 'user') at = items.length - 1;
+  }
+  return [...items.slice(0, at), block, ...items.slice(at)];
 }
 
 /** The Message without the part that converts to its last item; null when nothing would be left. */
