@@ -5,7 +5,13 @@ import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { EventFilter, IllegalStateError, InMemorySessionRepository, fromOpenAIMessage } from '../../../src/index.js';
+import {
+  EventFilter,
+  IllegalStateError,
+  InMemorySessionRepository,
+  fromOpenAIMessage,
+  type SessionEvent,
+} from '../../../src/index.js';
 import {
   CompactingChatMessageHistory,
   type CompactingChatMessageHistoryOptions,
@@ -24,6 +30,26 @@ import {
   type AcceptanceRig,
 } from '../support/acceptance.js';
 import { silent } from '../support/harness.js';
+
+/** An event as stored, without what differs between two calls anyway: the provider's response id. */
+function storedReply(event: SessionEvent): unknown {
+  const metadata = structuredClone(event.metadata) as { native?: { value?: { data?: { id?: unknown } } } };
+  if (metadata.native?.value?.data !== undefined) delete metadata.native.value.data.id;
+  return [event.message, metadata];
+}
+
+/** A message's serialised form without a streamed reply's chunk bookkeeping and ChatOpenAI's copy of its type. */
+function comparable(message: BaseMessage): unknown {
+  const dict = structuredClone(message.toDict()) as { data: Record<string, unknown> };
+  const data = dict.data;
+  delete data.type;
+  delete data.tool_call_chunks;
+  const metadata = data.response_metadata as Record<string, unknown> | undefined;
+  if (metadata !== undefined) for (const key of ['prompt', 'completion', 'tokenUsage']) delete metadata[key];
+  const kwargs = data.additional_kwargs as { tool_calls?: Array<Record<string, unknown>> } | undefined;
+  for (const call of kwargs?.tool_calls ?? []) delete call.index;
+  return dict;
+}
 
 const requestTokens = (body: FakeRequestBody) =>
   promptTokens((body.messages ?? []).map((m) => fromOpenAIMessage(m as Parameters<typeof fromOpenAIMessage>[0])));
@@ -73,11 +99,12 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
       ['human', '{question}'],
     ]);
     const bound = model.bindTools([lookup]);
-    const call = async (messages: BaseMessage[], stream: boolean): Promise<AIMessage> => {
+    const call = async (messages: BaseMessage[], stream: boolean): Promise<AIMessage | AIMessageChunk> => {
       if (!stream) return bound.invoke(messages);
       let merged: AIMessageChunk | undefined;
       for await (const chunk of await bound.stream(messages)) merged = merged === undefined ? chunk : merged.concat(chunk);
-      return new AIMessage({ content: merged!.content, tool_calls: merged!.tool_calls ?? [], id: merged!.id });
+      // The concatenated chunk, as RunnableWithMessageHistory itself would store a streamed reply.
+      return merged!;
     };
     // RunnableWithMessageHistory fills in `history` before the lambda runs.
     return RunnableLambda.from(async (input: { question: string; history?: BaseMessage[] }) => {
@@ -145,7 +172,32 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
       () => true,
     ).invoke({ question: question(3) }, { configurable: { sessionId: 'streamed' } });
     const [a, b] = await Promise.all([rig.service.getEvents('plain'), rig.service.getEvents('streamed')]);
-    expect(b.map((e) => e.message)).to.deep.equal(a.map((e) => e.message));
+    expect(b.map(storedReply)).to.deep.equal(a.map(storedReply));
+  });
+
+  it('RunnableWithMessageHistory streamed and invoked store identical events (modulo response ids)', async function () {
+    const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder('history'), ['human', '{question}']]);
+    const chain = (id: string) =>
+      new RunnableWithMessageHistory({
+        runnable: prompt.pipe(model),
+        getMessageHistory: () => historyWith({ sessionId: id }),
+        inputMessagesKey: 'question',
+        historyMessagesKey: 'history',
+      });
+    for (const q of ['Hello?', 'And again?']) {
+      server.enqueue({ content: `Reply to ${q}` }, { content: `Reply to ${q}` });
+      await chain('plain').invoke({ question: q }, { configurable: { sessionId: 'plain' } });
+      for await (const _chunk of await chain('streamed').stream({ question: q }, { configurable: { sessionId: 'streamed' } })) {
+        // drain
+      }
+    }
+    const [a, b] = await Promise.all([rig.service.getEvents('plain'), rig.service.getEvents('streamed')]);
+    expect(a).to.have.length(4);
+    expect(b.map(storedReply)).to.deep.equal(a.map(storedReply));
+    // What comes back is the AIMessage an unstreamed call returns, not a chunk.
+    const replayed = await historyWith({ sessionId: 'streamed' }).getMessages();
+    expect(replayed[1]).to.be.instanceOf(AIMessage);
+    expect(replayed[1]).to.not.be.instanceOf(AIMessageChunk);
   });
 
   it("clear archives by default (getAllMessages keeps everything), deletes with onClear: 'delete'", async function () {
@@ -194,7 +246,8 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
     expect(rig.compactions()).to.be.at.least(2);
     expect((await rig.service.getEvents('s', EventFilter.all())).some((e) => e.archived)).to.equal(true);
     const all = await historyWith().getAllMessages();
-    // LangChain sets optional keys to `undefined`; stored JSON leaves them out, which means the same.
-    expect(encodeNative(all.map((m) => m.toDict()))).to.deep.equal(encodeNative(produced.map((m) => m.toDict())));
+    // LangChain sets optional keys to `undefined`; stored JSON leaves them out, which means the same. A
+    // streamed reply is stored as the whole reply it stands for (no chunk bookkeeping).
+    expect(encodeNative(all.map(comparable))).to.deep.equal(encodeNative(produced.map(comparable)));
   });
 });
