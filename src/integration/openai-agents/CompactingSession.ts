@@ -24,9 +24,8 @@ import { calibrationRatio } from '../../tokens/calibration.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
-import { ContextAssembler, recallSettings, type RecallSettings } from '../../recall/ContextAssembler.js';
 import { resolveSession } from '../resolveSession.js';
-import { DEFAULT_UNBOUNDED_RECALL_TOKENS } from '../recallSupport.js';
+import { HistoryRecall, placeRecallBlock } from '../HistoryRecall.js';
 import type { SessionMemoryRecallOptions } from '../SessionMemoryTypes.js';
 import { fromAgentItem, itemsOf, pairAgentItems } from './AgentItems.js';
 
@@ -93,7 +92,7 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
   private readonly missingOutput: string | undefined;
   private readonly estimator: TokenCountEstimator;
   private readonly logger: Logger;
-  private readonly recall: { assembler: ContextAssembler; settings: RecallSettings } | null;
+  private readonly recall: HistoryRecall | null;
   private resolved: Promise<unknown> | null = null;
   /** Set by clearSession with onClear 'delete': this session's own next use takes its deleted id back. */
   private recreate = false;
@@ -122,19 +121,7 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     this.readFilter = (options.eventFilter ?? EventFilter.all()).merge(EventFilter.active());
     this.missingOutput = options.missingOutput;
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
-    this.recall = null;
-    if (options.recall !== undefined) {
-      if (options.recall === null || typeof options.recall !== 'object')
-        throw new InvalidArgumentError('recall must be an object');
-      const { retriever, ...settings } = options.recall;
-      if (typeof retriever?.retrieve !== 'function')
-        throw new InvalidArgumentError('recall.retriever must have a retrieve method');
-      recallSettings(settings);
-      this.recall = {
-        assembler: new ContextAssembler({ sessionService: this.service, retriever, tokenCountEstimator: this.estimator }),
-        settings,
-      };
-    }
+    this.recall = options.recall === undefined ? null : new HistoryRecall(this.service, options.recall, this.estimator);
   }
 
   /** Creates the session on first use (owned by `userId`), and refuses one owned by another user. */
@@ -164,12 +151,17 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
       await this.service.compact(this.sessionId, ALWAYS, this.strategy);
       events = await this.active();
     }
-    let block: AgentInputItem | null = null;
-    if (this.recall !== null) ({ events, block } = await this.withRecall(events));
+    let block: string | null = null;
+    if (this.recall !== null) {
+      ({ events, block } = await this.recall.recall(this.sessionId, events, this.readFilter, this.contextWindowTokens));
+    }
     const items = events.flatMap(itemsOf);
     const recent = limit === undefined || limit === null ? items : limit === 0 ? [] : items.slice(-limit);
     const paired = pairAgentItems(recent, this.missingOutput);
-    return block === null ? paired : placeBlock(paired, block, this.recall!.settings.placement ?? 'before-last-user');
+    if (block === null) return paired;
+    return placeRecallBlock<AgentInputItem>(paired, { role: 'user', content: block }, this.recall!.placement, (item) =>
+      'role' in item ? item.role : undefined,
+    );
   }
 
   /** Appends each item as one event, in order, exactly as given. */
@@ -262,27 +254,6 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     return this.resolved;
   }
 
-  /** The window fitted with the recall block for its latest user item, and the block as an input item. */
-  private async withRecall(events: SessionEvent[]): Promise<{ events: SessionEvent[]; block: AgentInputItem | null }> {
-    const { assembler, settings } = this.recall!;
-    const window = this.contextWindowTokens;
-    const session = await this.service.findById(this.sessionId);
-    const ratio = session === null ? 1 : calibrationRatio(session);
-    const parts = await assembler.assembleParts({
-      sessionId: this.sessionId,
-      maxTokens: window === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.floor(window / ratio)),
-      activeEvents: events,
-      filter: this.readFilter,
-      recall: {
-        ...settings,
-        maxTokens: settings.maxTokens ?? (window === undefined ? DEFAULT_UNBOUNDED_RECALL_TOKENS : undefined),
-      },
-    });
-    const sent = parts.history.map((h) => h.event);
-    const text = parts.block?.message.type === 'user' ? parts.block.message.text : null;
-    return { events: sent, block: text === null ? null : { role: 'user', content: text } };
-  }
-
   private active(): Promise<SessionEvent[]> {
     return this.service.getEvents(this.sessionId, this.readFilter);
   }
@@ -292,26 +263,6 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     const ratio = session === null ? 1 : calibrationRatio(session);
     return Math.ceil(estimateEventsTokens(events, this.estimator) * ratio) > this.contextWindowTokens!;
   }
-}
-
-/**
- * The recall block among the window's items: 'after-system' after the leading system items; otherwise last,
- * unless the last user item has nothing after it (a question not answered yet), then right before it.
- */
-function placeBlock(
-  items: AgentInputItem[],
-  block: AgentInputItem,
-  placement: 'before-last-user' | 'after-system',
-): AgentInputItem[] {
-  let at = items.length;
-  if (placement === 'after-system') {
-    at = 0;
-    while (at < items.length && 'role' in items[at]! && (items[at] as { role: string }).role === 'system') at++;
-  } else {
-    const last = items[items.length - 1];
-    if (last !== undefined && 'role' in last && last.role === 'user') at = items.length - 1;
-  }
-  return [...items.slice(0, at), block, ...items.slice(at)];
 }
 
 /** The Message without the part that converts to its last item; null when nothing would be left. */

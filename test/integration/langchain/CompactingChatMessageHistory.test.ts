@@ -6,7 +6,9 @@ import { ChatOpenAI } from '@langchain/openai';
 import { expect } from 'chai';
 import { z } from 'zod';
 import {
+  Bm25Retriever,
   EventFilter,
+  TurnWindowCompactionStrategy,
   IllegalStateError,
   InMemorySessionRepository,
   fromOpenAIMessage,
@@ -16,6 +18,7 @@ import {
   CompactingChatMessageHistory,
   type CompactingChatMessageHistoryOptions,
 } from '../../../src/integration/langchain/index.js';
+import { RECALL_BLOCK_HEADER } from '../../../src/recall/recallBlock.js';
 import { encodeNative } from '../../../src/integration/nativeMessages.js';
 import { expectRejects } from '../../support/fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeRequestBody } from '../../support/fakeOpenAIServer.js';
@@ -40,7 +43,7 @@ function storedReply(event: SessionEvent): unknown {
 
 /** A message's serialised form without a streamed reply's chunk bookkeeping and ChatOpenAI's copy of its type. */
 function comparable(message: BaseMessage): unknown {
-  const dict = structuredClone(message.toDict()) as { data: Record<string, unknown> };
+  const dict = structuredClone(message.toDict()) as unknown as { data: Record<string, unknown> };
   const data = dict.data;
   delete data.type;
   delete data.tool_call_chunks;
@@ -249,5 +252,50 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
     // LangChain sets optional keys to `undefined`; stored JSON leaves them out, which means the same. A
     // streamed reply is stored as the whole reply it stands for (no chunk bookkeeping).
     expect(encodeNative(all.map(comparable))).to.deep.equal(encodeNative(produced.map(comparable)));
+  });
+
+  describe('with recall', function () {
+    const recallHistory = (options: Partial<CompactingChatMessageHistoryOptions> = {}) =>
+      historyWith({ recall: { retriever: new Bm25Retriever({ sessionService: rig.service }) }, ...options });
+
+    /** A fact said once, then archived by compaction: only recall can bring it back. */
+    async function archivedFact(): Promise<void> {
+      const history = historyWith();
+      await history.addMessages([new HumanMessage('My locker code is 4711.'), new AIMessage('Noted.')]);
+      for (let i = 0; i < 3; i++) await history.addMessages([new HumanMessage(`Small talk ${i}`), new AIMessage('Sure.')]);
+      await rig.service.compact('s', () => true, new TurnWindowCompactionStrategy({ maxTurns: 1 }));
+      expect((await history.getMessages()).map((m) => m.content)).to.not.include('My locker code is 4711.');
+    }
+
+    it('getMessages quotes the archived events that match an unanswered question, right before it', async function () {
+      await archivedFact();
+      const history = recallHistory();
+      await history.addMessage(new HumanMessage('What is my locker code?'));
+      const messages = await history.getMessages();
+      expect(messages.at(-1)!.content).to.equal('What is my locker code?');
+      expect(messages.at(-2)).to.be.instanceOf(HumanMessage);
+      expect(String(messages.at(-2)!.content)).to.include('My locker code is 4711.');
+    });
+
+    it('through RunnableWithMessageHistory the block reaches the model, last before the input, and is never stored', async function () {
+      await archivedFact();
+      const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder('history'), ['human', '{question}']]);
+      const chain = new RunnableWithMessageHistory({
+        runnable: prompt.pipe(model),
+        getMessageHistory: () => recallHistory(),
+        inputMessagesKey: 'question',
+        historyMessagesKey: 'history',
+      });
+      server.enqueue({ content: 'Nice.' });
+      await chain.invoke({ question: 'More small talk?' }, { configurable: { sessionId: 's' } });
+      const sent = server.requests.at(-1)!.messages!;
+      // The window ends with the model's reply: the block (recalled for "Small talk 2") goes last, before the input.
+      expect(String(sent.at(-2)!.content)).to.include(RECALL_BLOCK_HEADER);
+      expect(sent.at(-1)).to.deep.include({ role: 'user', content: 'More small talk?' });
+      const log = await rig.service.getEvents('s', EventFilter.all());
+      expect(log.filter((e) => (e.text ?? '').includes(RECALL_BLOCK_HEADER))).to.deep.equal([]);
+      expect(log.slice(-2).map((e) => e.text)).to.deep.equal(['More small talk?', 'Nice.']);
+      expect(server.rejections).to.deep.equal([]);
+    });
   });
 });
