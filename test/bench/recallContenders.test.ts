@@ -16,6 +16,8 @@ import { defaultTokenCountEstimator } from '../../src/tokens/TiktokenTokenCountE
 const SAMPLE = new URL('../../data/recorded-sample.json', import.meta.url).pathname;
 
 describe('bench: recall contenders', function () {
+  // Replays with a BM25 index per run: tens of seconds on a shared machine.
+  this.timeout(120_000);
   let out: string;
   before(() => {
     out = mkdtempSync(join(tmpdir(), 'bench-recall-'));
