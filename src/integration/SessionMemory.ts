@@ -20,6 +20,7 @@ import type { UsageRecord } from '../tokens/UsageRecord.js';
 import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { AsyncQueue } from './AsyncQueue.js';
 import { resolveSession } from './resolveSession.js';
+import { DEFAULT_UNBOUNDED_RECALL_TOKENS } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
@@ -60,9 +61,6 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   /** With recall: what the prompt quotes, and its token anatomy. */
   recall: { recalled: SessionEvent[]; tokens: ContextTokens } | undefined;
 }
-
-/** The block's size when no context window bounds the prompt. */
-const DEFAULT_UNBOUNDED_RECALL_TOKENS = 2_000;
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
