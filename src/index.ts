@@ -86,10 +86,22 @@ export {
 export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';
 export { type CompactionHooks } from './service/CompactionHooks.js';
+export {
+  type CompactionLock,
+  type CompactionLease,
+  type CompactionLockSettings,
+  type CompactionLockAcquireOptions,
+} from './service/lock/CompactionLock.js';
+export { InProcessCompactionLock } from './service/lock/InProcessCompactionLock.js';
 
 // Recall
 export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
 export { Bm25Retriever, type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
+export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
+export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';
+export { HybridRetriever } from './recall/HybridRetriever.js';
+export { openAIEmbeddings } from './recall/openAIEmbeddings.js';
+export { ContextAssembler, type AssembleRequest, type AssembledContext, type RecallSettings } from './recall/ContextAssembler.js';
 
 // Chat integration
 export { SessionMemory } from './integration/SessionMemory.js';

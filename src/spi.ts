@@ -106,8 +106,10 @@ export {
 export { SessionServiceEvents, type SessionServiceEventName, type CompactionSkipReason } from './service/SessionServiceEvents.js';
 export { DEFAULT_RETRIEVAL_LIMIT } from './recall/Retriever.js';
 export { DEFAULT_MAX_INDEXED_SESSIONS } from './recall/Bm25Retriever.js';
-export { DEFAULT_MAX_CACHED_VECTORS } from './recall/EmbeddingRetriever.js';
-export { DEFAULT_RRF_K } from './recall/HybridRetriever.js';
+export { DEFAULT_MAX_CACHED_VECTORS, type EmbeddingRetrieverOptions } from './recall/EmbeddingRetriever.js';
+export { DEFAULT_RRF_K, type HybridRetrieverOptions } from './recall/HybridRetriever.js';
+export { type RepositoryRetrieverOptions } from './recall/RepositoryRetriever.js';
+export { type OpenAIEmbeddingsOptions } from './recall/openAIEmbeddings.js';
 export {
   type ChatProvider,
   type ChatProviderCall,
@@ -148,6 +150,9 @@ export {
   DEFAULT_RECALL_NEIGHBORS,
   DEFAULT_RECALL_LIMIT,
   type AssembledParts,
+  type ContextAssemblerOptions,
+  type ContextTokens,
+  type RecallPlacement,
 } from './recall/ContextAssembler.js';
 export { type FallbackChatClientOptions } from './summarization/FallbackChatClient.js';
 export { type ChunkingChatClientOptions } from './summarization/ChunkingChatClient.js';

@@ -22,6 +22,7 @@ import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { SessionMetadataWriter, type MetadataUpdate } from './SessionMetadataWriter.js';
 import { AsyncQueue } from './AsyncQueue.js';
 import { resolveSession } from './resolveSession.js';
+import { DEFAULT_UNBOUNDED_RECALL_TOKENS } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
@@ -75,9 +76,6 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   /** With recall: what the prompt quotes, and its token anatomy. */
   recall: { recalled: SessionEvent[]; tokens: ContextTokens } | undefined;
 }
-
-/** The block's size when no context window bounds the prompt. */
-const DEFAULT_UNBOUNDED_RECALL_TOKENS = 2_000;
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
@@ -144,6 +142,12 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
         throw new InvalidArgumentError('compactionHooks need a sessionService with addCompactionHooks (DefaultSessionService)');
       }
       this.service.addCompactionHooks(options.compactionHooks);
+    }
+    if (options.compactionLock !== undefined) {
+      if (typeof this.service.setCompactionLock !== 'function') {
+        throw new InvalidArgumentError('compactionLock needs a sessionService with setCompactionLock (DefaultSessionService)');
+      }
+      this.service.setCompactionLock(options.compactionLock);
     }
     // Without a provider, T is the default OpenAIChatTypes: the client's provider is the one T describes.
     this.provider =

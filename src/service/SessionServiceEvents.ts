@@ -3,7 +3,14 @@ import type { CompactionResult } from '../compaction/CompactionResult.js';
 import type { ErasureReason } from './lifecycle/reports.js';
 
 export type CompactionSkipReason =
-  'trigger-not-fired' | 'nothing-to-archive' | 'cas-conflict' | 'summarization-failed' | 'pinned-event' | 'vetoed';
+  | 'trigger-not-fired'
+  | 'nothing-to-archive'
+  | 'cas-conflict'
+  | 'summarization-failed'
+  | 'pinned-event'
+  | 'vetoed'
+  | 'lock-held'
+  | 'lock-lost';
 
 export interface SessionServiceEventMap {
   /** The trigger fired and the strategy is about to run (before any summariser call). */
