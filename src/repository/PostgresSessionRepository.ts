@@ -13,6 +13,7 @@ import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from '
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { bulkStatements } from './postgres/bulkStatements.js';
+import { decodeCompactionRecord, encodeCompactionRecord, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
 import { buildSearchQuery } from './postgres/searchQuery.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from './eventSearch.js';
 import type {
@@ -369,12 +370,70 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     return outcome === 'committed';
   }
 
+  async compactEventsRecorded(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    record: CompactionRecord,
+  ): Promise<boolean> {
+    requireRecordOf(requireText(id, 'sessionId'), record);
+    const archivedIds = [...new Set(archived.map((e) => e.id))];
+    const kept = toColumns(retained);
+    const params = [
+      id,
+      record.id,
+      record.versionAfter,
+      record.createdAt,
+      [...record.archivedEventIds],
+      encodeCompactionRecord(record),
+    ];
+    const outcome = await this.connections.once('compactEventsRecorded', async () => {
+      await this.ready();
+      return this.compactInTransaction(id, archived, archivedIds, kept, expectedVersion, async (client) => {
+        await client.query(this.sql.insertCompaction, params);
+      });
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
+    return outcome === 'committed';
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    return this.connections.idempotent('listCompactions', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ body: string; reverted_at: Date | null }>(this.sql.listCompactions, [id]);
+      return rows.map((r) => decodeCompactionRecord(r.body, r.reverted_at));
+    });
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    const kept = toColumns(window);
+    const outcome = await this.connections.once('revertCompactionEvents', async () => {
+      await this.ready();
+      return this.compactInTransaction(id, [], [], kept, expectedVersion, async (client) => {
+        const marked = await client.query(this.sql.markReverted, [id, compactionId, revertedAt]);
+        // Thrown inside the transaction: the window swap is rolled back with it.
+        if (marked.rowCount === 0) throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+      });
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
+    return outcome === 'committed';
+  }
+
   private compactInTransaction(
     id: string,
     archived: readonly SessionEvent[],
     archivedIds: string[],
     kept: EventColumns,
     expectedVersion: number,
+    alsoWrite?: (client: pg.PoolClient) => Promise<void>,
   ): Promise<'missing' | 'stale' | 'committed'> {
     return this.connections.transaction(async (client) => {
       // Checks and claims the version in one statement; its row lock queues concurrent appends behind us.
@@ -418,6 +477,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
           kept.timestamps,
         ]);
       }
+      if (alsoWrite !== undefined) await alsoWrite(client);
       return 'committed' as const;
     });
   }
@@ -518,7 +578,12 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     requirePurgeCriteria(criteria);
     return this.connections.once('purgeArchivedEvents', async () => {
       await this.ready();
-      return this.lifecycle.purgeArchived(this.pool, id, criteria);
+      // Records of compactions whose archived events go are dropped in the same transaction.
+      return this.connections.transaction(async (client) => {
+        const purged = await this.lifecycle.purgeArchived(client, id, criteria);
+        if (purged.length > 0) await client.query(this.sql.dropCoveringCompactions, [id, purged]);
+        return purged;
+      });
     });
   }
 
@@ -594,5 +659,10 @@ function statements(t: PostgresTables) {
         $11::timestamptz[]) WITH ORDINALITY AS u(id, message_type, text, text_lc, data, synthetic, branch, metadata, ts, ord)
       ORDER BY u.ord
       ON CONFLICT (session_id, id) DO NOTHING`,
+    insertCompaction: `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, archived_ids, body)
+      VALUES ($1, $2, $3, $4, $5::text[], $6)`,
+    listCompactions: `SELECT body, reverted_at FROM ${t.compactions} WHERE session_id = $1 ORDER BY version_after DESC`,
+    markReverted: `UPDATE ${t.compactions} SET reverted_at = $3 WHERE session_id = $1 AND id = $2`,
+    dropCoveringCompactions: `DELETE FROM ${t.compactions} WHERE session_id = $1 AND archived_ids && $2::text[]`,
   };
 }

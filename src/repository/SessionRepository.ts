@@ -1,6 +1,7 @@
 import type { EventFilter } from '../filter/EventFilter.js';
 import type { Session, SessionLike } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type { CompactionRecord } from './CompactionRecord.js';
 import type { SessionLifecycleOperations } from './lifecycle.js';
 
 /**
@@ -71,6 +72,31 @@ export interface SessionRepository extends SessionLifecycleOperations {
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+  ): Promise<boolean>;
+  /**
+   * Optional (reversible compaction): `compactEvents` and, in the same atomic step, stores `record`; a lost CAS
+   * stores nothing. Without it the service compacts with `compactEvents` and records nothing, and
+   * `listCompactions` / `revertCompaction` fail with "… is not supported by this repository".
+   */
+  compactEventsRecorded?(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    record: CompactionRecord,
+  ): Promise<boolean>;
+  /** Optional: the session's compaction records, newest first, reverted ones included; [] when missing. */
+  listCompactions?(id: string): Promise<CompactionRecord[]>;
+  /**
+   * Optional: `compactEvents(id, [], window, expectedVersion)` and, in the same atomic step, marks record
+   * `compactionId` reverted at `revertedAt`. Events of `window` that sit in the archive move back to the window.
+   */
+  revertCompactionEvents?(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
   ): Promise<boolean>;
   /**
    * Optional: appends events of one session in order, atomically, each with appendEvent's semantics (a

@@ -33,6 +33,8 @@ import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { buildSqliteSearch } from './sqlite/sqliteSearch.js';
+import { SqliteCompactions } from './sqlite/sqliteCompactions.js';
+import { requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -125,6 +127,18 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private closed = false;
   private readonly secureDelete: boolean;
   private lifecycleStatements: SqliteLifecycle | undefined;
+  private compactionStatements: SqliteCompactions | undefined;
+  private recordedWrite:
+    | Database.Transaction<
+        (
+          sessionId: string,
+          archived: EventParams[],
+          retained: EventParams[],
+          expectedVersion: number,
+          write: () => void,
+        ) => boolean
+      >
+    | undefined;
 
   constructor(options: SqliteSessionRepositoryOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -270,6 +284,68 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     return st.compact.immediate(id, archivedParams, retainedParams, expectedVersion);
   }
 
+  async compactEventsRecorded(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    record: CompactionRecord,
+  ): Promise<boolean> {
+    requireRecordOf(requireText(id, 'sessionId'), record);
+    const compactions = this.compactions();
+    return this.writeRecorded(id, archived, retained, expectedVersion, () => compactions.insert(record));
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    return this.compactions().list(id);
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    const compactions = this.compactions();
+    if (!compactions.exists(requireText(id, 'sessionId'), compactionId))
+      throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+    return this.writeRecorded(id, [], window, expectedVersion, () =>
+      compactions.markReverted(id, compactionId, revertedAt),
+    );
+  }
+
+  /** compactEvents and `write` in one IMMEDIATE transaction: a lost CAS writes neither. */
+  private writeRecorded(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    write: () => void,
+  ): boolean {
+    const st = this.ready();
+    this.recordedWrite ??= this.db.transaction(
+      (sessionId: string, a: EventParams[], r: EventParams[], version: number, then: () => void): boolean => {
+        if (!st.compact(sessionId, a, r, version)) return false;
+        then();
+        return true;
+      },
+    );
+    return this.recordedWrite.immediate(
+      id,
+      archived.map((e) => toParams(id, encodeEvent(e, true))),
+      retained.map((e) => toParams(id, encodeEvent(e, false))),
+      expectedVersion,
+      write,
+    );
+  }
+
+  private compactions(): SqliteCompactions {
+    this.ready();
+    this.compactionStatements ??= new SqliteCompactions(this.db, this.tables);
+    return this.compactionStatements;
+  }
+
   /** One IMMEDIATE transaction for the whole batch: a crash keeps all of it or none. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
@@ -331,7 +407,16 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
-    return this.lifecycle().purgeArchived(id, requirePurgeCriteria(criteria));
+    const lifecycle = this.lifecycle();
+    const compactions = this.compactions();
+    // Records of compactions whose archived events go are dropped in the same transaction.
+    return this.db
+      .transaction((): string[] => {
+        const purged = lifecycle.purgeArchived(id, requirePurgeCriteria(criteria));
+        compactions.dropCovering(id, purged);
+        return purged;
+      })
+      .immediate();
   }
 
   async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
@@ -345,6 +430,8 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     this.statements = undefined;
     this.appendMany = undefined;
     this.lifecycleStatements = undefined;
+    this.compactionStatements = undefined;
+    this.recordedWrite = undefined;
     this.db.close();
   }
 
