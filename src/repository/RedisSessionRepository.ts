@@ -551,11 +551,11 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     const c = requirePurgeCriteria(criteria);
     await this.ready();
     if (c.before === undefined && c.keepLast === undefined) return [];
-    return (await scripts.purgeArchived.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id)], [
-      c.before === undefined ? '' : c.before.getTime(),
-      c.keepLast === undefined ? '' : c.keepLast,
-      c.limit,
-    ])) as string[];
+    return (await scripts.purgeArchived.run(
+      this.client,
+      [...this.sessionKeys(id), this.compactionsKey(id)],
+      [c.before === undefined ? '' : c.before.getTime(), c.keepLast === undefined ? '' : c.keepLast, c.limit],
+    )) as string[];
   }
 
   /** Walks the session keys with SCAN (never KEYS): a page holds about `limit` sessions, the cursor is SCAN's. */

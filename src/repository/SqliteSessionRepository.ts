@@ -310,9 +310,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     const compactions = this.compactions();
     if (!compactions.exists(requireText(id, 'sessionId'), compactionId))
       throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
-    return this.writeRecorded(id, [], window, expectedVersion, () =>
-      compactions.markReverted(id, compactionId, revertedAt),
-    );
+    return this.writeRecorded(id, [], window, expectedVersion, () => compactions.markReverted(id, compactionId, revertedAt));
   }
 
   /** compactEvents and `write` in one IMMEDIATE transaction: a lost CAS writes neither. */

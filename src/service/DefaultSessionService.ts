@@ -30,7 +30,18 @@ import { instrumentRepository } from '../repository/instrumentRepository.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
-import type { AppendMessageOptions, CompactionPreview, PreviewOptions, SessionService } from './SessionService.js';
+import type {
+  AppendMessageOptions,
+  CompactionPreview,
+  CompactOptions,
+  PreviewOptions,
+  SessionService,
+} from './SessionService.js';
+import { requireCompactionRange, resolveCompactionRange, type CompactionRange } from '../compaction/CompactionRange.js';
+import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
+import { buildCompactionRecord } from './compactionRecords.js';
+import { CompactionReverter, type CompactionAccessOptions, type RevertResult } from './CompactionReverter.js';
+import { SessionForker, type ForkSessionOptions } from './SessionForker.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { EventRedactor } from './lifecycle/EventRedactor.js';
 import type {
@@ -88,6 +99,19 @@ export interface DefaultSessionServiceOptions {
   summaryRegenerationClient?: ChatClient;
 }
 
+/** What compact() knows about the run beyond the strategy function: its name (for the record) and the range. */
+interface CompactionContext {
+  strategy: string;
+  range: CompactionRange | undefined;
+}
+
+type CommitCompaction = (
+  windowBefore: readonly SessionEvent[],
+  archived: readonly SessionEvent[],
+  retained: readonly SessionEvent[],
+  version: number,
+) => Promise<false | { compactionId?: string }>;
+
 export class DefaultSessionService implements SessionService {
   readonly defaultTimeToLiveMs: number;
   /** Compaction lifecycle events: compactionStarted, compactionCompleted, compactionSkipped, compactionFailed. */
@@ -103,6 +127,8 @@ export class DefaultSessionService implements SessionService {
   private readonly eraser: SessionEraser;
   private readonly redactor: EventRedactor;
   private readonly retention: RetentionRunner;
+  private readonly reverter: CompactionReverter;
+  private readonly forker: SessionForker;
 
   constructor(
     protected readonly repository: SessionRepository,
@@ -143,6 +169,17 @@ export class DefaultSessionService implements SessionService {
     this.eraser = new SessionEraser(lifecycle, tombstoneTtlMs);
     this.redactor = new EventRedactor(lifecycle, opts.summaryRegenerationClient);
     this.retention = new RetentionRunner(lifecycle, this.eraser);
+    this.reverter = new CompactionReverter({
+      repository: this.repository,
+      now: this.now,
+      locked: (sessionId, work) => (this.lock === null ? work() : this.lock.run(sessionId, work)),
+    });
+    this.forker = new SessionForker({
+      repository: this.repository,
+      now: this.now,
+      defaultTimeToLiveMs: this.defaultTimeToLiveMs,
+      logger: this.logger,
+    });
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -283,14 +320,24 @@ export class DefaultSessionService implements SessionService {
    * 5. run the strategy; if it archived something, commit with compactEvents(…, version);
    * 6. CAS lost → the window as read with nothing archived — never an exception, never a retry that would
    *    call a summariser again (with conflictPolicy 'rebase', the same result may be re-committed instead).
+   * With `options.range`, step 5 runs the strategy over the range only and puts its result in the range's
+   * place. A committed compaction is recorded (see `listCompactions`) when the repository keeps records.
    */
-  async compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult> {
+  async compact(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options: CompactOptions = {},
+  ): Promise<CompactionResult> {
     requireStorableText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
     const client = (s as { chatClient?: ChatClient }).chatClient;
-    return traceCompaction(sessionId, strategyName(strategy), (telemetry) => {
-      const run = () => this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry, client);
+    const range = options?.range === undefined ? undefined : requireCompactionRange(options.range);
+    const name = strategyName(strategy);
+    return traceCompaction(sessionId, name, (telemetry) => {
+      const run = () =>
+        this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry, client, { strategy: name, range });
       return (this.lock === null ? run() : this.lock.run(sessionId, run)).catch(async (error: unknown) => {
         throw await this.eraser.explain(error, sessionId);
       });
@@ -335,6 +382,35 @@ export class DefaultSessionService implements SessionService {
     };
   }
 
+  /** The session's committed compactions, newest first (reverted ones included, with `revertedAt`). */
+  async listCompactions(sessionId: string, options: CompactionAccessOptions = {}): Promise<CompactionRecord[]> {
+    return this.reverter.list(sessionId, options ?? {});
+  }
+
+  /**
+   * Restores the active window as it was before compaction `compactionId`: the events it archived are active
+   * again in their places, the summaries it added are removed and the summaries it superseded restored;
+   * events appended since stay after the restored window, in their order. CAS-protected (retried while only
+   * appends interfere; never half-applied). Only the latest compaction that stands can be reverted
+   * (IllegalStateError naming the later one otherwise); its record is kept, marked reverted.
+   */
+  async revertCompaction(sessionId: string, compactionId: string, options: CompactionAccessOptions = {}): Promise<RevertResult> {
+    const result = await this.reverter.revert(sessionId, compactionId, options ?? {}).catch(async (error: unknown) => {
+      throw await this.eraser.explain(error, sessionId);
+    });
+    this.emit('compactionReverted', { sessionId, compactionId, restoredEventIds: result.restoredEventIds });
+    return result;
+  }
+
+  /**
+   * A new session (same owner, new id) holding a copy of the log up to and including `atEventId` (default:
+   * all of it): archived flags, summaries, pins and event metadata as they are; the session metadata plus
+   * `forkedFrom` (see ForkOrigin). Compaction records are not copied. The source is not changed.
+   */
+  async forkSession(sessionId: string, options: ForkSessionOptions = {}): Promise<Session> {
+    return this.forker.fork(sessionId, options ?? {});
+  }
+
   /** Proves the coverage ledger over the whole log (see compaction/coverage.ts). */
   async verifyCoverage(sessionId: string): Promise<CoverageReport> {
     return verifyCoverage(await this.getEvents(sessionId, EventFilter.all()));
@@ -355,6 +431,7 @@ export class DefaultSessionService implements SessionService {
     compact: (r: CompactionRequest) => Promise<CompactionResult>,
     telemetry?: CompactionTelemetry,
     chatClient?: ChatClient,
+    context: CompactionContext = { strategy: 'function', range: undefined },
   ): Promise<CompactionResult> {
     let window = await this.readWindow(sessionId);
     if (this.redactor.hasTainted(window.request.events)) {
@@ -364,6 +441,8 @@ export class DefaultSessionService implements SessionService {
     }
     const { version, request: read } = window;
     const events = read.events;
+    // Resolved before the trigger runs, so that a bad range is an error whatever the trigger says.
+    const scope = context.range === undefined ? null : resolveCompactionRange(events, context.range, this.now());
     telemetry?.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
     const fired = await shouldCompact(read);
     telemetry?.triggered(fired);
@@ -378,13 +457,38 @@ export class DefaultSessionService implements SessionService {
       this.emit('compactionSkipped', { sessionId, reason: 'vetoed' });
       return CompactionResult.noop(events);
     }
+    if (context.range !== undefined && scope === null) {
+      telemetry?.nothingToArchive('empty-range');
+      this.emit('compactionSkipped', { sessionId, reason: 'empty-range' });
+      return CompactionResult.noop(events);
+    }
+    const inScope = scope === null ? events : events.slice(scope.start, scope.end);
     const request =
-      before.instructions.length === 0
+      before.instructions.length === 0 && scope === null
         ? read
-        : CompactionRequest.of(read.session, events, { originals: read.originals.values(), instructions: before.instructions });
+        : CompactionRequest.of(read.session, inScope, { originals: read.originals.values(), instructions: before.instructions });
+    const recordRange: CompactionRecordRange | null =
+      scope === null ? null : { fromEventId: events[scope.start]!.id, toEventId: events[scope.end - 1]!.id };
+    const commit = (
+      windowBefore: readonly SessionEvent[],
+      archived: readonly SessionEvent[],
+      retained: readonly SessionEvent[],
+      v: number,
+    ) => this.commitCompaction(sessionId, windowBefore, archived, retained, v, context.strategy, recordRange);
     this.emit('compactionStarted', { sessionId });
     try {
-      const result = await compact(request);
+      const proposed = await compact(request);
+      // The strategy's window takes the range's place; what lies outside the range is kept as it is.
+      const result =
+        scope === null
+          ? proposed
+          : new CompactionResult(
+              [...events.slice(0, scope.start), ...proposed.compactedEvents, ...events.slice(scope.end)],
+              proposed.archivedEvents,
+              proposed.tokensEstimatedSaved,
+              proposed.skipReason,
+              proposed.usage,
+            );
       if (result.archivedEvents.length === 0) {
         telemetry?.nothingToArchive(result.skipReason ?? 'nothing-to-archive');
         this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });
@@ -401,17 +505,19 @@ export class DefaultSessionService implements SessionService {
         this.emit('compactionSkipped', { sessionId, reason: 'pinned-event' });
         return CompactionResult.noop(events);
       }
-      if (await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version)) {
+      const committed = await commit(events, result.archivedEvents, result.compactedEvents, version);
+      if (committed !== false) {
         telemetry?.committed(this.committedFigures(result), false);
-        this.emit('compactionCompleted', { sessionId, result, rebased: false });
+        this.emit('compactionCompleted', { sessionId, result, rebased: false, ...committed });
         await this.afterCommit(sessionId, events, result);
         return result;
       }
       telemetry?.casConflict();
-      const rebased = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result) : null;
-      if (rebased !== null) {
+      const rebase = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result, commit) : null;
+      if (rebase !== null) {
+        const { result: rebased, compactionId } = rebase;
         telemetry?.committed(this.committedFigures(rebased), true);
-        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true });
+        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true, ...compactionId });
         await this.afterCommit(sessionId, events, rebased);
         return rebased;
       }
@@ -455,19 +561,55 @@ export class DefaultSessionService implements SessionService {
     sessionId: string,
     read: readonly SessionEvent[],
     result: CompactionResult,
-  ): Promise<CompactionResult | null> {
+    commit: CommitCompaction,
+  ): Promise<{ result: CompactionResult; compactionId: { compactionId?: string } } | null> {
     for (let attempt = 0; attempt < this.maxRebaseAttempts; attempt++) {
       const version = await this.repository.getEventVersion(sessionId);
       const current = await this.repository.findEvents(sessionId, EventFilter.active());
       if (current.length < read.length || read.some((e, i) => current[i]!.id !== e.id)) return null;
       const appended = current.slice(read.length);
       const retained = [...result.compactedEvents, ...appended];
-      if (await this.repository.compactEvents(sessionId, result.archivedEvents, retained, version)) {
+      const committed = await commit(current, result.archivedEvents, retained, version);
+      if (committed !== false) {
         this.logger.debug('compaction rebased over concurrent appends', { sessionId, appended: appended.length, attempt });
-        return new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage);
+        return {
+          result: new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage),
+          compactionId: committed,
+        };
       }
     }
     return null;
+  }
+
+  /**
+   * compactEvents, recorded as a compaction unit in the same atomic step when the repository keeps records.
+   * false: the CAS was lost (nothing written, nothing recorded).
+   */
+  private async commitCompaction(
+    sessionId: string,
+    windowBefore: readonly SessionEvent[],
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    version: number,
+    strategy: string,
+    range: CompactionRecordRange | null,
+  ): Promise<false | { compactionId?: string }> {
+    if (this.repository.compactEventsRecorded === undefined) {
+      return (await this.repository.compactEvents(sessionId, archived, retained, version)) ? {} : false;
+    }
+    const record = buildCompactionRecord({
+      id: randomUUID(),
+      sessionId,
+      createdAt: this.now(),
+      strategy,
+      versionBefore: version,
+      windowBefore,
+      archived,
+      retained,
+      range,
+    });
+    const committed = await this.repository.compactEventsRecorded(sessionId, archived, retained, version, record);
+    return committed ? { compactionId: record.id } : false;
   }
 
   private committedFigures(result: CompactionResult) {

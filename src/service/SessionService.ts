@@ -18,6 +18,18 @@ import type {
   RetentionReport,
 } from './lifecycle/reports.js';
 import type { SessionServiceEvents } from './SessionServiceEvents.js';
+import type { CompactionRange } from '../compaction/CompactionRange.js';
+import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import type { CompactionAccessOptions, RevertResult } from './CompactionReverter.js';
+import type { ForkSessionOptions } from './SessionForker.js';
+
+export interface CompactOptions {
+  /**
+   * Compact only this part of the active window: the strategy sees only the range's events (widened to turn
+   * or tool-pair boundaries) and the rest of the window stays as it is. The trigger still sees the whole window.
+   */
+  range?: CompactionRange;
+}
 
 export interface AppendMessageOptions {
   branch?: string | null;
@@ -88,7 +100,24 @@ export interface SessionService {
   /** Clears a pin set at append time or by `pinEvent`. */
   unpinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
   /** The only compaction entry point; see DefaultSessionService for the protocol. */
-  compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
+  compact(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options?: CompactOptions,
+  ): Promise<CompactionResult>;
+  /**
+   * The session's committed compactions, newest first (reverted ones included, marked). Optional for custom
+   * services; needs a repository with compaction records.
+   */
+  listCompactions?(sessionId: string, options?: CompactionAccessOptions): Promise<CompactionRecord[]>;
+  /**
+   * Restores the active window as it was before compaction `compactionId` (CAS-protected; events appended
+   * since stay after it). Only the latest compaction that stands can be reverted.
+   */
+  revertCompaction?(sessionId: string, compactionId: string, options?: CompactionAccessOptions): Promise<RevertResult>;
+  /** Copies the log (up to `atEventId`) into a new session of the same owner; the source is untouched. */
+  forkSession?(sessionId: string, options?: ForkSessionOptions): Promise<Session>;
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
   previewCompaction(
     sessionId: string,
