@@ -111,11 +111,18 @@ export class InMemorySessionRepository implements SessionRepository {
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
-    return this.compactNow(id, archived, retained, expectedVersion);
+    const data = this.require(id);
+    const r = record === undefined ? undefined : freezeRecord(requireRecordOf(id, record));
+    if (r !== undefined && data.compactions.some((c) => c.id === r.id))
+      throw new InvalidArgumentError(`Compaction record exists: ${r.id}`);
+    const committed = this.compactNow(id, archived, retained, expectedVersion);
+    if (committed && r !== undefined) data.compactions.push(r);
+    return committed;
   }
 
-  /** Synchronous, so that the recorded variants write their record in the same step. */
+  /** Synchronous, so that a record and a revert mark land in the same step as the window change. */
   private compactNow(
     id: string,
     archived: readonly SessionEvent[],
@@ -147,21 +154,6 @@ export class InMemorySessionRepository implements SessionRepository {
     data.active = active;
     data.version++;
     return true;
-  }
-
-  async compactEventsRecorded(
-    id: string,
-    archived: readonly SessionEvent[],
-    retained: readonly SessionEvent[],
-    expectedVersion: number,
-    record: CompactionRecord,
-  ): Promise<boolean> {
-    const r = freezeRecord(requireRecordOf(id, record));
-    if (this.require(id).compactions.some((c) => c.id === r.id))
-      throw new InvalidArgumentError(`Compaction record exists: ${r.id}`);
-    const committed = this.compactNow(id, archived, retained, expectedVersion);
-    if (committed) this.require(id).compactions.push(r);
-    return committed;
   }
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {

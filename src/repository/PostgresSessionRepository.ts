@@ -356,45 +356,30 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
+    if (record !== undefined) requireRecordOf(id, record);
     const archivedIds = [...new Set(archived.map((e) => e.id))];
     const kept = toColumns(retained);
+    const recordParams =
+      record === undefined
+        ? null
+        : [id, record.id, record.versionAfter, record.createdAt, [...record.archivedEventIds], encodeCompactionRecord(record)];
     // Not retried: whether a commit whose connection dropped went through is unknown, and the caller decides.
     const outcome = await this.connections.once('compactEvents', async () => {
       await this.ready();
-      return this.compactInTransaction(id, archived, archivedIds, kept, expectedVersion);
+      return this.compactInTransaction(
+        id,
+        archived,
+        archivedIds,
+        kept,
+        expectedVersion,
+        recordParams === null ? undefined : async (client) => void (await client.query(this.sql.insertCompaction, recordParams)),
+      );
     });
     if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
     if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
-    return outcome === 'committed';
-  }
-
-  async compactEventsRecorded(
-    id: string,
-    archived: readonly SessionEvent[],
-    retained: readonly SessionEvent[],
-    expectedVersion: number,
-    record: CompactionRecord,
-  ): Promise<boolean> {
-    requireRecordOf(requireText(id, 'sessionId'), record);
-    const archivedIds = [...new Set(archived.map((e) => e.id))];
-    const kept = toColumns(retained);
-    const params = [
-      id,
-      record.id,
-      record.versionAfter,
-      record.createdAt,
-      [...record.archivedEventIds],
-      encodeCompactionRecord(record),
-    ];
-    const outcome = await this.connections.once('compactEventsRecorded', async () => {
-      await this.ready();
-      return this.compactInTransaction(id, archived, archivedIds, kept, expectedVersion, async (client) => {
-        await client.query(this.sql.insertCompaction, params);
-      });
-    });
-    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
     return outcome === 'committed';
   }
 

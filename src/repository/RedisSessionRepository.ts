@@ -340,24 +340,15 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
     // ioredis re-sends a command whose connection dropped before the reply, and a lost connection is retried
     // once here: the token lets a repeated compaction that had in fact committed report so, instead of losing
     // to its own version bump.
-    return this.runCompact('compactEvents', id, archived, retained, expectedVersion, ['', '', '']);
-  }
-
-  async compactEventsRecorded(
-    id: string,
-    archived: readonly SessionEvent[],
-    retained: readonly SessionEvent[],
-    expectedVersion: number,
-    record: CompactionRecord,
-  ): Promise<boolean> {
-    requireRecordOf(requireText(id, 'sessionId'), record);
-    const field = [`c:${record.id}`, encodeCompactionRecord(record), ''] as const;
-    return this.runCompact('compactEventsRecorded', id, archived, retained, expectedVersion, field);
+    if (record !== undefined) requireRecordOf(id, record);
+    const field = record === undefined ? (['', '', ''] as const) : ([`c:${record.id}`, encodeCompactionRecord(record), ''] as const);
+    return this.runCompact('compactEvents', id, archived, retained, expectedVersion, field);
   }
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {

@@ -67,23 +67,18 @@ export interface SessionRepository extends SessionLifecycleOperations {
   getEventVersion(id: string): Promise<number>;
   /** [] when the session is missing; log order; no filter = EventFilter.all(). */
   findEvents(id: string, filter?: EventFilter): Promise<SessionEvent[]>;
+  /**
+   * `record` (reversible compaction): a repository that implements `listCompactions` stores it in the same
+   * atomic step as the compaction (a lost CAS stores nothing); one without it ignores the argument, so the
+   * service records nothing and `listCompactions` / `revertCompaction` fail with "… is not supported by this
+   * repository".
+   */
   compactEvents(
     id: string,
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
-  ): Promise<boolean>;
-  /**
-   * Optional (reversible compaction): `compactEvents` and, in the same atomic step, stores `record`; a lost CAS
-   * stores nothing. Without it the service compacts with `compactEvents` and records nothing, and
-   * `listCompactions` / `revertCompaction` fail with "… is not supported by this repository".
-   */
-  compactEventsRecorded?(
-    id: string,
-    archived: readonly SessionEvent[],
-    retained: readonly SessionEvent[],
-    expectedVersion: number,
-    record: CompactionRecord,
+    record?: CompactionRecord,
   ): Promise<boolean>;
   /** Optional: the session's compaction records, newest first, reverted ones included; [] when missing. */
   listCompactions?(id: string): Promise<CompactionRecord[]>;

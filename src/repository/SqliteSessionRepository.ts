@@ -273,27 +273,21 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
     if (!Array.isArray(archived) || !Array.isArray(retained)) {
       throw new InvalidArgumentError('archived and retained must be arrays');
     }
+    if (record !== undefined) {
+      requireRecordOf(id, record);
+      const compactions = this.compactions();
+      return this.writeRecorded(id, archived, retained, expectedVersion, () => compactions.insert(record));
+    }
     const st = this.ready();
     const archivedParams = archived.map((e) => toParams(id, encodeEvent(e, true)));
     const retainedParams = retained.map((e) => toParams(id, encodeEvent(e, false)));
     return st.compact.immediate(id, archivedParams, retainedParams, expectedVersion);
-  }
-
-  async compactEventsRecorded(
-    id: string,
-    archived: readonly SessionEvent[],
-    retained: readonly SessionEvent[],
-    expectedVersion: number,
-    record: CompactionRecord,
-  ): Promise<boolean> {
-    requireRecordOf(requireText(id, 'sessionId'), record);
-    const compactions = this.compactions();
-    return this.writeRecorded(id, archived, retained, expectedVersion, () => compactions.insert(record));
   }
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {

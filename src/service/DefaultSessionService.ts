@@ -594,7 +594,8 @@ export class DefaultSessionService implements SessionService {
     strategy: string,
     range: CompactionRecordRange | null,
   ): Promise<false | { compactionId?: string }> {
-    if (this.repository.compactEventsRecorded === undefined) {
+    // Only a repository that can list records stores them: another one is called as before, without one.
+    if (this.repository.listCompactions === undefined) {
       return (await this.repository.compactEvents(sessionId, archived, retained, version)) ? {} : false;
     }
     const record = buildCompactionRecord({
@@ -608,7 +609,7 @@ export class DefaultSessionService implements SessionService {
       retained,
       range,
     });
-    const committed = await this.repository.compactEventsRecorded(sessionId, archived, retained, version, record);
+    const committed = await this.repository.compactEvents(sessionId, archived, retained, version, record);
     return committed ? { compactionId: record.id } : false;
   }
 

@@ -68,8 +68,13 @@ const strategies = (): CompactionStrategy[] => [
 
 const RUNS: Record<string, number> = { memory: 120, sqlite: 80, postgres: 25, redis: 25 };
 
+interface Step {
+  strategy: number;
+  range: { from: number; to: number; toolPair: boolean } | undefined;
+}
+
 /** A compaction step: which strategy, and optionally a range picked by positions in the window. */
-const stepArb = fc.record({
+const stepArb: fc.Arbitrary<Step> = fc.record({
   strategy: fc.nat(8),
   range: fc.option(fc.record({ from: fc.nat(40), to: fc.nat(40), toolPair: fc.boolean() }), { nil: undefined }),
 });
@@ -86,7 +91,7 @@ for (const backend of allBackends()) {
       const service = new DefaultSessionService(backend.repository(), { logger: silentLogger, tokenCountEstimator: est });
       const active = (id: string) => service.getEvents(id, EventFilter.active());
       let reverted = 0;
-      const compactStep = async (id: string, step: fc.Infer<typeof stepArb>): Promise<boolean> => {
+      const compactStep = async (id: string, step: Step): Promise<boolean> => {
         const window = await active(id);
         let range: CompactionRange | undefined;
         if (step.range !== undefined && window.length > 0) {
