@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { InvalidArgumentError, requireText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { requireOptional } from '../optionalDependency.js';
@@ -13,7 +13,13 @@ import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from '
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { bulkStatements } from './postgres/bulkStatements.js';
-import { decodeCompactionRecord, encodeCompactionRecord, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
+import {
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  decodeCompactionRecord,
+  encodeCompactionRecord,
+  requireRecordOf,
+  type CompactionRecord,
+} from './CompactionRecord.js';
 import { buildSearchQuery } from './postgres/searchQuery.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from './eventSearch.js';
 import type {
@@ -162,6 +168,8 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
   private readonly lifecycle: PostgresLifecycle;
+  private hasRecords = false;
+  private warnedUnrecorded = false;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -360,6 +368,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   ): Promise<boolean> {
     requireText(id, 'sessionId');
     if (record !== undefined) requireRecordOf(id, record);
+    if (record !== undefined && !(await this.recordsMigrated())) record = undefined;
     const archivedIds = [...new Set(archived.map((e) => e.id))];
     const kept = toColumns(retained);
     const recordParams =
@@ -383,7 +392,41 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     return outcome === 'committed';
   }
 
+  /**
+   * False while the schema predates compaction records (initializeSchema: false, not migrated yet):
+   * compactions then work as before, unrecorded, and a warning says why. Checked until it is true.
+   */
+  private async recordsMigrated(): Promise<boolean> {
+    if (this.hasRecords) return true;
+    const found = await this.connections.idempotent('compactEvents', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+        this.tables.compactions,
+      ]);
+      return rows[0]?.found === true;
+    });
+    this.hasRecords = found;
+    if (!found && !this.warnedUnrecorded) {
+      this.warnedUnrecorded = true;
+      this.logger.warn('compactions are not recorded until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: COMPACTION_RECORD_SCHEMA_VERSION,
+      });
+    }
+    return found;
+  }
+
+  private async requireRecords(): Promise<void> {
+    if (!(await this.recordsMigrated())) {
+      throw new IllegalStateError(
+        `PostgreSQL schema for prefix '${this.tables.prefix}' has no compaction records (schema version ` +
+          `${COMPACTION_RECORD_SCHEMA_VERSION}): call migrate() or construct with initializeSchema: true`,
+      );
+    }
+  }
+
   async listCompactions(id: string): Promise<CompactionRecord[]> {
+    await this.requireRecords();
     return this.connections.idempotent('listCompactions', async () => {
       await this.ready();
       const { rows } = await this.pool.query<{ body: string; reverted_at: Date | null }>(this.sql.listCompactions, [id]);
@@ -399,6 +442,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     revertedAt: Date,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
+    await this.requireRecords();
     const kept = toColumns(window);
     const outcome = await this.connections.once('revertCompactionEvents', async () => {
       await this.ready();

@@ -34,7 +34,7 @@ import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqli
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { buildSqliteSearch } from './sqlite/sqliteSearch.js';
 import { SqliteCompactions } from './sqlite/sqliteCompactions.js';
-import { requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -128,6 +128,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private readonly secureDelete: boolean;
   private lifecycleStatements: SqliteLifecycle | undefined;
   private compactionStatements: SqliteCompactions | undefined;
+  private warnedUnrecorded = false;
   private recordedWrite:
     | Database.Transaction<
         (
@@ -279,9 +280,9 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     if (!Array.isArray(archived) || !Array.isArray(retained)) {
       throw new InvalidArgumentError('archived and retained must be arrays');
     }
-    if (record !== undefined) {
+    const compactions = record === undefined ? null : this.compactionsIfMigrated();
+    if (record !== undefined && compactions !== null) {
       requireRecordOf(id, record);
-      const compactions = this.compactions();
       return this.writeRecorded(id, archived, retained, expectedVersion, () => compactions.insert(record));
     }
     const st = this.ready();
@@ -333,8 +334,37 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   private compactions(): SqliteCompactions {
+    const compactions = this.compactionsIfMigrated();
+    if (compactions === null) {
+      throw new IllegalStateError(
+        `SQLite schema for prefix '${this.prefix}' in ${this.path} has no compaction records (schema version ` +
+          `${COMPACTION_RECORD_SCHEMA_VERSION}): call migrate() or construct with initializeSchema: true`,
+      );
+    }
+    return compactions;
+  }
+
+  /**
+   * Null while the schema predates compaction records (initializeSchema: false, not migrated yet): compactions
+   * then work as before, unrecorded, and a warning says why.
+   */
+  private compactionsIfMigrated(): SqliteCompactions | null {
     this.ready();
-    this.compactionStatements ??= new SqliteCompactions(this.db, this.tables);
+    if (this.compactionStatements === undefined) {
+      try {
+        this.compactionStatements = new SqliteCompactions(this.db, this.tables);
+      } catch {
+        if (!this.warnedUnrecorded) {
+          this.warnedUnrecorded = true;
+          this.logger.warn('compactions are not recorded until the schema is migrated', {
+            path: this.path,
+            prefix: this.prefix,
+            version: COMPACTION_RECORD_SCHEMA_VERSION,
+          });
+        }
+        return null;
+      }
+    }
     return this.compactionStatements;
   }
 
