@@ -347,7 +347,8 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     // once here: the token lets a repeated compaction that had in fact committed report so, instead of losing
     // to its own version bump.
     if (record !== undefined) requireRecordOf(id, record);
-    const field = record === undefined ? (['', '', ''] as const) : ([`c:${record.id}`, encodeCompactionRecord(record), ''] as const);
+    const field =
+      record === undefined ? (['', '', ''] as const) : ([`c:${record.id}`, encodeCompactionRecord(record), ''] as const);
     return this.runCompact('compactEvents', id, archived, retained, expectedVersion, field);
   }
 

@@ -193,7 +193,17 @@ describe('RedisSessionRepository under connection faults', function () {
       (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
     // No record field to write ('', ''), none required ('').
     const noRecord = ['', '', ''];
-    const args = ['3', '0', 1, 'token-1', ...noRecord, events[0]!.id, value(events[0]!, true), events[1]!.id, value(events[1]!, false)];
+    const args = [
+      '3',
+      '0',
+      1,
+      'token-1',
+      ...noRecord,
+      events[0]!.id,
+      value(events[0]!, true),
+      events[1]!.id,
+      value(events[1]!, false),
+    ];
     const script = new RedisScript(COMPACT_SCRIPT);
     expect(await script.run(admin, keys, args)).to.equal(1);
     expect(await script.run(admin, keys, args)).to.equal(1);
