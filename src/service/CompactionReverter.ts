@@ -2,9 +2,11 @@ import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { CompactionRecord } from '../repository/CompactionRecord.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
-import type { SessionEvent } from '../session/SessionEvent.js';
 import { requireStorableText } from '../validation/inputs.js';
 import { accessDenied } from './sessionAccess.js';
+import { coveredIds, isRedacted, METADATA_TAINTED_BY, taintedBy } from '../compaction/coverage.js';
+import { originalIdOf } from '../compaction/strategies/replaceInPlace.js';
+import { SessionEvent } from '../session/SessionEvent.js';
 
 /** Attempts before a revert gives up under constant concurrent writes (each attempt is cheap: no model call). */
 const MAX_REVERT_ATTEMPTS = 10;
@@ -79,8 +81,10 @@ export class CompactionReverter {
     const appended = active.slice(record.windowAfter.length);
     const byId = new Map(log.map((e) => [e.id, e]));
     const removed = new Map(record.removedEvents.map((e) => [e.id, e]));
+    const redacted = log.filter(isRedacted);
     const restored = record.windowBefore.map((id) => {
-      const event = byId.get(id) ?? removed.get(id);
+      const kept = byId.get(id);
+      const event = kept ?? taintIfRedacted(removed.get(id), redacted);
       if (event === undefined) {
         throw new IllegalStateError(
           `Compaction ${compactionId} cannot be reverted: event ${id} is no longer in the log (removed by retention)`,
@@ -139,4 +143,26 @@ export function unsupported(operation: string): IllegalStateError {
   return new IllegalStateError(
     `${operation} is not supported by this repository (it needs the optional compaction-record methods of the SessionRepository SPI)`,
   );
+}
+
+/**
+ * A superseded summary comes back from the record as it was written: if events it may have been written from
+ * were redacted since, it is marked tainted the way the redactor marks summaries in the log, so the service
+ * regenerates it before it reaches a model.
+ */
+function taintIfRedacted(summary: SessionEvent | undefined, redacted: readonly SessionEvent[]): SessionEvent | undefined {
+  if (summary === undefined || redacted.length === 0) return summary;
+  const isSummaryText =
+    summary.isSynthetic() &&
+    summary.messageType !== 'user' &&
+    typeof summary.metadata[SessionEvent.METADATA_COMPACTION_SOURCE] === 'string';
+  if (!isSummaryText) return summary;
+  const covered = new Set(coveredIds(summary));
+  const sources = redacted
+    .filter((r) => covered.size === 0 || covered.has(r.id) || covered.has(originalIdOf(r)) || summary.timestamp >= r.timestamp)
+    .map((r) => originalIdOf(r));
+  if (sources.length === 0) return summary;
+  return summary.with({
+    metadata: { ...summary.metadata, [METADATA_TAINTED_BY]: [...new Set([...taintedBy(summary), ...sources])] },
+  });
 }

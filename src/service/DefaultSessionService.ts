@@ -399,7 +399,11 @@ export class DefaultSessionService implements SessionService {
       throw await this.eraser.explain(error, sessionId);
     });
     this.emit('compactionReverted', { sessionId, compactionId, restoredEventIds: result.restoredEventIds });
-    return result;
+    if (!this.redactor.hasTainted(result.events)) return result;
+    // A restored summary written from since-redacted content is rewritten before any model can read it.
+    await this.reclaiming(this.redactor.regenerate(sessionId, undefined));
+    const events = await this.repository.findEvents(sessionId, EventFilter.active());
+    return { ...result, events, version: await this.repository.getEventVersion(sessionId) };
   }
 
   /**

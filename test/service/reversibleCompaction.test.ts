@@ -248,6 +248,24 @@ for (const backend of allBackends()) {
         expect(await service.getEventVersion(id)).to.equal(version);
       });
 
+      it('a restored superseded summary written from since-redacted content is regenerated before it is returned', async function () {
+        const { id } = await service.create({ userId: 'alice' });
+        const secret = await service.appendMessage(id, Messages.user('my password is hunter2'));
+        await service.appendMessage(id, Messages.assistant('noted'));
+        for (let i = 0; i < 3; i++) {
+          await service.appendMessage(id, Messages.user(`question ${i}`));
+          await service.appendMessage(id, Messages.assistant(`answer ${i}`));
+        }
+        await service.compact(id, always, summarizer('the password is hunter2'));
+        for (let i = 0; i < 3; i++) await service.appendMessage(id, Messages.user(`more ${i}`));
+        await service.compact(id, always, summarizer('second summary'));
+        await service.redactEvent(id, secret.id, { reason: 'user request' });
+        const reverted = await service.revertCompaction(id, (await service.listCompactions(id))[0]!.id);
+        const texts = (await active(service, id)).map((e) => e.text ?? '');
+        expect(texts.join(' ')).to.not.include('hunter2');
+        expect(reverted.events.map((e) => e.text ?? '').join(' ')).to.not.include('hunter2');
+      });
+
       it('a lost CAS at the repository changes nothing and records no revert', async function () {
         const id = await conversation(service, 4);
         await service.compact(id, always, summarizer());
