@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { isTurnStart } from '../session/turns.js';
 import { invalid, requireDate } from '../validation/inputs.js';
+import { CompactionResult } from './CompactionResult.js';
 import { splitsToolPair } from './cutWithinTurn.js';
 
 /**
@@ -116,4 +117,15 @@ function safeBoundaries(window: readonly SessionEvent[], snap: 'turn' | 'tool-pa
     if (isTurnStart(e) || (snap === 'tool-pair' && step)) out.push(i);
   });
   return out;
+}
+
+/** A strategy's result over `window.slice(start, end)` put in the range's place; the rest of the window is kept. */
+export function placeInWindow(window: readonly SessionEvent[], range: ResolvedRange, result: CompactionResult): CompactionResult {
+  return new CompactionResult(
+    [...window.slice(0, range.start), ...result.compactedEvents, ...window.slice(range.end)],
+    result.archivedEvents,
+    result.tokensEstimatedSaved,
+    result.skipReason,
+    result.usage,
+  );
 }

@@ -37,7 +37,12 @@ import type {
   PreviewOptions,
   SessionService,
 } from './SessionService.js';
-import { requireCompactionRange, resolveCompactionRange, type CompactionRange } from '../compaction/CompactionRange.js';
+import {
+  placeInWindow,
+  requireCompactionRange,
+  resolveCompactionRange,
+  type CompactionRange,
+} from '../compaction/CompactionRange.js';
 import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
 import { buildCompactionRecord } from './compactionRecords.js';
 import { CompactionReverter, type CompactionAccessOptions, type RevertResult } from './CompactionReverter.js';
@@ -367,16 +372,30 @@ export class DefaultSessionService implements SessionService {
         modelCalled: false,
       };
     }
+    // With a range, the strategy previews the range only and its result takes the range's place.
+    const scope = options.range === undefined ? null : resolveCompactionRange(request.events, options.range, this.now());
+    if (options.range !== undefined && scope === null) {
+      return {
+        ...base,
+        triggered: true,
+        result: CompactionResult.noop(request.events),
+        tokensAfter: tokensBefore,
+        eventsAfter: request.events.length,
+        modelCalled: false,
+      };
+    }
+    const scoped = scope === null ? request : request.withEvents(request.events.slice(scope.start, scope.end));
     const preview: { result: CompactionResult; modelCalled: boolean | undefined; summarizedEvents?: readonly SessionEvent[] } =
       s.preview !== undefined && options.callModel !== true
-        ? await s.preview(request)
-        : { result: await s.compact(request), modelCalled: s.preview !== undefined ? true : undefined };
+        ? await s.preview(scoped)
+        : { result: await s.compact(scoped), modelCalled: s.preview !== undefined ? true : undefined };
+    const result = scope === null ? preview.result : placeInWindow(request.events, scope, preview.result);
     return {
       ...base,
       triggered: true,
-      result: preview.result,
-      tokensAfter: estimateEventsTokens(preview.result.compactedEvents, this.estimator),
-      eventsAfter: preview.result.compactedEvents.length,
+      result,
+      tokensAfter: estimateEventsTokens(result.compactedEvents, this.estimator),
+      eventsAfter: result.compactedEvents.length,
       modelCalled: preview.modelCalled,
       ...(preview.summarizedEvents !== undefined ? { summarizedEvents: preview.summarizedEvents } : {}),
     };
@@ -483,16 +502,7 @@ export class DefaultSessionService implements SessionService {
     try {
       const proposed = await compact(request);
       // The strategy's window takes the range's place; what lies outside the range is kept as it is.
-      const result =
-        scope === null
-          ? proposed
-          : new CompactionResult(
-              [...events.slice(0, scope.start), ...proposed.compactedEvents, ...events.slice(scope.end)],
-              proposed.archivedEvents,
-              proposed.tokensEstimatedSaved,
-              proposed.skipReason,
-              proposed.usage,
-            );
+      const result = scope === null ? proposed : placeInWindow(events, scope, proposed);
       if (result.archivedEvents.length === 0) {
         telemetry?.nothingToArchive(result.skipReason ?? 'nothing-to-archive');
         this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });

@@ -43,6 +43,8 @@ export interface AppendMessageOptions {
 export interface PreviewOptions {
   /** Let summarising strategies call their model (default false: report the range they would summarise). */
   callModel?: boolean;
+  /** Preview a compaction limited to this range, as `compact(…, { range })` would run it. */
+  range?: CompactionRange;
 }
 
 export interface CompactionPreview {

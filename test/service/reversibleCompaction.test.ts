@@ -309,6 +309,20 @@ for (const backend of allBackends()) {
         expect(snapshot(await active(service, id))).to.deep.equal(snapshot(window));
       });
 
+      it('previewCompaction with a range shows what compact with that range commits, writing nothing', async function () {
+        const id = await conversation(service, 6);
+        const window = await active(service, id);
+        const range = { fromEventId: window[3]!.id, toEventId: window[8]!.id };
+        const version = await service.getEventVersion(id);
+        const preview = await service.previewCompaction(id, always, slidingWindow(2), { range });
+        expect(await service.getEventVersion(id)).to.equal(version);
+        expect(await service.listCompactions(id)).to.deep.equal([]);
+        const result = await service.compact(id, always, slidingWindow(2), { range });
+        expect(ids(preview.result.compactedEvents)).to.deep.equal(ids(result.compactedEvents));
+        expect(ids(preview.result.archivedEvents)).to.deep.equal(ids(window.slice(3, 7)));
+        expect(ids(result.compactedEvents)).to.deep.equal([...ids(window.slice(0, 3)), ...ids(window.slice(7))]);
+      });
+
       it("snap 'tool-pair' keeps a tool call with its result inside one long turn", async function () {
         const { id } = await service.create({ userId: 'alice' });
         await service.appendMessage(id, Messages.user('the task'));
