@@ -178,6 +178,8 @@ export type {
   SessionLifecycleOperations,
   Tombstone,
 } from './repository/lifecycle.js';
+// What a custom repository needs to implement the lifecycle methods like the built-in ones.
+export { countKinds, ownerHash, sessionDeletedError } from './repository/lifecycle.js';
 export {
   pairOpenAIToolMessages,
   MISSING_TOOL_RESULT,

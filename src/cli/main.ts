@@ -8,10 +8,12 @@ import { AdminContext } from './AdminContext.js';
 import { processIo, type CliIo } from './CliIo.js';
 import { registerCompactCommand } from './commands/compactCommand.js';
 import { registerCopyCommand } from './commands/copyCommand.js';
+import { registerEraseUserCommand } from './commands/eraseUserCommand.js';
 import { registerExpireCommand } from './commands/expireCommand.js';
 import { registerExportCommand } from './commands/exportCommand.js';
 import { registerImportCommand } from './commands/importCommand.js';
 import { registerMigrateCommand } from './commands/migrateCommand.js';
+import { registerRetentionCommand } from './commands/retentionCommand.js';
 import { registerSessionsCommand } from './commands/sessionsCommand.js';
 import { registerShowCommand } from './commands/showCommand.js';
 import { registerVerifyCommand } from './commands/verifyCommand.js';
@@ -37,6 +39,8 @@ export function createProgram(argv: readonly string[], ctx: AdminContext): Comma
   registerImportCommand(program, ctx);
   registerCopyCommand(program, ctx);
   registerExpireCommand(program, ctx);
+  registerRetentionCommand(program, ctx);
+  registerEraseUserCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   // Subcommands report through the same streams and must not call process.exit either.
   for (const command of program.commands) {

@@ -18,6 +18,8 @@ export interface OpenOptions {
   initializeSchema?: boolean;
   /** SQLite only: 'NORMAL' for bulk writes that are verified afterwards anyway. */
   synchronous?: 'FULL' | 'NORMAL';
+  /** SQLite only: overwrite what lifecycle commands erase (see SqliteSessionRepositoryOptions.secureDelete). */
+  secureDelete?: boolean;
   logger: Logger;
 }
 
@@ -88,6 +90,7 @@ export async function openRepository(
         path: location.target,
         ...common,
         ...(options.synchronous !== undefined ? { synchronous: options.synchronous } : {}),
+        ...(options.secureDelete === true ? { secureDelete: true } : {}),
       });
       break;
     }

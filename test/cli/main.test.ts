@@ -31,7 +31,20 @@ describe('cli: session-compaction admin commands', function () {
   it('--help lists bench and every admin command', async function () {
     const run = await runCli('--help');
     expect(run.code).to.equal(0);
-    for (const c of ['bench', 'sessions', 'show', 'verify', 'compact', 'export', 'import', 'copy', 'expire', 'migrate'])
+    for (const c of [
+      'bench',
+      'sessions',
+      'show',
+      'verify',
+      'compact',
+      'export',
+      'import',
+      'copy',
+      'expire',
+      'retention',
+      'erase-user',
+      'migrate',
+    ])
       expect(run.stdout).to.match(new RegExp(`^  ${c} `, 'm'));
   });
 

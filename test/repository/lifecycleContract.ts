@@ -3,6 +3,7 @@
  * erasure with tombstones, in-place rewrites, archive purges, activity listing. Every backend runs it.
  */
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { encodeEvent } from '../../src/spi.js';
 import {
   EventFilter,
@@ -326,6 +327,70 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         const version = await repo.getEventVersion(id);
         await repo.appendEvent(archived[0]!.with({ archived: false }));
         expect(await repo.getEventVersion(id)).to.equal(version + 1);
+      });
+
+      it('property: repeated bounded purges remove exactly the matching archived originals, keep the rest in order, and never change the version', async function () {
+        const day = (n: number) => new Date(Date.UTC(2030, 0, 1) + n * DAY);
+        const shape = fc.record({ archived: fc.boolean(), synthetic: fc.boolean(), day: fc.integer({ min: 1, max: 10 }) });
+        const criteria = fc
+          .record({
+            before: fc.option(fc.integer({ min: 0, max: 11 }), { nil: undefined }),
+            keepLast: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
+            limit: fc.integer({ min: 1, max: 7 }),
+          })
+          .filter((c) => c.before !== undefined || c.keepLast !== undefined);
+        await fc.assert(
+          fc.asyncProperty(fc.array(shape, { minLength: 1, maxLength: 20 }), criteria, async (shapes, c) => {
+            const id = uid('p');
+            await repo.save(Session.create({ id, userId: 'alice' }));
+            const events = shapes.map((x, i) =>
+              SessionEvent.create({
+                sessionId: id,
+                id: `e${i}`,
+                message: Messages.user(`event ${i}`),
+                timestamp: day(x.day),
+                metadata: x.synthetic ? { synthetic: true, compactionSource: 'test' } : {},
+              }),
+            );
+            for (const e of events) await repo.appendEvent(e);
+            const toArchive = events.filter((_, i) => shapes[i]!.archived);
+            if (toArchive.length > 0) {
+              const retained = events.filter((_, i) => !shapes[i]!.archived);
+              expect(await repo.compactEvents(id, toArchive, retained, await repo.getEventVersion(id))).to.equal(true);
+            }
+            const before = await repo.findEvents(id, EventFilter.all());
+            const version = await repo.getEventVersion(id);
+            const archive = before.filter((e) => e.archived);
+            const cutoff = c.before === undefined ? undefined : day(c.before);
+            const removable = new Set(
+              archive
+                .filter((e, i) => {
+                  if (e.isSynthetic()) return false;
+                  const old = cutoff !== undefined && e.timestamp < cutoff;
+                  const beyond = c.keepLast !== undefined && archive.length - i > c.keepLast;
+                  return old || beyond;
+                })
+                .map((e) => e.id),
+            );
+            const removed: string[] = [];
+            for (let call = 0; call <= before.length; call++) {
+              const ids = await repo.purgeArchivedEvents!(id, {
+                ...(cutoff !== undefined ? { before: cutoff } : {}),
+                ...(c.keepLast !== undefined ? { keepLast: c.keepLast } : {}),
+                limit: c.limit,
+              });
+              expect(ids.length).to.be.at.most(c.limit);
+              if (ids.length === 0) break;
+              removed.push(...ids);
+            }
+            expect([...removed].sort()).to.deep.equal([...removable].sort());
+            const after = await repo.findEvents(id, EventFilter.all());
+            const kept = (events: readonly SessionEvent[]) => events.map((e) => `${e.id}:${e.archived}`);
+            expect(kept(after)).to.deep.equal(kept(before.filter((e) => !removable.has(e.id))));
+            expect(await repo.getEventVersion(id)).to.equal(version);
+          }),
+          { numRuns: 30 },
+        );
       });
 
       it('is [] for a missing session and rejects bad criteria', async function () {

@@ -20,7 +20,11 @@ import {
   type Retriever,
   type SessionRepository,
 } from '../../src/index.js';
+import OpenAI from 'openai';
+import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
 import { EmbeddingRetriever } from '../../src/recall/EmbeddingRetriever.js';
+import { SessionMemory } from '../../src/integration/SessionMemory.js';
+import { startFakeOpenAIServer } from '../support/fakeOpenAIServer.js';
 import { NO_RESULTS } from '../../src/integration/recallSupport.js';
 import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
 import { createDefaultLogger } from '../../src/logging.js';
@@ -278,6 +282,46 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         }
       });
 
+      it('after eraseUser, the ContextAssembler and SessionMemory refuse the erased ids instead of quoting or reviving them', async function () {
+        const user = uid('carol');
+        const id = await conversation(user, chat);
+        await service.compact(
+          id,
+          () => true,
+          new RecursiveSummarizationCompactionStrategy({
+            chatClient: new ExtractiveSummarizer(),
+            maxEventsToKeep: 2,
+            overlapSize: 0,
+          }),
+        );
+        const bm25 = new Bm25Retriever({ sessionService: service });
+        opened.push(bm25);
+        const assembler = new ContextAssembler({ sessionService: service, retriever: bm25 });
+        expect((await assembler.assemble({ sessionId: id, maxTokens: 4000, query: 'risotto' })).recalled).to.not.be.empty;
+        const server = await startFakeOpenAIServer();
+        opened.push({ close: () => void server.close() });
+        const memory = new SessionMemory({
+          sessionService: service,
+          client: new OpenAI({ baseURL: server.url, apiKey: 'test-key', maxRetries: 0 }),
+          model: 'chat-model',
+          calibrate: false,
+          logger,
+          recall: { retriever: bm25 },
+        });
+
+        await service.eraseUser(user);
+
+        const assembled = await rejection(assembler.assemble({ sessionId: id, maxTokens: 4000, query: 'plumber' }));
+        expect(assembled.message).to.equal(`Session not found: ${id}`);
+        const turn = await rejection(
+          memory.call({ sessionId: id, userId: user, messages: [{ role: 'user', content: 'plumber?' }] }),
+        );
+        expect(turn.message).to.include(`Session ${id} was deleted`);
+        expect(server.requests, 'no model call for an erased session').to.deep.equal([]);
+        expect(await service.findById(id)).to.equal(null);
+        expect(await service.getEvents(id)).to.deep.equal([]);
+      });
+
       it('is empty for a user without sessions', async function () {
         const report = await service.eraseUser(uid('nobody'));
         expect(report).to.deep.include({ sessions: 0, activeEvents: 0, archivedEvents: 0, tombstones: 0 });
@@ -343,6 +387,121 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
           const out = await exportUser(backend.cli, ALICE);
           expect(out.lines).to.include(aliceId);
           expect(out.lines).to.not.include(bobId);
+        }
+      });
+      it('both ways, with compacted logs: every user-facing read path, the ContextAssembler and SessionMemory quote only the caller’s own data', async function () {
+        // Identical conversations, plus one marker per user that every query below also matches: a marker
+        // of the other user anywhere in a result is a leak.
+        const users = [uid('alice'), uid('bob')] as const;
+        const marker = (u: string) => `badge-${u.split('-')[0]}-7731`;
+        const ids = new Map<string, string>();
+        const strategy = new RecursiveSummarizationCompactionStrategy({
+          chatClient: new ExtractiveSummarizer(),
+          maxEventsToKeep: 2,
+          overlapSize: 0,
+        });
+        for (const u of users) {
+          const id = await conversation(u, [`My plumber badge is ${marker(u)}.`, 'Noted the plumber badge.', ...chat]);
+          await service.compact(id, () => true, strategy);
+          ids.set(u, id);
+        }
+        const bm25 = new Bm25Retriever({ sessionService: service });
+        const vectors = new EmbeddingRetriever({ sessionService: service, embed });
+        opened.push(bm25, vectors);
+        const retrievers = [bm25, vectors, new RepositoryRetriever({ repository: repo, sessionService: service })] as Retriever[];
+        const tools = {
+          conversation: new ConversationSearchTool({ sessionService: service }),
+          cross: new CrossSessionSearchTool({ sessionService: service }),
+        };
+        const server = await startFakeOpenAIServer();
+        opened.push({ close: () => void server.close() });
+        server.respondWith(() => ({ content: 'The plumber badge is noted.' }));
+        const memory = new SessionMemory({
+          sessionService: service,
+          client: new OpenAI({ baseURL: server.url, apiKey: 'test-key', maxRetries: 0 }),
+          model: 'chat-model',
+          calibrate: false,
+          logger,
+          recall: { retriever: bm25 },
+        });
+        const assembler = new ContextAssembler({ sessionService: service, retriever: bm25 });
+        const query = 'plumber badge 7731';
+        // The tools match keywords as substrings (comma-separated for the cross-session one).
+        const keyword = '7731';
+
+        for (const [me, other] of [users, [...users].reverse()] as const) {
+          const mine = ids.get(me)!;
+          const theirs = ids.get(other)!;
+          const leak = (value: unknown) => {
+            const text = typeof value === 'string' ? value : JSON.stringify(value);
+            expect(text, `${me} sees ${other}’s data`).to.not.include(marker(other)).and.not.include(theirs);
+          };
+          const owned = (sessionIds: readonly string[]) => expect(sessionIds.every((s) => s === mine)).to.equal(true);
+
+          const sessions = await service.findByUserId(me);
+          expect(sessions.map((s) => s.id)).to.deep.equal([mine]);
+          owned((await service.getEvents(mine)).map((e) => e.sessionId));
+          leak(await service.getMessages(mine));
+          for (const r of retrievers) {
+            for (const scope of ['session', 'user'] as const) {
+              const hits = await r.retrieve({ sessionId: mine, userId: me, query, scope, includeActive: true });
+              expect(hits.length, `${scope} recall finds the caller’s own data`).to.be.greaterThan(0);
+              owned(hits.map((h) => h.event.sessionId));
+              leak(hits.map((h) => encodeEvent(h.event)));
+            }
+            const asked = await r
+              .retrieve({ sessionId: theirs, userId: me, query, scope: 'user', includeActive: true })
+              .catch((e: Error) => e);
+            expect(asked instanceof Error ? asked.message : asked).to.satisfy((v: unknown) =>
+              typeof v === 'string' ? v.includes('Access denied') : Array.isArray(v) && v.length === 0,
+            );
+          }
+          if (repo.searchEvents !== undefined) {
+            const hits = await repo.searchEvents(mine, query, { includeActive: true, scope: 'user', userId: me });
+            owned(hits.map((h) => h.event.sessionId));
+            expect(await repo.searchEvents(theirs, query, { includeActive: true, scope: 'user', userId: me })).to.deep.equal([]);
+          }
+          const own = await tools.conversation.execute({ innerThought: '', query: keyword }, { sessionId: mine, userId: me });
+          expect(own).to.include(marker(me));
+          leak(own);
+          const cross = await tools.cross.execute(
+            { innerThought: '', query: `plumber,${keyword}` },
+            { sessionId: mine, userId: me },
+          );
+          expect(cross).to.include(marker(me));
+          leak(cross);
+          const foreign = await tools.conversation
+            .execute({ innerThought: '', query: keyword }, { sessionId: theirs, userId: me })
+            .catch((e: Error) => e.message);
+          expect(foreign === NO_RESULTS || foreign.includes('Access denied'), `tool on ${other}’s session: ${foreign}`).to.equal(
+            true,
+          );
+
+          const context = await assembler.assemble({ sessionId: mine, maxTokens: 4000, query });
+          expect(context.recalled.length).to.be.greaterThan(0);
+          owned([...context.recalled, ...context.activeEvents].map((e) => e.sessionId));
+          leak(context.messages);
+
+          const before = server.requests.length;
+          const reply = await memory.call({ sessionId: mine, userId: me, messages: [{ role: 'user', content: query }] });
+          expect(reply.recalled ?? []).to.not.be.empty;
+          expect(server.requests.length).to.equal(before + 1);
+          const prompt = JSON.stringify(server.requests.at(-1)!.messages);
+          expect(prompt).to.include(marker(me));
+          leak(prompt);
+          const theirLog = await everything(theirs);
+          const refused = await rejection(
+            memory.call({ sessionId: theirs, userId: me, messages: [{ role: 'user', content: query }] }),
+          );
+          expect(refused.message).to.include('Access denied');
+          expect(server.requests.length, 'no model call for a foreign session').to.equal(before + 1);
+          expect(await everything(theirs), 'a refused call writes nothing').to.equal(theirLog);
+
+          if (backend.cli !== undefined) {
+            const exported = await exportUser(backend.cli, me);
+            expect(exported.lines).to.include(marker(me));
+            leak(exported.lines);
+          }
         }
       });
     });
@@ -432,11 +591,18 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
 
       it('the next compaction regenerates a tainted summary before summarising on top of it', async function () {
         const id = await compactedWithSecret();
+        const bm25 = new Bm25Retriever({ sessionService: service });
+        const vectors = new EmbeddingRetriever({ sessionService: service, embed });
+        opened.push(bm25, vectors);
+        // Warm caches: they must drop the secret when the log changes, not only when built afresh.
+        for (const r of [bm25, vectors]) {
+          expect(await r.retrieve({ sessionId: id, userId: 'alice', query: SECRET, includeActive: true })).to.not.be.empty;
+        }
         await service.redactEvent(id, 'ev-0', { reason: 'user request', replacement: '[removed at the user’s request]' });
         await service.appendMessage(id, Messages.user('Also schedule the retro for Monday.'));
         await service.appendMessage(id, Messages.assistant('Retro scheduled for Monday.'));
         await service.compact(id, () => true, summarize());
-        await expectGone(id, [new Bm25Retriever({ sessionService: service })]);
+        await expectGone(id, [bm25, vectors, new RepositoryRetriever({ repository: repo, sessionService: service })]);
         expect(await everything(id)).to.include('[removed at the user’s request]');
         expect((await service.verifyCoverage(id)).tainted).to.deep.equal([]);
       });
@@ -589,6 +755,20 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         expect((await service.getEvents(id)).filter((e) => e.archived)).to.deep.equal([]);
       });
 
+      it('pauseMs waits after every batch, so that writers of other processes get the store', async function () {
+        await withArchive('alice', 20, 100);
+        const calls: number[] = [];
+        const started = performance.now();
+        const report = await service.applyRetention(
+          { archivedEventsOlderThanMs: 90 * DAY },
+          { batchSize: 5, pauseMs: 25, onProgress: () => calls.push(performance.now()) },
+        );
+        expect(report.archivedEventsRemoved).to.be.at.least(20);
+        const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+        expect(Math.min(...gaps.slice(0, 3))).to.be.at.least(20);
+        expect(performance.now() - started).to.be.at.least(report.batches * 20);
+      });
+
       it('rejects an empty policy and bad options', async function () {
         expect((await rejection(service.applyRetention({}))).message).to.include('policy must set');
         expect((await rejection(service.applyRetention({ archivedEventsOlderThanMs: -1 }))).message).to.include(
@@ -597,6 +777,9 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         expect(
           (await rejection(service.applyRetention({ maxArchivedEventsPerSession: 1 }, { batchSize: 0 }))).message,
         ).to.include('batchSize');
+        expect((await rejection(service.applyRetention({ maxArchivedEventsPerSession: 1 }, { pauseMs: -1 }))).message).to.include(
+          'pauseMs must be a number >= 0',
+        );
       });
     });
   });

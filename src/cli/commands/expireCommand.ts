@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
 import { DefaultSessionService } from '../../service/DefaultSessionService.js';
-import type { SessionRepository } from '../../repository/SessionRepository.js';
-import type { MigratableRepository } from '../../repository/schemaMigrations.js';
-import { TOMBSTONE_SCHEMA_VERSION } from '../../repository/lifecycle.js';
+import { hasTombstones } from '../admin/lifecycleSchema.js';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { printResult, progressReporter } from '../CliIo.js';
 import { withUrlOptions } from './urlOptions.js';
@@ -59,10 +57,4 @@ export function registerExpireCommand(program: Command, ctx: AdminContext): void
       },
     );
   });
-}
-
-/** Whether the store's schema holds tombstones (schema version 3 applied); a store without a schema always can. */
-async function hasTombstones(repository: SessionRepository): Promise<boolean> {
-  const status = await (repository as Partial<MigratableRepository>).schemaStatus?.();
-  return status === undefined || !status.pending.some((step) => step.version === TOMBSTONE_SCHEMA_VERSION);
 }

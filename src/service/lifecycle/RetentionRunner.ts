@@ -68,6 +68,8 @@ export class RetentionRunner {
     const batchSize = positiveInt(opts.batchSize, DEFAULT_BATCH_SIZE, 'batchSize');
     const pageSize = positiveInt(opts.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
     const concurrency = positiveInt(opts.concurrency, 1, 'concurrency');
+    const pauseMs = optionalDuration(opts.pauseMs, 'pauseMs') ?? 0;
+    const pause = () => (pauseMs > 0 && !aborted() ? sleep(pauseMs) : Promise.resolve());
     const { repository } = this.ctx;
     const list = repository.listSessionActivity?.bind(repository);
     if (list === undefined)
@@ -108,8 +110,9 @@ export class RetentionRunner {
           mergeErasureReports(erased, r);
           progress.sessionsErased++;
           report();
-          return;
         }
+        await pause();
+        if (r.sessions > 0) return;
       }
       if (!purgesArchive) return;
       for (;;) {
@@ -125,6 +128,8 @@ export class RetentionRunner {
           this.ctx.emit('eventsPurged', { sessionId: s.id, eventIds: ids });
           report();
         }
+        // Also after the last batch of a session: the next session's first batch follows at once otherwise.
+        await pause();
         if (ids.length < batchSize) return;
       }
     };
@@ -152,6 +157,8 @@ export class RetentionRunner {
     return result;
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Runs `work` over `items` with at most `concurrency` in flight; the first failure rejects once all settle. */
 async function runPool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {

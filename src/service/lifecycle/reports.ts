@@ -45,7 +45,7 @@ export interface PurgeDerivedOptions {
 
 export interface PurgeDerivedReport {
   sessionId: string;
-  /** Summary events rewritten (both halves of each pair). */
+  /** Summary events whose text was rewritten (the answer half of each pair: the request half quotes nothing). */
   regeneratedSummaryIds: string[];
   /** How the new texts were written: by the chat client, or mechanically (no client, or it failed). */
   method: 'model' | 'mechanical' | 'none';
@@ -79,6 +79,12 @@ export interface RetentionOptions {
   pageSize?: number;
   /** Sessions worked on at once; default 1. */
   concurrency?: number;
+  /**
+   * Waits this long after every batch; default 0. On SQLite shared by several processes, a pass without pauses
+   * holds the write lock almost continuously and other processes' appends wait (see docs/data-lifecycle.md);
+   * a few milliseconds let them in.
+   */
+  pauseMs?: number;
   /** Stops between batches; the report then has `aborted: true`. Running again continues the work. */
   signal?: AbortSignal;
 }
