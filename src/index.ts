@@ -101,6 +101,13 @@ export type {
   RetentionReport,
 } from './service/lifecycle/reports.js';
 export { type CompactionHooks } from './service/CompactionHooks.js';
+export {
+  type CompactionLock,
+  type CompactionLease,
+  type CompactionLockSettings,
+  type CompactionLockAcquireOptions,
+} from './service/lock/CompactionLock.js';
+export { InProcessCompactionLock } from './service/lock/InProcessCompactionLock.js';
 export { compactionStatsHooks, compactionStatsOf, type CompactionStats } from './service/compactionStats.js';
 
 // Recall

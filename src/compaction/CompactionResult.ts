@@ -2,8 +2,11 @@ import { InvalidArgumentError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { UsageRecord } from '../tokens/UsageRecord.js';
 
-/** Why a strategy proposed no change, when it knows (lets the service report a precise skip reason). */
-export type StrategySkipReason = 'nothing-to-archive' | 'summarization-failed';
+/**
+ * Why a compaction changed nothing, when it is known: a strategy's own reason, or the service's when a
+ * cross-process compaction lock was held by another holder ('lock-held') or lost before the commit ('lock-lost').
+ */
+export type StrategySkipReason = 'nothing-to-archive' | 'summarization-failed' | 'lock-held' | 'lock-lost';
 
 /**
  * A strategy's verdict: the new active window (`compactedEvents`) and the real events it moves to the

@@ -4,6 +4,7 @@ import type { Logger } from '../logging.js';
 import { createDefaultLogger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import type { CompactionHooks } from '../service/CompactionHooks.js';
+import type { CompactionLock, CompactionLockSettings } from '../service/lock/CompactionLock.js';
 import { DefaultSessionService, type DefaultSessionServiceOptions } from '../service/DefaultSessionService.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
@@ -22,6 +23,11 @@ export interface SessionCompactionModuleOptions extends RepositorySettings {
   logLevel?: string;
   /** Compaction hooks of the bound service (`beforeCompaction` / `afterCompaction`). */
   hooks?: CompactionHooks | readonly CompactionHooks[];
+  /**
+   * A cross-process compaction lock for the bound service (or `{ lock, leaseMs?, waitMs? }`), e.g. a
+   * PostgresCompactionLock on the repository's database; see docs/compaction-lock.md.
+   */
+  compactionLock?: CompactionLock | CompactionLockSettings;
 }
 
 /**
@@ -46,6 +52,7 @@ export function createSessionCompactionModule(options: SessionCompactionModuleOp
       .toDynamicValue((ctx) => ({
         ...(options.defaultTimeToLiveMs !== undefined ? { defaultTimeToLiveMs: options.defaultTimeToLiveMs } : {}),
         ...(options.hooks !== undefined ? { hooks: options.hooks } : {}),
+        ...(options.compactionLock !== undefined ? { compactionLock: options.compactionLock } : {}),
         logger: ctx.get<Logger>(TYPES.Logger),
         tokenCountEstimator: ctx.get<TokenCountEstimator>(TYPES.TokenCountEstimator),
       }))

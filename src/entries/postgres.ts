@@ -4,3 +4,4 @@ export {
   type PostgresSessionRepositoryOptions,
   type PostgresPool,
 } from '../repository/PostgresSessionRepository.js';
+export { PostgresCompactionLock, type PostgresCompactionLockOptions } from '../service/lock/PostgresCompactionLock.js';

@@ -4,3 +4,4 @@ export {
   type RedisSessionRepositoryOptions,
   type RedisClient,
 } from '../repository/RedisSessionRepository.js';
+export { RedisCompactionLock, type RedisCompactionLockOptions } from '../service/lock/RedisCompactionLock.js';

@@ -128,6 +128,12 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       }
       this.service.addCompactionHooks(options.compactionHooks);
     }
+    if (options.compactionLock !== undefined) {
+      if (typeof this.service.setCompactionLock !== 'function') {
+        throw new InvalidArgumentError('compactionLock needs a sessionService with setCompactionLock (DefaultSessionService)');
+      }
+      this.service.setCompactionLock(options.compactionLock);
+    }
     // Without a provider, T is the default OpenAIChatTypes: the client's provider is the one T describes.
     this.provider =
       provider ??

@@ -13,6 +13,7 @@ import type { Retriever } from '../recall/Retriever.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { ModelPrices } from '../tokens/ModelPrices.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+import type { CompactionLock, CompactionLockSettings } from '../service/lock/CompactionLock.js';
 import type { UsageRecord } from '../tokens/UsageRecord.js';
 import type { ChatProvider, ChatProviderTypes } from './ChatProvider.js';
 import type { SessionEventIdGeneratorLike } from './eventIdGenerators.js';
@@ -26,6 +27,7 @@ export type ContextStatus = 'full' | 'summarized';
 export type SessionMemoryService = SessionService & {
   readonly events?: SessionServiceEvents;
   addCompactionHooks?(hooks: CompactionHooks): () => void;
+  setCompactionLock?(lock: CompactionLock | CompactionLockSettings | null): void;
 };
 
 export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTypes> {
@@ -48,6 +50,12 @@ export interface SessionMemoryOptions<T extends ChatProviderTypes = OpenAIChatTy
    * `addCompactionHooks`, as DefaultSessionService does.
    */
   compactionHooks?: CompactionHooks;
+  /**
+   * A cross-process compaction lock (or `{ lock, leaseMs?, waitMs? }`) set on the service — which must have
+   * `setCompactionLock`, as DefaultSessionService does — so that several server instances never summarise
+   * one conversation at the same time. See docs/compaction-lock.md.
+   */
+  compactionLock?: CompactionLock | CompactionLockSettings;
   /** Compaction after each reply; set both or neither. */
   compactionTrigger?: CompactionTriggerLike;
   compactionStrategy?: CompactionStrategyLike;

@@ -22,6 +22,8 @@ import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimato
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import { KeyedMutex } from './KeyedMutex.js';
+import type { CompactionLock, CompactionLockSettings } from './lock/CompactionLock.js';
+import { resolveLockSettings, withCompactionLease, type ResolvedLockSettings } from './lock/compactionLease.js';
 import { maskedOriginals } from './maskedOriginals.js';
 import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
 import { requireHooks, runAfterHooks, runBeforeHooks, type CompactionHooks } from './CompactionHooks.js';
@@ -87,6 +89,15 @@ export interface DefaultSessionServiceOptions {
    * never start two summarisations. CAS remains the guard across processes.
    */
   lockCompactions?: boolean;
+  /**
+   * A lock shared by every process compacting the same sessions (PostgresCompactionLock, RedisCompactionLock,
+   * SqliteCompactionLock), so that at most one summarisation of a session runs at a time across instances.
+   * With `waitMs` 0 (default) a compaction finding the lease held returns at once a no-op result whose
+   * `skipReason` is 'lock-held'; otherwise it waits up to `waitMs`. The lease (`leaseMs`, default 30 s) is
+   * renewed while the strategy runs; a compaction whose lease was lost does not commit ('lock-lost').
+   * The lock is taken only when the trigger fires. See docs/compaction-lock.md.
+   */
+  compactionLock?: CompactionLock | CompactionLockSettings;
   /** Pin every system message appended through the service (unless its metadata says `pinned: false`). */
   pinSystemMessages?: boolean;
   /** `beforeCompaction` (veto, extra summary instructions) and `afterCompaction` hooks; see CompactionHooks. */
@@ -127,6 +138,7 @@ export class DefaultSessionService implements SessionService {
   private readonly conflictPolicy: 'skip' | 'rebase';
   private readonly maxRebaseAttempts: number;
   private readonly lock: KeyedMutex | null;
+  private compactionLock: ResolvedLockSettings | null;
   private readonly pinSystemMessages: boolean;
   private readonly hooks: CompactionHooks[];
   private readonly eraser: SessionEraser;
@@ -157,6 +169,7 @@ export class DefaultSessionService implements SessionService {
     this.maxRebaseAttempts =
       opts.maxRebaseAttempts === undefined ? 5 : requireInteger(opts.maxRebaseAttempts, 'maxRebaseAttempts', 0, 1000);
     this.lock = opts.lockCompactions === false ? null : new KeyedMutex();
+    this.compactionLock = resolveLockSettings(opts.compactionLock);
     this.pinSystemMessages = opts.pinSystemMessages === true;
     const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
     this.hooks = hooks.map(requireHooks);
@@ -340,13 +353,59 @@ export class DefaultSessionService implements SessionService {
     const client = (s as { chatClient?: ChatClient }).chatClient;
     const range = options?.range === undefined ? undefined : requireCompactionRange(options.range);
     const name = strategyName(strategy);
+    const context: CompactionContext = { strategy: name, range };
     return traceCompaction(sessionId, name, (telemetry) => {
+      const shouldCompact = t.shouldCompact.bind(t);
       const run = () =>
-        this.compactUnlocked(sessionId, t.shouldCompact.bind(t), s.compact.bind(s), telemetry, client, { strategy: name, range });
+        this.compactionLock === null
+          ? this.compactUnlocked(sessionId, shouldCompact, s.compact.bind(s), telemetry, client, context)
+          : this.compactUnderLease(this.compactionLock, sessionId, shouldCompact, s.compact.bind(s), context, telemetry, client);
       return (this.lock === null ? run() : this.lock.run(sessionId, run)).catch(async (error: unknown) => {
         throw await this.eraser.explain(error, sessionId);
       });
     });
+  }
+
+  /**
+   * Sets (or with null removes) the cross-process compaction lock after construction, for wrappers such as
+   * SessionMemory that receive a ready service; same settings as the `compactionLock` option.
+   */
+  setCompactionLock(lock: CompactionLock | CompactionLockSettings | null): void {
+    this.compactionLock = resolveLockSettings(lock);
+  }
+
+  /**
+   * Evaluates the trigger without the lease first, so that the lock is only touched when there is work;
+   * under the lease the window is read again, since the previous holder may just have compacted it.
+   */
+  private async compactUnderLease(
+    settings: ResolvedLockSettings,
+    sessionId: string,
+    shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
+    compact: (r: CompactionRequest) => Promise<CompactionResult>,
+    context: CompactionContext,
+    telemetry?: CompactionTelemetry,
+    chatClient?: ChatClient,
+  ): Promise<CompactionResult> {
+    const { request } = await this.readWindow(sessionId);
+    if (!this.redactor.hasTainted(request.events) && !(await shouldCompact(request))) {
+      telemetry?.windowRead(request.events.length, () => estimateEventsTokens(request.events, this.estimator));
+      telemetry?.triggered(false);
+      this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
+      return CompactionResult.noop(request.events);
+    }
+    return withCompactionLease(
+      settings,
+      sessionId,
+      this.logger,
+      (held) => this.compactUnlocked(sessionId, shouldCompact, compact, telemetry, chatClient, context, held),
+      async () => {
+        this.logger.debug('compaction lease held by another holder; skipped', { sessionId });
+        telemetry?.nothingToArchive('lock-held');
+        this.emit('compactionSkipped', { sessionId, reason: 'lock-held' });
+        return CompactionResult.noop((await this.readWindow(sessionId)).request.events, 'lock-held');
+      },
+    );
   }
 
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
@@ -455,6 +514,7 @@ export class DefaultSessionService implements SessionService {
     telemetry?: CompactionTelemetry,
     chatClient?: ChatClient,
     context: CompactionContext = { strategy: 'function', range: undefined },
+    leaseHeld: () => boolean = () => true,
   ): Promise<CompactionResult> {
     let window = await this.readWindow(sessionId);
     if (this.redactor.hasTainted(window.request.events)) {
@@ -518,6 +578,13 @@ export class DefaultSessionService implements SessionService {
         telemetry?.nothingToArchive('pinned-event');
         this.emit('compactionSkipped', { sessionId, reason: 'pinned-event' });
         return CompactionResult.noop(events);
+      }
+      if (!leaseHeld()) {
+        // Another holder may have taken over and be summarising the same window: committing would race it.
+        this.logger.warn('compaction lease lost before commit; nothing committed', { sessionId });
+        telemetry?.nothingToArchive('lock-lost');
+        this.emit('compactionSkipped', { sessionId, reason: 'lock-lost' });
+        return CompactionResult.noop(events, 'lock-lost').withUsage(result.usage);
       }
       const committed = await commit(events, result.archivedEvents, result.compactedEvents, version);
       if (committed !== false) {

@@ -9,7 +9,9 @@ export type CompactionSkipReason =
   | 'summarization-failed'
   | 'pinned-event'
   | 'vetoed'
-  | 'empty-range';
+  | 'empty-range'
+  | 'lock-held'
+  | 'lock-lost';
 
 export interface SessionServiceEventMap {
   /** The trigger fired and the strategy is about to run (before any summariser call). */

@@ -240,7 +240,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
       kind: 'strategy',
       name: 'pipeline',
       description:
-        'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (tool-pair-safe) as the last resort',
+        'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (default agent-safe cut) as the last resort',
       needsChatClient: true,
       create: (context, options) => {
         const maxTokens = targetTokens(context, options);
@@ -257,7 +257,6 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
               new TokenCountCompactionStrategy({
                 maxTokens,
                 tokenCountEstimator: context.estimator,
-                cutWithinTurn: 'tool-pair-safe',
               }),
             ],
             maxTokens,
