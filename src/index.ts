@@ -82,7 +82,12 @@ export {
   type AppendMessageOptions,
   type CompactionPreview,
   type PreviewOptions,
+  type CompactOptions,
 } from './service/SessionService.js';
+export { type CompactionRecord } from './repository/CompactionRecord.js';
+export { type CompactionRange } from './compaction/CompactionRange.js';
+export { type RevertResult } from './service/CompactionReverter.js';
+export { type ForkSessionOptions } from './service/SessionForker.js';
 export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';
 export { type CompactionHooks } from './service/CompactionHooks.js';

@@ -20,6 +20,14 @@ export {
   type SessionIdPage,
 } from './repository/SessionRepository.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
+export {
+  encodeCompactionRecord,
+  decodeCompactionRecord,
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  type CompactionRecordRange,
+} from './repository/CompactionRecord.js';
+export { type CompactionAccessOptions } from './service/CompactionReverter.js';
+export { METADATA_FORKED_FROM, type ForkOrigin } from './service/SessionForker.js';
 export { type RedisClient } from './repository/RedisSessionRepository.js';
 
 // Tokens
@@ -190,4 +198,4 @@ export {
   incompleteReplyMetadata,
 } from './session/incompleteReplies.js';
 export { type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
-export { type CompactOptions, type KnownWindow } from './service/SessionService.js';
+export { type KnownWindow } from './service/SessionService.js';
