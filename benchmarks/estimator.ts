@@ -7,6 +7,8 @@
 // full input would take more than 30 s, the full run is skipped and the largest prefix is compared instead.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
@@ -26,19 +28,19 @@ function randomFrom(alphabet: string, length: number, seed: number): string {
 }
 
 /**
- * English prose: the project's reference design documents when ../shared is present (a development
- * checkout), otherwise this repository's own Markdown. Repeated up to `size` characters.
+ * English prose: the *.txt files of PROSE_DIR when set (the published figures used five English design
+ * documents), otherwise this repository's own Markdown. Repeated up to `size` characters.
  */
 function prose(size: number): { text: string; corpus: string; distinctChars: number } {
-  const shared = new URL('../../shared/reference/', import.meta.url);
+  const shared = process.env.PROSE_DIR ? pathToFileURL(`${path.resolve(process.env.PROSE_DIR)}/`) : null;
   let parts: string[];
   let corpus: string;
-  if (existsSync(shared)) {
+  if (shared !== null && existsSync(shared)) {
     const names = readdirSync(shared)
       .filter((n) => n.endsWith('.txt'))
       .sort();
     parts = names.map((n) => readFileSync(new URL(n, shared), 'utf8'));
-    corpus = `../shared/reference/*.txt (${names.length} design documents)`;
+    corpus = `PROSE_DIR/*.txt (${names.length} English documents)`;
   } else {
     const root = new URL('../', import.meta.url);
     const docs = new URL('docs/', root);
@@ -47,7 +49,7 @@ function prose(size: number): { text: string; corpus: string; distinctChars: num
       readFileSync(new URL('README.md', root), 'utf8'),
       ...names.sort().map((n) => readFileSync(new URL(n, docs), 'utf8')),
     ];
-    corpus = `README.md + docs/*.md (../shared not present)`;
+    corpus = `README.md + docs/*.md`;
   }
   const base = parts.join('\n\n');
   let text = base;

@@ -1,6 +1,6 @@
 /**
  * Token reduction of each stage of a compaction pipeline (observation masking → rolling summary) on the
- * recorded τ-bench and mini-swe-agent conversations in ../shared/data/recorded (or RECORDED_DIR).
+ * recorded τ-bench and mini-swe-agent conversations under RECORDED_DIR (docs/benchmarking.md).
  *
  *   npx tsx benchmarks/pipeline-stages.ts [budget=8000]
  *
@@ -29,7 +29,7 @@ import {
 } from '../src/index.js';
 import { estimateEventsTokens } from '../src/spi.js';
 
-const dir = process.env.RECORDED_DIR ?? resolve(process.cwd(), '../shared/data/recorded');
+const dir = resolve(process.env.RECORDED_DIR ?? '.');
 const budget = Number(process.argv[2] ?? 8000);
 const estimator = defaultTokenCountEstimator();
 

@@ -74,7 +74,7 @@ async function newSession(repo: SessionRepository, label: string): Promise<strin
 
 /**
  * Fills the archive through the SPI in batches: compactEvents archives events the log does not hold yet
- * (API.md §3: the log becomes the old archive, then `archived`, then `retained`), so 100,000 archived events
+ * (the repository contract: the log becomes the old archive, then `archived`, then `retained`), so 100,000 archived events
  * take a few hundred statements instead of 100,000 appends.
  */
 async function fillArchive(repo: SessionRepository, sid: string, n: number): Promise<void> {

@@ -38,10 +38,9 @@ import {
   Session,
   SessionEvent,
   SqliteSessionRepository,
-  type RetentionProgress,
-  type RetentionReport,
   type SessionRepository,
 } from '../src/index.js';
+import type { RetentionProgress, RetentionReport } from '../src/entries/lifecycle.js';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 import { mulberry32 } from '../src/bench/prng.js';
 

@@ -10,15 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  EventFilter,
-  Messages,
-  Session,
-  SessionEvent,
-  SqliteSessionRepository,
-  createDefaultLogger,
-  type SqliteSessionRepositoryOptions,
-} from '../src/index.js';
+import { EventFilter, Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from '../src/index.js';
+import type { SqliteSessionRepositoryOptions } from '../src/entries/sqlite.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

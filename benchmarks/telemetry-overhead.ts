@@ -16,7 +16,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  configureTelemetry,
   createDefaultLogger,
   DefaultSessionService,
   InMemorySessionRepository,
@@ -26,6 +25,7 @@ import {
   TurnWindowCompactionStrategy,
   type SessionRepository,
 } from '../src/index.js';
+import { configureTelemetry } from '../src/entries/telemetry.js';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 
 function arg(name: string, fallback: string): number {

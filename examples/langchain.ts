@@ -4,11 +4,19 @@
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { ChatOpenAI } from '@langchain/openai';
-import { DefaultSessionService, SqliteSessionRepository, TurnCountTrigger, TurnWindowCompactionStrategy } from '../src/index.js';
+import {
+  Bm25Retriever,
+  DefaultSessionService,
+  SqliteSessionRepository,
+  TurnCountTrigger,
+  TurnWindowCompactionStrategy,
+} from '../src/index.js';
 import { CompactingChatMessageHistory } from '../src/integration/langchain/index.js';
 
 const repository = new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' });
 const sessions = new DefaultSessionService(repository);
+// Recall: archived turns that match the latest question come back as one quoted message (never stored).
+const retriever = new Bm25Retriever({ sessionService: sessions });
 
 const prompt = ChatPromptTemplate.fromMessages([
   ['system', 'You are a concise travel assistant.'],
@@ -27,6 +35,7 @@ const chain = new RunnableWithMessageHistory({
       userId: 'alice', // from your auth
       compactionTrigger: new TurnCountTrigger(20),
       compactionStrategy: new TurnWindowCompactionStrategy({ maxTurns: 10 }),
+      recall: { retriever, maxTokens: 1_500 },
     }),
 });
 

@@ -3,17 +3,27 @@
 // In your project: import { CompactingSession } from 'session-compaction/openai-agents'.
 import { Agent, run, tool } from '@openai/agents';
 import { z } from 'zod';
-import { EventFilter, SqliteSessionRepository, TokenCountCompactionStrategy, TokenCountTrigger } from '../src/index.js';
+import {
+  Bm25Retriever,
+  DefaultSessionService,
+  EventFilter,
+  SqliteSessionRepository,
+  TokenCountCompactionStrategy,
+  TokenCountTrigger,
+} from '../src/index.js';
 import { CompactingSession } from '../src/integration/openai-agents/index.js';
 
 const repository = new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' });
+const sessionService = new DefaultSessionService(repository); // any repository: memory, SQLite, PostgreSQL, Redis
 const session = new CompactingSession({
-  repository, // any repository: memory, SQLite, PostgreSQL, Redis
+  sessionService,
   sessionId: 'support-chat-42',
   userId: 'alice', // from your auth; another user's session is refused
   compactionTrigger: new TokenCountTrigger({ threshold: 60_000 }),
   compactionStrategy: new TokenCountCompactionStrategy({ maxTokens: 20_000 }),
   contextWindowTokens: 120_000,
+  // Archived items that match the latest user message come back as one transient item (never stored).
+  recall: { retriever: new Bm25Retriever({ sessionService }), maxTokens: 4_000 },
 });
 
 const getWeather = tool({

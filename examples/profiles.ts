@@ -7,10 +7,10 @@ import {
   InMemorySessionRepository,
   Messages,
   ResolvedConfiguration,
-  compactionStatsOf,
   createDefaultLogger,
   loadConfigurationFile,
 } from '../src/index.js';
+import { compactionStatsOf } from '../src/entries/telemetry.js';
 
 const logger = createDefaultLogger({ level: 'error' });
 const service = new DefaultSessionService(new InMemorySessionRepository(), { logger });

@@ -1,6 +1,6 @@
 /**
  * Thrown for invalid arguments. Tests and callers match on `message`, so messages are part of the
- * public contract (see API.md) and must not be reworded.
+ * public contract (the docs quote them) and must not be reworded.
  */
 export class InvalidArgumentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

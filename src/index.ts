@@ -1,8 +1,9 @@
 // The package root: what an application needs. Helpers for implementing a repository, strategy or retriever
-// of your own are in 'session-compaction/spi'; each backend and the OpenAI integration also have a subpath.
+// of your own are in 'session-compaction/spi'; each backend (with its options type) and the OpenAI integration
+// also have a subpath; observability is in 'session-compaction/telemetry', the data-lifecycle reports and
+// policies in 'session-compaction/lifecycle', every retriever in 'session-compaction/recall'.
 export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, type RepositoryBackend } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
-export { configureTelemetry, type TelemetryOptions } from './telemetry/telemetry.js';
 
 // Model
 export {
@@ -17,7 +18,7 @@ export {
   type ToolMessage,
 } from './session/Message.js';
 export { SessionEvent, type EventMetadata } from './session/SessionEvent.js';
-export { Session, type SessionLike } from './session/Session.js';
+export { Session } from './session/Session.js';
 export { type CreateSessionRequest } from './session/CreateSessionRequest.js';
 export { toOpenAIMessages, fromOpenAIMessage, type OpenAIMessageParam, type ToOpenAIOptions } from './session/OpenAIMessages.js';
 export { formatEvent } from './session/formatEvent.js';
@@ -35,13 +36,13 @@ export { type UsageRecord } from './tokens/UsageRecord.js';
 // Storage
 export { type SessionRepository } from './repository/SessionRepository.js';
 export { InMemorySessionRepository } from './repository/InMemorySessionRepository.js';
-export { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from './repository/SqliteSessionRepository.js';
-export { PostgresSessionRepository, type PostgresSessionRepositoryOptions } from './repository/PostgresSessionRepository.js';
-export { RedisSessionRepository, type RedisSessionRepositoryOptions } from './repository/RedisSessionRepository.js';
+export { SqliteSessionRepository } from './repository/SqliteSessionRepository.js';
+export { PostgresSessionRepository } from './repository/PostgresSessionRepository.js';
+export { RedisSessionRepository } from './repository/RedisSessionRepository.js';
 export { SchemaVersionError } from './repository/SchemaVersionError.js';
 
 // Summarisation
-export { type ChatClient, type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
+export { type ChatClient } from './summarization/ChatClient.js';
 export { SummarizationError } from './summarization/SummarizationError.js';
 export { OpenAIChatClient, type OpenAIChatClientOptions } from './summarization/OpenAIChatClient.js';
 export { ExtractiveSummarizer } from './summarization/ExtractiveSummarizer.js';
@@ -84,20 +85,14 @@ export {
   type AppendMessageOptions,
   type CompactionPreview,
   type PreviewOptions,
+  type CompactOptions,
 } from './service/SessionService.js';
+export { type CompactionRecord } from './repository/CompactionRecord.js';
+export { type CompactionRange } from './compaction/CompactionRange.js';
+export { type RevertResult } from './service/CompactionReverter.js';
+export { type ForkSessionOptions } from './service/SessionForker.js';
 export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';
-export type {
-  ErasureReport,
-  PurgeDerivedOptions,
-  PurgeDerivedReport,
-  RedactionReport,
-  RedactOptions,
-  RetentionOptions,
-  RetentionPolicy,
-  RetentionProgress,
-  RetentionReport,
-} from './service/lifecycle/reports.js';
 export { type CompactionHooks } from './service/CompactionHooks.js';
 export {
   type CompactionLock,
@@ -106,11 +101,15 @@ export {
   type CompactionLockAcquireOptions,
 } from './service/lock/CompactionLock.js';
 export { InProcessCompactionLock } from './service/lock/InProcessCompactionLock.js';
-export { compactionStatsHooks, compactionStatsOf, type CompactionStats } from './service/compactionStats.js';
 
 // Recall
 export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
 export { Bm25Retriever, type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
+export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
+export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';
+export { HybridRetriever } from './recall/HybridRetriever.js';
+export { openAIEmbeddings } from './recall/openAIEmbeddings.js';
+export { ContextAssembler, type AssembleRequest, type AssembledContext, type RecallSettings } from './recall/ContextAssembler.js';
 
 // Chat integration
 export { SessionMemory } from './integration/SessionMemory.js';

@@ -4,7 +4,7 @@
 // Model helpers
 export { MESSAGE_TYPES, isMessageType, messageText, hasToolCalls, freezeMessage } from './session/Message.js';
 export { type SessionEventInit } from './session/SessionEvent.js';
-export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit } from './session/Session.js';
+export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './session/Session.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';
 export { formatMessage, type FormatOptions } from './session/formatEvent.js';
 export { type FromOpenAIOptions } from './session/OpenAIMessages.js';
@@ -20,6 +20,14 @@ export {
   type SessionIdPage,
 } from './repository/SessionRepository.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
+export {
+  encodeCompactionRecord,
+  decodeCompactionRecord,
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  type CompactionRecordRange,
+} from './repository/CompactionRecord.js';
+export { type CompactionAccessOptions } from './service/CompactionReverter.js';
+export { METADATA_FORKED_FROM, type ForkOrigin } from './service/SessionForker.js';
 export { type RedisClient } from './repository/RedisSessionRepository.js';
 
 // Tokens
@@ -132,8 +140,10 @@ export {
 export { SessionServiceEvents, type SessionServiceEventName, type CompactionSkipReason } from './service/SessionServiceEvents.js';
 export { DEFAULT_RETRIEVAL_LIMIT } from './recall/Retriever.js';
 export { DEFAULT_MAX_INDEXED_SESSIONS } from './recall/Bm25Retriever.js';
-export { DEFAULT_MAX_CACHED_VECTORS } from './recall/EmbeddingRetriever.js';
-export { DEFAULT_RRF_K } from './recall/HybridRetriever.js';
+export { DEFAULT_MAX_CACHED_VECTORS, type EmbeddingRetrieverOptions } from './recall/EmbeddingRetriever.js';
+export { DEFAULT_RRF_K, type HybridRetrieverOptions } from './recall/HybridRetriever.js';
+export { type RepositoryRetrieverOptions } from './recall/RepositoryRetriever.js';
+export { type OpenAIEmbeddingsOptions } from './recall/openAIEmbeddings.js';
 export {
   type ChatProvider,
   type ChatProviderCall,
@@ -174,6 +184,9 @@ export {
   DEFAULT_RECALL_NEIGHBORS,
   DEFAULT_RECALL_LIMIT,
   type AssembledParts,
+  type ContextAssemblerOptions,
+  type ContextTokens,
+  type RecallPlacement,
 } from './recall/ContextAssembler.js';
 export { type FallbackChatClientOptions } from './summarization/FallbackChatClient.js';
 export { type ChunkingChatClientOptions } from './summarization/ChunkingChatClient.js';
@@ -210,3 +223,5 @@ export {
   isIncompleteReply,
   incompleteReplyMetadata,
 } from './session/incompleteReplies.js';
+export { type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
+export { type KnownWindow } from './service/SessionService.js';

@@ -1,3 +1,5 @@
+import type { SummaryFailureMode } from '../../src/index.js';
+
 /** Everything the example server reads from its environment, with defaults that run against a local endpoint. */
 export interface ChatServerConfig {
   /** OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama) or https://api.openai.com/v1. */
@@ -15,6 +17,12 @@ export interface ChatServerConfig {
   thresholdRatio: number;
   /** Recent events kept verbatim by each summary; default 6. */
   keepEvents: number;
+  /**
+   * What a compaction does when the summariser fails: 'stub' (default) archives behind a mechanical summary,
+   * so an outage of the summary model degrades the summary instead of leaving the conversation stuck at the
+   * window; 'skip' keeps the window as it is; 'throw' fails the compaction.
+   */
+  summaryFailureMode?: SummaryFailureMode;
   systemPrompt?: string;
   /** Offer conversation_search / cross_session_search to the model; default true. */
   recallTools: boolean;
@@ -38,6 +46,14 @@ const int = (value: string | undefined, fallback: number) => {
   return n;
 };
 
+const FAILURE_MODES: readonly SummaryFailureMode[] = ['stub', 'skip', 'throw'];
+
+function failureMode(value: string | undefined): SummaryFailureMode {
+  if (value === undefined || value === '') return 'stub';
+  if (!(FAILURE_MODES as readonly string[]).includes(value)) throw new Error(`SUMMARY_FAILURE_MODE must be stub, skip or throw`);
+  return value as SummaryFailureMode;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerConfig {
   const repository = (env.REPOSITORY ?? 'sqlite') as ChatServerConfig['repository'];
   if (!['sqlite', 'memory', 'postgres'].includes(repository)) throw new Error(`REPOSITORY must be sqlite, memory or postgres`);
@@ -52,6 +68,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerC
     contextWindowTokens: int(env.CONTEXT_WINDOW_TOKENS, 16_000),
     thresholdRatio: env.THRESHOLD_RATIO ? Number(env.THRESHOLD_RATIO) : 0.7,
     keepEvents: int(env.KEEP_EVENTS, 6),
+    summaryFailureMode: failureMode(env.SUMMARY_FAILURE_MODE),
     ...(env.SYSTEM_PROMPT ? { systemPrompt: env.SYSTEM_PROMPT } : {}),
     recallTools: env.RECALL_TOOLS !== 'false',
     maxToolRounds: int(env.MAX_TOOL_ROUNDS, 3),

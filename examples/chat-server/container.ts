@@ -15,6 +15,7 @@ import {
   type DefaultSessionService,
   type Logger,
   type SessionRepository,
+  type TokenCountEstimator,
 } from '../../src/index.js';
 import type { ChatServerConfig } from './config.js';
 
@@ -31,7 +32,10 @@ export const APP_TYPES = {
  * and logger; the app adds the OpenAI client, the summariser, SessionMemory and the recall tools. Handlers only
  * ever ask the container. Falls back from SQLite to memory when the native driver cannot load.
  */
-export function createChatContainer(config: ChatServerConfig, overrides: { logger?: Logger } = {}): Container {
+export function createChatContainer(
+  config: ChatServerConfig,
+  overrides: { logger?: Logger; tokenCountEstimator?: TokenCountEstimator } = {},
+): Container {
   const client = new OpenAI({ baseURL: config.openaiBaseURL, apiKey: config.openaiApiKey ?? 'no-key' });
   // A configuration file (CONFIG_FILE) is read and checked here, so a bad key stops the server at startup.
   const file = config.configFile !== undefined ? new ResolvedConfiguration(loadConfigurationFile(config.configFile)) : undefined;
@@ -46,6 +50,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
         ...(config.pgUrl ? { postgres: { connectionString: config.pgUrl } } : {}),
         ...(fromFile?.logLevel === undefined ? { logLevel: config.logLevel } : {}),
         ...(overrides.logger ? { logger: overrides.logger } : {}),
+        ...(overrides.tokenCountEstimator ? { tokenCountEstimator: overrides.tokenCountEstimator } : {}),
         // The file's summariser, when it has one; else the chat endpoint with SUMMARY_MODEL.
         ...(fromFile?.summarizer === undefined
           ? {
@@ -72,6 +77,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
     container.get<Logger>(TYPES.Logger).warn('SQLite unavailable, using the in-memory repository', { error: String(error) });
   }
 
+  warmTokenEstimator(container);
   container.bind<ChatServerConfig>(APP_TYPES.Config).toConstantValue(config);
   container.bind<OpenAI>(APP_TYPES.OpenAI).toConstantValue(client);
   container
@@ -107,6 +113,7 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
       compactionStrategy: new RecursiveSummarizationCompactionStrategy({
         chatClient,
         maxEventsToKeep: config.keepEvents,
+        failureMode: config.summaryFailureMode ?? 'stub',
         overlapSize: Math.min(2, config.keepEvents - 1),
         logger,
       }),
@@ -117,4 +124,14 @@ export function createChatContainer(config: ChatServerConfig, overrides: { logge
     .toDynamicValue((ctx) => new RecallTools({ sessionService: ctx.get<DefaultSessionService>(TYPES.SessionService) }))
     .inSingletonScope();
   return container;
+}
+
+/**
+ * Loads the estimator's rank table now (a few hundred ms, once per process) rather than during the first
+ * user's request, which would otherwise pay for it.
+ */
+function warmTokenEstimator(container: Container): void {
+  const started = performance.now();
+  container.get<TokenCountEstimator>(TYPES.TokenCountEstimator).estimate('warm up the token estimator');
+  container.get<Logger>(TYPES.Logger).info('token estimator ready', { ms: Math.round(performance.now() - started) });
 }

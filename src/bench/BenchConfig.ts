@@ -25,7 +25,7 @@ export interface ScalingConfig {
 }
 
 export interface BenchConfig {
-  /** Recorded-data directories (SOURCES.md layout) or neutral-format files. */
+  /** Recorded-data directories (the layout of docs/benchmarking.md, 'The recorded sources') or neutral-format files. */
   data: string[];
   sources: RecordedSourceName[];
   budgets: number[];

@@ -17,11 +17,15 @@ import {
 import { DEFAULT_PRICING, parseProbeTiming, resolvePricing } from './BenchConfig.js';
 import { PROVIDER_PRESETS } from '../tokens/ModelPrices.js';
 import { readJson } from './loaders/readJson.js';
-import { renderMarkdown } from './report/renderMarkdown.js';
+import { renderHeadline } from './report/renderHeadline.js';
+import { CHARTS_INSTALL, loadChartRenderer } from './report/loadChartRenderer.js';
+import { defaultOutputDirectory, requireWritableOutputDirectory } from './outputDirectory.js';
+import type { BenchResult } from './runBench.js';
 import { createDefaultLogger } from '../logging.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 
-const SHARED_DATA = '../shared/data/recorded';
+/** Measured, not guessed; docs/benchmarking.md gives the same figure (a test holds them together). */
+export const QUICK_DURATION = 'about 9 minutes on the full recordings (522 s measured on 2 cores shared with other jobs)';
 // The same relative path from src/bench/ (tsx) and from dist/bench/ (the published build).
 const SAMPLE = fileURLToPath(new URL('../../data/recorded-sample.json', import.meta.url));
 
@@ -77,6 +81,7 @@ interface BenchFlags {
   config?: string;
   data?: string[];
   out?: string;
+  force?: boolean;
   budgets?: number[];
   strategies?: string[];
   sources?: string[];
@@ -95,8 +100,10 @@ interface BenchFlags {
 }
 
 function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
-  const defaultData = existsSync(SHARED_DATA) ? [SHARED_DATA] : [SAMPLE];
-  const defaultOut = flags.quick === true ? 'docs/benchmarks/quick' : 'docs/benchmarks';
+  // The full recordings are not shipped: RECORDED_DIR names a directory of them (docs/benchmarking.md).
+  const recorded = process.env.RECORDED_DIR;
+  const defaultData = recorded !== undefined && recorded !== '' && existsSync(recorded) ? [recorded] : [SAMPLE];
+  const defaultOut = defaultOutputDirectory(process.cwd());
   let config = (flags.quick === true ? quickConfig : fullConfig)(defaultData, defaultOut);
   if (flags.config !== undefined) config = applyConfigFile(config, readJson(flags.config), flags.config);
   if (flags.data !== undefined) config.data = flags.data;
@@ -122,6 +129,7 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
   else if (flags.scalingSizes !== undefined && config.scaling !== null)
     config.scaling = { ...config.scaling, sizes: flags.scalingSizes };
   resolvePricing(config.pricing);
+  requireWritableOutputDirectory(config.outDir, flags.force === true);
   config.command = ['session-compaction', ...argv].join(' ');
   return config;
 }
@@ -141,12 +149,27 @@ async function bench(flags: BenchFlags, argv: readonly string[]): Promise<void> 
     progress: progressBar(),
   });
   const files = await writeReport(result, config.outDir);
-  const markdown = renderMarkdown(result, { retention: new Map(), sawtooth: new Map() });
-  const headline = /## Headline[\s\S]*?(?=\n## )/.exec(markdown);
-  if (headline !== null) process.stdout.write(`${headline[0]}\n`);
+  const charts = await loadChartRenderer();
   process.stdout.write(
-    `Finished in ${(result.durationMs / 1000).toFixed(1)} s. Wrote:\n${files.map((f) => `  ${f}`).join('\n')}\n`,
+    `${renderHeadline(result)}\n${notRun(result, 'unavailable' in charts ? charts.unavailable : null)}` +
+      `Finished in ${(result.durationMs / 1000).toFixed(1)} s. Wrote:\n${files.map((f) => `  ${f}`).join('\n')}\n`,
   );
+}
+
+/** What this run could not measure, and how to get it: missing optional peers, charts, inapplicable pairs. */
+export function notRun(result: Pick<BenchResult, 'skipped'>, chartsUnavailable: string | null): string {
+  const rows: [string, string, string][] = result.skipped.map((s) => [
+    s.dataset === 'all' ? s.contender : `${s.contender} on ${s.dataset}`,
+    s.reason,
+    s.install ?? '',
+  ]);
+  if (chartsUnavailable !== null) rows.push(['charts', chartsUnavailable, CHARTS_INSTALL]);
+  if (rows.length === 0) return '';
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const lines = rows.map(
+    ([what, why, install]) => `  ${what.padEnd(width)}  ${why}${install === '' ? '' : `; install: ${install}`}`,
+  );
+  return `Not run:\n${lines.join('\n')}\n\n`;
 }
 
 /** Adds the `bench` command to the `session-compaction` program (src/cli/main.ts); `argv` as in `process.argv`. */
@@ -154,16 +177,17 @@ export function registerBenchCommand(program: Command, argv: readonly string[]):
   return program
     .command('bench')
     .description('Replay recorded sessions through every compaction strategy and peer library; write tables and charts.')
-    .option('--quick', 'a few sessions per source, budgets 4k and 8k, scaling up to 10k events (about a minute)')
+    .option('--quick', `a few sessions per source, budgets 4k and 8k, scaling up to 10k events (${QUICK_DURATION})`)
     .option('--config <file>', 'JSON config file (see docs/benchmarking.md); flags override it')
     .option(
       '--data <path...>',
-      `recorded-data directories (SOURCES.md layout) or neutral-format JSON files (default ${SHARED_DATA} when present, else the shipped sample)`,
+      'recorded-data directories (locomo/, tau-bench/, mini-swe-agent-deepseek/; see docs/benchmarking.md) or neutral-format JSON files (default $RECORDED_DIR when set, else the shipped sample)',
     )
     .option(
       '--out <dir>',
-      'where results.md, results.json and the SVG charts go (default docs/benchmarks, or docs/benchmarks/quick with --quick)',
+      'where results.md, results.json and the SVG charts go (default: a new folder ./bench-results/<UTC date>T<hhmm>); a folder that already holds files is refused unless --force',
     )
+    .option('--force', 'write into an --out folder that already holds files, overwriting them')
     .option('--budgets <tokens>', 'comma-separated token budgets', positiveList)
     .option('--strategies <names>', 'comma-separated strategies and peers (see --list)', list)
     .option('--sources <names>', `comma-separated sources of a data directory: ${RECORDED_SOURCES.join(', ')}`, list)

@@ -48,7 +48,7 @@ export interface BenchResult {
   scaling: ScalingPoint[];
   growth: ReturnType<typeof growthFactors>;
   /** Contenders left out, and why (e.g. a peer that does not apply to a dataset). */
-  skipped: { contender: string; dataset: string; reason: string }[];
+  skipped: { contender: string; dataset: string; reason: string; install?: string }[];
   summarizer: string;
   environment: { node: string; platform: string; cpus: number; cpuModel: string };
   startedAt: string;
@@ -88,7 +88,8 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
   const contenders = config.contenders.flatMap((spec) => {
     const reason = registry.unavailableReason(spec.name);
     if (reason !== null && !registry.has(spec.name)) {
-      skipped.push({ contender: spec.label ?? spec.name, dataset: 'all', reason });
+      const install = registry.installHint(spec.name);
+      skipped.push({ contender: spec.label ?? spec.name, dataset: 'all', reason, ...(install !== null ? { install } : {}) });
       return [];
     }
     return [{ spec, contender: registry.get(spec.name), label: spec.label ?? spec.name }];

@@ -22,7 +22,7 @@ export const DEFAULT_CUT_WITHIN_TURN: CutWithinTurn = 'agent-safe';
  * For each position i, whether cutting just before i would split a tool call from its result: some call
  * before i is answered at or after i. Results whose call is not in `events` are ignored (nothing to split).
  */
-function splitsToolPair(events: readonly SessionEvent[]): boolean[] {
+export function splitsToolPair(events: readonly SessionEvent[]): boolean[] {
   const callAt = new Map<string, number>();
   const depth = new Array<number>(events.length + 1).fill(0);
   events.forEach((e, i) => {

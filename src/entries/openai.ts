@@ -15,3 +15,4 @@ export {
 } from '../integration/SessionMemoryTypes.js';
 export { RecallTools, type RecallToolsOptions } from '../integration/RecallTools.js';
 export { ChatCompletionChunkAggregator, type AggregatedCompletion } from '../integration/ChatCompletionChunkAggregator.js';
+export { openAIEmbeddings } from '../recall/openAIEmbeddings.js';

@@ -1,6 +1,5 @@
 import type { Logger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
-import { Session } from '../session/Session.js';
 import { METADATA_TOKEN_CALIBRATION, updateCalibration, type TokenCalibration } from '../tokens/calibration.js';
 
 /** Where session metadata is read and written: any repository (or an adapter with these two methods). */
@@ -14,18 +13,20 @@ export interface SessionMetadataUpdater {
   ): Promise<unknown>;
 }
 
-/** Adapts a service with `updateMetadata` to the store the calibrator writes through. */
-export function metadataStoreOf(
-  service: Partial<SessionMetadataUpdater> & Pick<SessionRepository, 'findById'>,
-): SessionMetadataStore | undefined {
-  const updater = service.updateMetadata;
-  if (typeof updater !== 'function') return undefined;
+/**
+ * `metadata` with one calibration sample folded in (provider-reported prompt tokens against our estimate),
+ * or null when the sample is unusable (missing or not positive).
+ */
+export function withCalibrationSample(
+  metadata: Readonly<Record<string, unknown>>,
+  providerPromptTokens: number | undefined,
+  estimatedPromptTokens: number,
+): Record<string, unknown> | null {
+  if (providerPromptTokens === undefined || !(providerPromptTokens > 0) || !(estimatedPromptTokens > 0)) return null;
+  const previous = metadata[METADATA_TOKEN_CALIBRATION] as TokenCalibration | undefined;
   return {
-    findById: (id) => service.findById(id),
-    save: async (session) => {
-      await updater.call(service, session.id, () => ({ ...session.metadata }));
-      return Session.from(session);
-    },
+    ...metadata,
+    [METADATA_TOKEN_CALIBRATION]: updateCalibration(previous, providerPromptTokens, estimatedPromptTokens),
   };
 }
 
@@ -45,15 +46,14 @@ export class SessionCalibrator {
     providerPromptTokens: number | undefined,
     estimatedPromptTokens: number,
   ): Promise<TokenCalibration | null> {
-    if (providerPromptTokens === undefined || !(providerPromptTokens > 0) || !(estimatedPromptTokens > 0)) return null;
+    if (withCalibrationSample({}, providerPromptTokens, estimatedPromptTokens) === null) return null;
     try {
       const session = await this.store.findById(sessionId);
       if (session === null) return null;
-      const previous = session.metadata[METADATA_TOKEN_CALIBRATION] as TokenCalibration | undefined;
-      const next = updateCalibration(previous, providerPromptTokens, estimatedPromptTokens);
+      const metadata = withCalibrationSample(session.metadata, providerPromptTokens, estimatedPromptTokens)!;
       // Read-modify-write without a version: a concurrent request may overwrite one sample, which a running mean tolerates.
-      await this.store.save(session.with({ metadata: { ...session.metadata, [METADATA_TOKEN_CALIBRATION]: next } }));
-      return next;
+      await this.store.save(session.with({ metadata }));
+      return metadata[METADATA_TOKEN_CALIBRATION] as TokenCalibration;
     } catch (error) {
       this.logger.warn('could not save the token calibration', { sessionId, error: String(error) });
       return null;

@@ -10,6 +10,7 @@ import { defaultLogger, type Logger } from '../logging.js';
 import { KeyedMutex } from '../service/KeyedMutex.js';
 import { ContextAssembler, recallSettings, type ContextTokens, type RecallSettings } from '../recall/ContextAssembler.js';
 import type { Session } from '../session/Session.js';
+import type { KnownWindow } from '../service/SessionService.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { calibrationRatio } from '../tokens/calibration.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
@@ -18,8 +19,10 @@ import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { requireModelPrices, type ModelPrices } from '../tokens/ModelPrices.js';
 import type { UsageRecord } from '../tokens/UsageRecord.js';
 import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
+import { SessionMetadataWriter, type MetadataUpdate } from './SessionMetadataWriter.js';
 import { AsyncQueue } from './AsyncQueue.js';
 import { resolveSession } from './resolveSession.js';
+import { DEFAULT_UNBOUNDED_RECALL_TOKENS } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
@@ -31,7 +34,7 @@ import {
 } from './eventIdGenerators.js';
 import { InterruptedReplyError } from './InterruptedReplyError.js';
 import { OpenAIChatProvider, type OpenAIChatTypes } from './OpenAIChatProvider.js';
-import { metadataStoreOf, SessionCalibrator } from './SessionCalibrator.js';
+import { withCalibrationSample } from './SessionCalibrator.js';
 import type {
   ContextStatus,
   SessionMemoryOptions,
@@ -43,9 +46,22 @@ import type {
 
 type Sink<T extends ChatProviderTypes> = AsyncQueue<SessionMemoryStreamEvent<T>>;
 
+/** The window after the turn's appends; an id already there (a retried request) was not appended again. */
+function withAppended(window: readonly SessionEvent[], appended: readonly SessionEvent[]): SessionEvent[] {
+  const ids = new Set(window.map((e) => e.id));
+  return [...window, ...appended.filter((e) => !ids.has(e.id))];
+}
+
 /** Everything worked out before the model call. */
 interface PreparedTurn<T extends ChatProviderTypes> {
   sessionId: string;
+  /** The session as resolved at the start of the turn. */
+  session: Session;
+  /**
+   * The whole active window as last read, when the history read was exactly that (no event filter): with
+   * the turn's own appends it lets the end-of-turn trigger decide without another read.
+   */
+  window: SessionEvent[] | undefined;
   idContext: EventIdContext;
   model: string;
   chatParams: T['params'];
@@ -60,9 +76,6 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   /** With recall: what the prompt quotes, and its token anatomy. */
   recall: { recalled: SessionEvent[]; tokens: ContextTokens } | undefined;
 }
-
-/** The block's size when no context window bounds the prompt. */
-const DEFAULT_UNBOUNDED_RECALL_TOKENS = 2_000;
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
@@ -94,7 +107,9 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
   private readonly requestIds: SessionEventIdGenerator;
   private readonly responseIds: SessionEventIdGenerator;
   private readonly estimator: TokenCountEstimator;
-  private readonly calibrator: SessionCalibrator | null;
+  /** Where calibration and usage totals go, in one write per turn; null when neither is kept. */
+  private readonly metadata: SessionMetadataWriter | null;
+  private readonly calibrate: boolean;
   private readonly usageRecorder: SessionUsageRecorder | null;
   private readonly prices: ModelPrices | undefined;
   private readonly summarizerPrices: ModelPrices | undefined;
@@ -158,15 +173,14 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       options.timeoutMs === undefined ? SessionMemory.DEFAULT_TIMEOUT_MS : requirePositiveInt(options.timeoutMs, 'timeoutMs');
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
     this.logger = options.logger ?? defaultLogger();
-    const store = options.metadataStore ?? metadataStoreOf(options.sessionService);
-    this.calibrator = store === undefined || options.calibrate === false ? null : new SessionCalibrator(store, this.logger);
+    const writer = SessionMetadataWriter.of(options.metadataStore, options.sessionService, this.logger);
+    this.calibrate = writer !== undefined && options.calibrate !== false;
     this.prices = options.prices === undefined ? undefined : requireModelPrices(options.prices, 'prices');
     this.summarizerPrices =
       options.summarizerPrices === undefined ? undefined : requireModelPrices(options.summarizerPrices, 'summarizerPrices');
     this.usageRecorder =
-      store === undefined || options.recordUsage === false
-        ? null
-        : new SessionUsageRecorder(store, this.logger, this.prices, this.summarizerPrices);
+      writer === undefined || options.recordUsage === false ? null : new SessionUsageRecorder(this.prices, this.summarizerPrices);
+    this.metadata = writer !== undefined && (this.calibrate || this.usageRecorder !== null) ? writer : null;
     this.recall = null;
     if (options.recall !== undefined) {
       if (options.recall === null || typeof options.recall !== 'object')
@@ -311,8 +325,11 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
       [SESSION_ID_CONTEXT_KEY]: sessionId,
       [USER_ID_CONTEXT_KEY]: userId ?? null,
     };
+    const wholeWindow = historyFilter.equals(EventFilter.active());
+    let window: SessionEvent[] | undefined;
     const readHistory = async (): Promise<{ history: SessionEvent[]; incoming: PersistableMessage[]; incomingIds: string[] }> => {
       const all = await this.service.getEvents(sessionId, historyFilter);
+      window = wholeWindow ? all : undefined;
       const incoming = this.provider.incoming(messages, all);
       const incomingIds = incoming.map((m) => this.requestIds.generate(idContext, m.message));
       // A retried request finds its own message already stored: send the context its first attempt saw.
@@ -324,7 +341,8 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     let compaction: CompactionResult | undefined;
     const compactionUsage: (UsageRecord | undefined)[] = [];
     if (this.compactBeforeCall && this.trigger !== undefined && this.strategy !== undefined) {
-      compaction = await this.runCompaction(sessionId, this.trigger, this.strategy, sink, compactionUsage);
+      const known = window === undefined ? undefined : { session, events: window };
+      compaction = await this.runCompaction(sessionId, this.trigger, this.strategy, sink, compactionUsage, known);
       if (compaction !== undefined) ({ history, incoming, incomingIds } = await readHistory());
     }
     if (this.contextWindowTokens !== undefined) {
@@ -366,6 +384,8 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     }
     return {
       sessionId,
+      session,
+      window,
       idContext,
       model: model ?? this.model,
       chatParams: chatParams as T['params'],
@@ -448,16 +468,35 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
         }),
       );
     }
-    if (this.calibrator !== null && outcome.promptTokens !== undefined) {
-      await this.calibrator.record(turn.sessionId, outcome.promptTokens, turn.estimatedPromptTokens);
+    // Calibration and usage in one write, before compacting, so that the trigger sees this turn's sample and
+    // the session record written is the one the trigger is asked about (no read of its own).
+    const sampled = this.calibrate && withCalibrationSample({}, outcome.promptTokens, turn.estimatedPromptTokens) !== null;
+    const calibrate: MetadataUpdate = (m) =>
+      sampled ? withCalibrationSample(m, outcome.promptTokens, turn.estimatedPromptTokens)! : { ...m };
+    const paidBefore = turn.compactionUsage.length;
+    let session = sampled ? turn.session.with({ metadata: calibrate(turn.session.metadata) }) : turn.session;
+    if (this.metadata !== null && (this.usageRecorder !== null || sampled)) {
+      const callUsage = turnUsage(outcome.tokens ?? null, turn.compactionUsage, this.prices, this.summarizerPrices);
+      const recorder = this.usageRecorder;
+      const written = await this.metadata.update(turn.sessionId, (m) =>
+        recorder === null ? calibrate(m) : recorder.apply(calibrate(m), callUsage),
+      );
+      if (written !== null) session = written;
     }
     let compaction = turn.compaction;
     if (this.trigger !== undefined && this.strategy !== undefined) {
+      const known = turn.window === undefined ? undefined : { session, events: withAppended(turn.window, turn.persisted) };
       compaction =
-        (await this.runCompaction(turn.sessionId, this.trigger, this.strategy, sink, turn.compactionUsage)) ?? compaction;
+        (await this.runCompaction(turn.sessionId, this.trigger, this.strategy, sink, turn.compactionUsage, known)) ?? compaction;
     }
     const usage = turnUsage(outcome.tokens ?? null, turn.compactionUsage, this.prices, this.summarizerPrices);
-    if (this.usageRecorder !== null) await this.usageRecorder.record(turn.sessionId, usage);
+    const paidAfter = turn.compactionUsage.slice(paidBefore).filter((u) => u !== undefined);
+    if (this.metadata !== null && this.usageRecorder !== null && paidAfter.length > 0) {
+      // The turn is counted already: add what the compaction's summariser cost (totals add up exactly).
+      const recorder = this.usageRecorder;
+      const compactionUsage = turnUsage(null, paidAfter, this.prices, this.summarizerPrices);
+      await this.metadata.update(turn.sessionId, (m) => recorder.apply(m, compactionUsage, false));
+    }
     return {
       sessionId: turn.sessionId,
       message: outcome.reply,
@@ -497,10 +536,11 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
     strategy: CompactionStrategy,
     sink: Sink<T> | null,
     usages: (UsageRecord | undefined)[],
+    knownWindow?: KnownWindow,
   ): Promise<CompactionResult | undefined> {
     const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(sessionId, sink);
     try {
-      const result = await this.service.compact(sessionId, trigger, strategy);
+      const result = await this.service.compact(sessionId, trigger, strategy, knownWindow === undefined ? {} : { knownWindow });
       // A failed or lost compaction may still have paid its summariser.
       usages.push(result.usage);
       return result.archivedEvents.length > 0 ? result : undefined;

@@ -1,7 +1,5 @@
-import type { Logger } from '../logging.js';
 import type { ModelPrices } from '../tokens/ModelPrices.js';
 import { addUsage, emptyUsage, usageCostNanos, type UsageRecord } from '../tokens/UsageRecord.js';
-import type { SessionMetadataStore } from './SessionCalibrator.js';
 
 /** Session metadata key holding the running total of what the session's turns consumed. */
 export const METADATA_USAGE = 'usage';
@@ -58,38 +56,36 @@ function stripCost(usage: UsageRecord): UsageRecord {
 }
 
 /**
- * Adds each turn's usage to the session's `usage` metadata. Best effort like the calibration: a failed write
- * is logged and never fails the chat request. Read-modify-write without a version, so two concurrent turns
- * of one session may lose one update.
+ * Adds each turn's usage to the session's `usage` metadata (written by SessionMemory together with the
+ * calibration, in one best-effort read-modify-write that never fails the chat request). Without a version,
+ * two concurrent turns of one session may lose one update.
  */
 export class SessionUsageRecorder {
   constructor(
-    private readonly store: SessionMetadataStore,
-    private readonly logger: Logger,
     private readonly prices: ModelPrices | undefined,
     private readonly summarizerPrices: ModelPrices | undefined,
   ) {}
 
-  async record(sessionId: string, usage: UsageRecord): Promise<SessionUsageTotals | null> {
-    try {
-      const session = await this.store.findById(sessionId);
-      if (session === null) return null;
-      const previous = sessionUsageTotals(session.metadata);
-      const counts = addUsage(previous === null ? undefined : stripCost(previous), stripCost(usage));
-      delete counts.estimatedCost;
-      const next: SessionUsageTotals = { ...counts, turns: (previous?.turns ?? 0) + 1, updatedAt: new Date().toISOString() };
-      if (this.prices !== undefined) {
-        const nanos =
-          (previous?.estimatedCostNanos ?? 0) + usageCostNanos(usage, this.prices, this.summarizerPrices ?? this.prices);
-        next.estimatedCostNanos = nanos;
-        next.estimatedCost = nanos / 1e9;
-        next.currency = this.prices.currency ?? 'USD';
-      }
-      await this.store.save(session.with({ metadata: { ...session.metadata, [METADATA_USAGE]: next } }));
-      return next;
-    } catch (error) {
-      this.logger.warn('could not save the session usage', { sessionId, error: String(error) });
-      return null;
+  /**
+   * `metadata` with `usage` added to its totals. `countTurn` false adds tokens and cost only: the summariser
+   * usage of a compaction that ran after the turn was counted.
+   */
+  apply(metadata: Readonly<Record<string, unknown>>, usage: UsageRecord, countTurn = true): Record<string, unknown> {
+    const previous = sessionUsageTotals(metadata);
+    const counts = addUsage(previous === null ? undefined : stripCost(previous), stripCost(usage));
+    delete counts.estimatedCost;
+    const next: SessionUsageTotals = {
+      ...counts,
+      turns: (previous?.turns ?? 0) + (countTurn ? 1 : 0),
+      updatedAt: new Date().toISOString(),
+    };
+    if (this.prices !== undefined) {
+      const nanos =
+        (previous?.estimatedCostNanos ?? 0) + usageCostNanos(usage, this.prices, this.summarizerPrices ?? this.prices);
+      next.estimatedCostNanos = nanos;
+      next.estimatedCost = nanos / 1e9;
+      next.currency = this.prices.currency ?? 'USD';
     }
+    return { ...metadata, [METADATA_USAGE]: next };
   }
 }

@@ -13,6 +13,9 @@ export interface RecallToolContext {
 }
 
 export const NO_RESULTS = 'No results found.';
+
+/** The recall block's size when no context window bounds the prompt. */
+export const DEFAULT_UNBOUNDED_RECALL_TOKENS = 2_000;
 export const DEFAULT_RECALL_PAGE_SIZE = 10;
 
 export function requirePageSize(pageSize: number | undefined): number {

@@ -3,6 +3,7 @@ import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
+import { freezeRecord, newestFirst, recordsCovering, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
 import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 import {
   countKinds,
@@ -29,6 +30,8 @@ interface SessionData {
   /** Event ids present in the log, for O(1) idempotent appends. */
   ids: Set<string>;
   version: number;
+  /** Compaction records, oldest first. */
+  compactions: CompactionRecord[];
 }
 
 /**
@@ -45,7 +48,7 @@ export class InMemorySessionRepository implements SessionRepository {
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     const existing = this.sessions.get(s.id);
     if (existing) existing.session = s;
-    else this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
+    else this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0, compactions: [] });
     return s;
   }
 
@@ -53,7 +56,7 @@ export class InMemorySessionRepository implements SessionRepository {
     const s = Session.from(session);
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     if (this.sessions.has(s.id)) return false;
-    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
+    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0, compactions: [] });
     return true;
   }
 
@@ -108,7 +111,24 @@ export class InMemorySessionRepository implements SessionRepository {
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
+    const data = this.require(id);
+    const r = record === undefined ? undefined : freezeRecord(requireRecordOf(id, record));
+    if (r !== undefined && data.compactions.some((c) => c.id === r.id))
+      throw new InvalidArgumentError(`Compaction record exists: ${r.id}`);
+    const committed = this.compactNow(id, archived, retained, expectedVersion);
+    if (committed && r !== undefined) data.compactions.push(r);
+    return committed;
+  }
+
+  /** Synchronous, so that a record and a revert mark land in the same step as the window change. */
+  private compactNow(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+  ): boolean {
     const data = this.require(id);
     if (data.version !== expectedVersion) return false;
     const kept = new Set<string>();
@@ -134,6 +154,25 @@ export class InMemorySessionRepository implements SessionRepository {
     data.active = active;
     data.version++;
     return true;
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    return newestFirst(this.sessions.get(id)?.compactions ?? []);
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    const data = this.require(id);
+    const index = data.compactions.findIndex((c) => c.id === compactionId);
+    if (index < 0) throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+    const committed = this.compactNow(id, [], window, expectedVersion);
+    if (committed) data.compactions[index] = freezeRecord({ ...data.compactions[index]!, revertedAt });
+    return committed;
   }
 
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
@@ -179,7 +218,7 @@ export class InMemorySessionRepository implements SessionRepository {
     if (tombstone !== undefined && tombstone.ownerHash !== ownerHash(s.userId)) throw sessionDeletedError(s.id, tombstone);
     if (this.sessions.has(s.id)) return false;
     this.tombstones.delete(s.id);
-    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0 });
+    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0, compactions: [] });
     return true;
   }
 
@@ -236,6 +275,10 @@ export class InMemorySessionRepository implements SessionRepository {
     data.archived = data.archived.filter((e) => !doomed.has(e.id));
     data.active = data.active.filter((e) => !(e.isArchived() && doomed.has(e.id)));
     for (const d of doomed) data.ids.delete(d);
+    // A compaction whose archived events are gone can no longer be reverted; its record (and the content of
+    // the summaries it removed) goes with them.
+    const stale = new Set(recordsCovering(data.compactions, doomed).map((r) => r.id));
+    data.compactions = data.compactions.filter((r) => !stale.has(r.id));
     return [...doomed];
   }
 

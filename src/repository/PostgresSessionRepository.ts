@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { InvalidArgumentError, requireText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { requireOptional } from '../optionalDependency.js';
@@ -13,6 +13,13 @@ import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from '
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { bulkStatements } from './postgres/bulkStatements.js';
+import {
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  decodeCompactionRecord,
+  encodeCompactionRecord,
+  requireRecordOf,
+  type CompactionRecord,
+} from './CompactionRecord.js';
 import { buildSearchQuery } from './postgres/searchQuery.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from './eventSearch.js';
 import type {
@@ -161,6 +168,8 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
   private readonly lifecycle: PostgresLifecycle;
+  private hasRecords = false;
+  private warnedUnrecorded = false;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -355,17 +364,95 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
+    if (record !== undefined) requireRecordOf(id, record);
+    if (record !== undefined && !(await this.recordsMigrated())) record = undefined;
     const archivedIds = [...new Set(archived.map((e) => e.id))];
     const kept = toColumns(retained);
+    const recordParams =
+      record === undefined
+        ? null
+        : [id, record.id, record.versionAfter, record.createdAt, [...record.archivedEventIds], encodeCompactionRecord(record)];
     // Not retried: whether a commit whose connection dropped went through is unknown, and the caller decides.
     const outcome = await this.connections.once('compactEvents', async () => {
       await this.ready();
-      return this.compactInTransaction(id, archived, archivedIds, kept, expectedVersion);
+      return this.compactInTransaction(
+        id,
+        archived,
+        archivedIds,
+        kept,
+        expectedVersion,
+        recordParams === null ? undefined : async (client) => void (await client.query(this.sql.insertCompaction, recordParams)),
+      );
     });
     if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
     if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
+    return outcome === 'committed';
+  }
+
+  /**
+   * False while the schema predates compaction records (initializeSchema: false, not migrated yet):
+   * compactions then work as before, unrecorded, and a warning says why. Checked until it is true.
+   */
+  private async recordsMigrated(): Promise<boolean> {
+    if (this.hasRecords) return true;
+    const found = await this.connections.idempotent('compactEvents', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+        this.tables.compactions,
+      ]);
+      return rows[0]?.found === true;
+    });
+    this.hasRecords = found;
+    if (!found && !this.warnedUnrecorded) {
+      this.warnedUnrecorded = true;
+      this.logger.warn('compactions are not recorded until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: COMPACTION_RECORD_SCHEMA_VERSION,
+      });
+    }
+    return found;
+  }
+
+  private async requireRecords(): Promise<void> {
+    if (!(await this.recordsMigrated())) {
+      throw new IllegalStateError(
+        `PostgreSQL schema for prefix '${this.tables.prefix}' has no compaction records (schema version ` +
+          `${COMPACTION_RECORD_SCHEMA_VERSION}): call migrate() or construct with initializeSchema: true`,
+      );
+    }
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    await this.requireRecords();
+    return this.connections.idempotent('listCompactions', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ body: string; reverted_at: Date | null }>(this.sql.listCompactions, [id]);
+      return rows.map((r) => decodeCompactionRecord(r.body, r.reverted_at));
+    });
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    await this.requireRecords();
+    const kept = toColumns(window);
+    const outcome = await this.connections.once('revertCompactionEvents', async () => {
+      await this.ready();
+      return this.compactInTransaction(id, [], [], kept, expectedVersion, async (client) => {
+        const marked = await client.query(this.sql.markReverted, [id, compactionId, revertedAt]);
+        // Thrown inside the transaction: the window swap is rolled back with it.
+        if (marked.rowCount === 0) throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+      });
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
     return outcome === 'committed';
   }
 
@@ -375,6 +462,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     archivedIds: string[],
     kept: EventColumns,
     expectedVersion: number,
+    alsoWrite?: (client: pg.PoolClient) => Promise<void>,
   ): Promise<'missing' | 'stale' | 'committed'> {
     return this.connections.transaction(async (client) => {
       // Checks and claims the version in one statement; its row lock queues concurrent appends behind us.
@@ -418,6 +506,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
           kept.timestamps,
         ]);
       }
+      if (alsoWrite !== undefined) await alsoWrite(client);
       return 'committed' as const;
     });
   }
@@ -518,7 +607,12 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     requirePurgeCriteria(criteria);
     return this.connections.once('purgeArchivedEvents', async () => {
       await this.ready();
-      return this.lifecycle.purgeArchived(this.pool, id, criteria);
+      // Records of compactions whose archived events go are dropped in the same transaction.
+      return this.connections.transaction(async (client) => {
+        const purged = await this.lifecycle.purgeArchived(client, id, criteria);
+        if (purged.length > 0) await client.query(this.sql.dropCoveringCompactions, [id, purged]);
+        return purged;
+      });
     });
   }
 
@@ -594,5 +688,10 @@ function statements(t: PostgresTables) {
         $11::timestamptz[]) WITH ORDINALITY AS u(id, message_type, text, text_lc, data, synthetic, branch, metadata, ts, ord)
       ORDER BY u.ord
       ON CONFLICT (session_id, id) DO NOTHING`,
+    insertCompaction: `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, archived_ids, body)
+      VALUES ($1, $2, $3, $4, $5::text[], $6)`,
+    listCompactions: `SELECT body, reverted_at FROM ${t.compactions} WHERE session_id = $1 ORDER BY version_after DESC`,
+    markReverted: `UPDATE ${t.compactions} SET reverted_at = $3 WHERE session_id = $1 AND id = $2`,
+    dropCoveringCompactions: `DELETE FROM ${t.compactions} WHERE session_id = $1 AND archived_ids && $2::text[]`,
   };
 }

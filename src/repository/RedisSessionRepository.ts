@@ -1,4 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import {
+  decodeCompactionRecord,
+  encodeCompactionRecord,
+  newestFirst,
+  requireRecordOf,
+  type CompactionRecord,
+} from './CompactionRecord.js';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
@@ -221,6 +228,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
         k5,
         this.tombstoneKey(s.id),
         this.tombstoneIndexKey(),
+        this.compactionsKey(s.id),
       ],
       [
         expectedOwner,
@@ -285,7 +293,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     await this.connections.idempotent('delete', async () => {
       await this.ready();
       await this.withOwner(id, (owner) =>
-        scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey()], [owner, id]),
+        scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey(), this.compactionsKey(id)], [owner, id]),
       );
     });
   }
@@ -332,21 +340,64 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
     // ioredis re-sends a command whose connection dropped before the reply, and a lost connection is retried
     // once here: the token lets a repeated compaction that had in fact committed report so, instead of losing
     // to its own version bump.
-    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length, randomUUID()];
+    if (record !== undefined) requireRecordOf(id, record);
+    const field =
+      record === undefined ? (['', '', ''] as const) : ([`c:${record.id}`, encodeCompactionRecord(record), ''] as const);
+    return this.runCompact('compactEvents', id, archived, retained, expectedVersion, field);
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    const hash = await this.connections.idempotent('listCompactions', async () => {
+      await this.ready();
+      return this.client.hgetall(this.compactionsKey(requireText(id, 'sessionId')));
+    });
+    const records: CompactionRecord[] = [];
+    for (const [field, body] of Object.entries(hash)) {
+      if (!field.startsWith('c:')) continue;
+      const reverted = hash[`r:${field.slice(2)}`];
+      records.push(decodeCompactionRecord(body, reverted === undefined ? null : Number(reverted)));
+    }
+    return newestFirst(records);
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    const mark = [`r:${compactionId}`, String(revertedAt.getTime()), `c:${compactionId}`] as const;
+    return this.runCompact('revertCompactionEvents', id, [], window, expectedVersion, mark);
+  }
+
+  /** COMPACT_SCRIPT, optionally writing one field of the record hash in the same atomic step. */
+  private async runCompact(
+    operation: string,
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    recordField: readonly [field: string, value: string, mustExist: string],
+  ): Promise<boolean> {
+    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length, randomUUID(), ...recordField];
     for (const e of archived) args.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
     for (const e of retained) args.push(e.id, encodeValue(e, false));
-    const result = await this.connections.idempotent('compactEvents', async () => {
+    const result = await this.connections.idempotent(operation, async () => {
       await this.ready();
-      return scripts.compact.run(this.client, this.sessionKeys(id), args);
+      return scripts.compact.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id)], args);
     });
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
-    if (result === 0) this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
+    if (result === -4) throw new InvalidArgumentError(`Compaction not found: ${recordField[2].slice(2)}`);
+    if (result === 0) this.logger.debug(`${operation}: version mismatch`, { sessionId: id, expectedVersion });
     return result === 1;
   }
 
@@ -421,7 +472,14 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       const owner = (await this.client.hget(key, 'userId')) ?? '';
       const reply = await scripts.erase.run(
         this.client,
-        [...this.sessionKeys(id), this.userKey(owner), this.expiryKey(), this.tombstoneKey(id), this.tombstoneIndexKey()],
+        [
+          ...this.sessionKeys(id),
+          this.userKey(owner),
+          this.expiryKey(),
+          this.tombstoneKey(id),
+          this.tombstoneIndexKey(),
+          this.compactionsKey(id),
+        ],
         [
           owner,
           id,
@@ -485,11 +543,11 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     const c = requirePurgeCriteria(criteria);
     await this.ready();
     if (c.before === undefined && c.keepLast === undefined) return [];
-    return (await scripts.purgeArchived.run(this.client, this.sessionKeys(id), [
-      c.before === undefined ? '' : c.before.getTime(),
-      c.keepLast === undefined ? '' : c.keepLast,
-      c.limit,
-    ])) as string[];
+    return (await scripts.purgeArchived.run(
+      this.client,
+      [...this.sessionKeys(id), this.compactionsKey(id)],
+      [c.before === undefined ? '' : c.before.getTime(), c.keepLast === undefined ? '' : c.keepLast, c.limit],
+    )) as string[];
   }
 
   /** Walks the session keys with SCAN (never KEYS): a page holds about `limit` sessions, the cursor is SCAN's. */
@@ -573,6 +631,11 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   private sessionKeys(id: string): [string, string, string, string, string] {
     const base = `${this.prefix}:{${id}}`;
     return [`${base}:session`, `${base}:events`, `${base}:active`, `${base}:archived`, `${base}:pending`];
+  }
+
+  /** Compaction records: same hash tag, so a compaction writes its record in the same script. */
+  private compactionsKey(id: string): string {
+    return `${this.prefix}:{${id}}:compactions`;
   }
 
   /** Shares the session's hash tag, so a save can check it in the same script. */

@@ -1,6 +1,7 @@
 import type { EventFilter } from '../filter/EventFilter.js';
 import type { Session, SessionLike } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import type { CompactionRecord } from './CompactionRecord.js';
 import type { SessionLifecycleOperations } from './lifecycle.js';
 
 /**
@@ -66,11 +67,31 @@ export interface SessionRepository extends SessionLifecycleOperations {
   getEventVersion(id: string): Promise<number>;
   /** [] when the session is missing; log order; no filter = EventFilter.all(). */
   findEvents(id: string, filter?: EventFilter): Promise<SessionEvent[]>;
+  /**
+   * `record` (reversible compaction): a repository that implements `listCompactions` stores it in the same
+   * atomic step as the compaction (a lost CAS stores nothing); one without it ignores the argument, so the
+   * service records nothing and `listCompactions` / `revertCompaction` fail with "… is not supported by this
+   * repository".
+   */
   compactEvents(
     id: string,
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
+  ): Promise<boolean>;
+  /** Optional: the session's compaction records, newest first, reverted ones included; [] when missing. */
+  listCompactions?(id: string): Promise<CompactionRecord[]>;
+  /**
+   * Optional: `compactEvents(id, [], window, expectedVersion)` and, in the same atomic step, marks record
+   * `compactionId` reverted at `revertedAt`. Events of `window` that sit in the archive move back to the window.
+   */
+  revertCompactionEvents?(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
   ): Promise<boolean>;
   /**
    * Optional: appends events of one session in order, atomically, each with appendEvent's semantics (a

@@ -33,6 +33,8 @@ import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { buildSqliteSearch } from './sqlite/sqliteSearch.js';
+import { SqliteCompactions } from './sqlite/sqliteCompactions.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -125,6 +127,19 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private closed = false;
   private readonly secureDelete: boolean;
   private lifecycleStatements: SqliteLifecycle | undefined;
+  private compactionStatements: SqliteCompactions | undefined;
+  private warnedUnrecorded = false;
+  private recordedWrite:
+    | Database.Transaction<
+        (
+          sessionId: string,
+          archived: EventParams[],
+          retained: EventParams[],
+          expectedVersion: number,
+          write: () => void,
+        ) => boolean
+      >
+    | undefined;
 
   constructor(options: SqliteSessionRepositoryOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -259,15 +274,98 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     archived: readonly SessionEvent[],
     retained: readonly SessionEvent[],
     expectedVersion: number,
+    record?: CompactionRecord,
   ): Promise<boolean> {
     requireText(id, 'sessionId');
     if (!Array.isArray(archived) || !Array.isArray(retained)) {
       throw new InvalidArgumentError('archived and retained must be arrays');
     }
+    const compactions = record === undefined ? null : this.compactionsIfMigrated();
+    if (record !== undefined && compactions !== null) {
+      requireRecordOf(id, record);
+      return this.writeRecorded(id, archived, retained, expectedVersion, () => compactions.insert(record));
+    }
     const st = this.ready();
     const archivedParams = archived.map((e) => toParams(id, encodeEvent(e, true)));
     const retainedParams = retained.map((e) => toParams(id, encodeEvent(e, false)));
     return st.compact.immediate(id, archivedParams, retainedParams, expectedVersion);
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    return this.compactions().list(id);
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    const compactions = this.compactions();
+    if (!compactions.exists(requireText(id, 'sessionId'), compactionId))
+      throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+    return this.writeRecorded(id, [], window, expectedVersion, () => compactions.markReverted(id, compactionId, revertedAt));
+  }
+
+  /** compactEvents and `write` in one IMMEDIATE transaction: a lost CAS writes neither. */
+  private writeRecorded(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    write: () => void,
+  ): boolean {
+    const st = this.ready();
+    this.recordedWrite ??= this.db.transaction(
+      (sessionId: string, a: EventParams[], r: EventParams[], version: number, then: () => void): boolean => {
+        if (!st.compact(sessionId, a, r, version)) return false;
+        then();
+        return true;
+      },
+    );
+    return this.recordedWrite.immediate(
+      id,
+      archived.map((e) => toParams(id, encodeEvent(e, true))),
+      retained.map((e) => toParams(id, encodeEvent(e, false))),
+      expectedVersion,
+      write,
+    );
+  }
+
+  private compactions(): SqliteCompactions {
+    const compactions = this.compactionsIfMigrated();
+    if (compactions === null) {
+      throw new IllegalStateError(
+        `SQLite schema for prefix '${this.prefix}' in ${this.path} has no compaction records (schema version ` +
+          `${COMPACTION_RECORD_SCHEMA_VERSION}): call migrate() or construct with initializeSchema: true`,
+      );
+    }
+    return compactions;
+  }
+
+  /**
+   * Null while the schema predates compaction records (initializeSchema: false, not migrated yet): compactions
+   * then work as before, unrecorded, and a warning says why.
+   */
+  private compactionsIfMigrated(): SqliteCompactions | null {
+    this.ready();
+    if (this.compactionStatements === undefined) {
+      try {
+        this.compactionStatements = new SqliteCompactions(this.db, this.tables);
+      } catch {
+        if (!this.warnedUnrecorded) {
+          this.warnedUnrecorded = true;
+          this.logger.warn('compactions are not recorded until the schema is migrated', {
+            path: this.path,
+            prefix: this.prefix,
+            version: COMPACTION_RECORD_SCHEMA_VERSION,
+          });
+        }
+        return null;
+      }
+    }
+    return this.compactionStatements;
   }
 
   /** One IMMEDIATE transaction for the whole batch: a crash keeps all of it or none. */
@@ -331,7 +429,16 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
-    return this.lifecycle().purgeArchived(id, requirePurgeCriteria(criteria));
+    const lifecycle = this.lifecycle();
+    const compactions = this.compactions();
+    // Records of compactions whose archived events go are dropped in the same transaction.
+    return this.db
+      .transaction((): string[] => {
+        const purged = lifecycle.purgeArchived(id, requirePurgeCriteria(criteria));
+        compactions.dropCovering(id, purged);
+        return purged;
+      })
+      .immediate();
   }
 
   async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
@@ -345,6 +452,8 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     this.statements = undefined;
     this.appendMany = undefined;
     this.lifecycleStatements = undefined;
+    this.compactionStatements = undefined;
+    this.recordedWrite = undefined;
     this.db.close();
   }
 

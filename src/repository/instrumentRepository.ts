@@ -26,6 +26,8 @@ const BY_SESSION_ID = new Set([
   'findTombstone',
   'rewriteEvents',
   'purgeArchivedEvents',
+  'listCompactions',
+  'revertCompactionEvents',
 ]);
 
 function sessionIdOf(operation: string, args: readonly unknown[]): string | undefined {

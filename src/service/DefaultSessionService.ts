@@ -33,7 +33,24 @@ import { instrumentRepository } from '../repository/instrumentRepository.js';
 import type { Message } from '../session/Message.js';
 import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
-import type { AppendMessageOptions, CompactionPreview, PreviewOptions, SessionService } from './SessionService.js';
+import type {
+  AppendMessageOptions,
+  CompactOptions,
+  CompactionPreview,
+  KnownWindow,
+  PreviewOptions,
+  SessionService,
+} from './SessionService.js';
+import {
+  placeInWindow,
+  requireCompactionRange,
+  resolveCompactionRange,
+  type CompactionRange,
+} from '../compaction/CompactionRange.js';
+import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
+import { buildCompactionRecord } from './compactionRecords.js';
+import { CompactionReverter, type CompactionAccessOptions, type RevertResult } from './CompactionReverter.js';
+import { SessionForker, type ForkSessionOptions } from './SessionForker.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { EventRedactor } from './lifecycle/EventRedactor.js';
 import type {
@@ -49,9 +66,20 @@ import type {
 import { RetentionRunner } from './lifecycle/RetentionRunner.js';
 import { SessionEraser, type LifecycleContext } from './lifecycle/SessionEraser.js';
 
+import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
+
 /** How long a deleted session's id stays blocked by default: 30 days. */
 export const DEFAULT_TOMBSTONE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
-import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
+
+function requireKnownWindow(known: KnownWindow, sessionId: string): void {
+  if (known === null || typeof known !== 'object') throw invalid('knownWindow', 'an object', known);
+  if (known.session === null || typeof known.session !== 'object' || known.session.id !== sessionId) {
+    throw new InvalidArgumentError('knownWindow.session must be the Session being compacted');
+  }
+  if (!Array.isArray(known.events) || !known.events.every((e) => e instanceof SessionEvent && e.sessionId === sessionId)) {
+    throw new InvalidArgumentError("knownWindow.events must be the session's SessionEvents");
+  }
+}
 
 export interface DefaultSessionServiceOptions {
   /** Time to live of new sessions unless the request says otherwise; default 60 days. */
@@ -105,6 +133,19 @@ export interface DefaultSessionServiceOptions {
   summaryRegenerationClient?: ChatClient;
 }
 
+/** What compact() knows about the run beyond the strategy function: its name (for the record) and the range. */
+interface CompactionContext {
+  strategy: string;
+  range: CompactionRange | undefined;
+}
+
+type CommitCompaction = (
+  windowBefore: readonly SessionEvent[],
+  archived: readonly SessionEvent[],
+  retained: readonly SessionEvent[],
+  version: number,
+) => Promise<false | { compactionId?: string }>;
+
 export class DefaultSessionService implements SessionService {
   readonly defaultTimeToLiveMs: number;
   /** Compaction lifecycle events: compactionStarted, compactionCompleted, compactionSkipped, compactionFailed. */
@@ -122,6 +163,8 @@ export class DefaultSessionService implements SessionService {
   private readonly eraser: SessionEraser;
   private readonly redactor: EventRedactor;
   private readonly retention: RetentionRunner;
+  private readonly reverter: CompactionReverter;
+  private readonly forker: SessionForker;
 
   constructor(
     protected readonly repository: SessionRepository,
@@ -167,6 +210,17 @@ export class DefaultSessionService implements SessionService {
     this.eraser = new SessionEraser(lifecycle, tombstoneTtlMs);
     this.redactor = new EventRedactor(lifecycle, opts.summaryRegenerationClient);
     this.retention = new RetentionRunner(lifecycle, this.eraser);
+    this.reverter = new CompactionReverter({
+      repository: this.repository,
+      now: this.now,
+      locked: (sessionId, work) => (this.lock === null ? work() : this.lock.run(sessionId, work)),
+    });
+    this.forker = new SessionForker({
+      repository: this.repository,
+      now: this.now,
+      defaultTimeToLiveMs: this.defaultTimeToLiveMs,
+      logger: this.logger,
+    });
   }
 
   async create(request: CreateSessionRequest): Promise<Session> {
@@ -307,18 +361,42 @@ export class DefaultSessionService implements SessionService {
    * 5. run the strategy; if it archived something, commit with compactEvents(…, version);
    * 6. CAS lost → the window as read with nothing archived — never an exception, never a retry that would
    *    call a summariser again (with conflictPolicy 'rebase', the same result may be re-committed instead).
+   * With `options.knownWindow` the trigger is first asked about that window: when it does not fire, steps 1–3
+   * are skipped (a chat turn already holds the window: no round trip); when it fires, 1–6 run as above.
+   * With `options.range`, step 5 runs the strategy over the range only and puts its result in the range's
+   * place. A committed compaction is recorded (see `listCompactions`) when the repository keeps records.
    */
-  async compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult> {
+  async compact(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options: CompactOptions = {},
+  ): Promise<CompactionResult> {
     requireStorableText(sessionId, 'sessionId');
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
     const client = (s as { chatClient?: ChatClient }).chatClient;
-    return traceCompaction(sessionId, strategyName(strategy), (telemetry) => {
+    const known = options?.knownWindow;
+    if (known !== undefined) requireKnownWindow(known, sessionId);
+    const range = options?.range === undefined ? undefined : requireCompactionRange(options.range);
+    const name = strategyName(strategy);
+    const context: CompactionContext = { strategy: name, range };
+    return traceCompaction(sessionId, name, async (telemetry) => {
+      if (known !== undefined && !this.redactor.hasTainted(known.events)) {
+        const events = known.events;
+        const fired = await t.shouldCompact(CompactionRequest.of(known.session, events));
+        if (!fired) {
+          telemetry.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
+          telemetry.triggered(false);
+          this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
+          return CompactionResult.noop(events);
+        }
+      }
       const shouldCompact = t.shouldCompact.bind(t);
       const run = () =>
         this.compactionLock === null
-          ? this.compactUnlocked(sessionId, shouldCompact, s.compact.bind(s), telemetry, client)
-          : this.compactUnderLease(this.compactionLock, sessionId, shouldCompact, s.compact.bind(s), telemetry, client);
+          ? this.compactUnlocked(sessionId, shouldCompact, s.compact.bind(s), telemetry, client, context)
+          : this.compactUnderLease(this.compactionLock, sessionId, shouldCompact, s.compact.bind(s), context, telemetry, client);
       return (this.lock === null ? run() : this.lock.run(sessionId, run)).catch(async (error: unknown) => {
         throw await this.eraser.explain(error, sessionId);
       });
@@ -342,6 +420,7 @@ export class DefaultSessionService implements SessionService {
     sessionId: string,
     shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
     compact: (r: CompactionRequest) => Promise<CompactionResult>,
+    context: CompactionContext,
     telemetry?: CompactionTelemetry,
     chatClient?: ChatClient,
   ): Promise<CompactionResult> {
@@ -356,7 +435,7 @@ export class DefaultSessionService implements SessionService {
       settings,
       sessionId,
       this.logger,
-      (held) => this.compactUnlocked(sessionId, shouldCompact, compact, telemetry, chatClient, held),
+      (held) => this.compactUnlocked(sessionId, shouldCompact, compact, telemetry, chatClient, context, held),
       async () => {
         this.logger.debug('compaction lease held by another holder; skipped', { sessionId });
         telemetry?.nothingToArchive('lock-held');
@@ -389,20 +468,67 @@ export class DefaultSessionService implements SessionService {
         modelCalled: false,
       };
     }
+    // With a range, the strategy previews the range only and its result takes the range's place.
+    const scope = options.range === undefined ? null : resolveCompactionRange(request.events, options.range, this.now());
+    if (options.range !== undefined && scope === null) {
+      return {
+        ...base,
+        triggered: true,
+        result: CompactionResult.noop(request.events),
+        tokensAfter: tokensBefore,
+        eventsAfter: request.events.length,
+        modelCalled: false,
+      };
+    }
+    const scoped = scope === null ? request : request.withEvents(request.events.slice(scope.start, scope.end));
     const preview: Omit<StrategyPreview, 'modelCalled'> & { modelCalled: boolean | undefined } =
       s.preview !== undefined && options.callModel !== true
-        ? await s.preview(request)
-        : { result: await s.compact(request), modelCalled: s.preview !== undefined ? true : undefined };
+        ? await s.preview(scoped)
+        : { result: await s.compact(scoped), modelCalled: s.preview !== undefined ? true : undefined };
+    const result = scope === null ? preview.result : placeInWindow(request.events, scope, preview.result);
     return {
       ...base,
       triggered: true,
-      result: preview.result,
-      tokensAfter: estimateEventsTokens(preview.result.compactedEvents, this.estimator),
-      eventsAfter: preview.result.compactedEvents.length,
+      result,
+      tokensAfter: estimateEventsTokens(result.compactedEvents, this.estimator),
+      eventsAfter: result.compactedEvents.length,
       modelCalled: preview.modelCalled,
       ...(preview.summarizedEvents !== undefined ? { summarizedEvents: preview.summarizedEvents } : {}),
       ...(preview.stages !== undefined ? { stages: preview.stages } : {}),
     };
+  }
+
+  /** The session's committed compactions, newest first (reverted ones included, with `revertedAt`). */
+  async listCompactions(sessionId: string, options: CompactionAccessOptions = {}): Promise<CompactionRecord[]> {
+    return this.reverter.list(sessionId, options ?? {});
+  }
+
+  /**
+   * Restores the active window as it was before compaction `compactionId`: the events it archived are active
+   * again in their places, the summaries it added are removed and the summaries it superseded restored;
+   * events appended since stay after the restored window, in their order. CAS-protected (retried while only
+   * appends interfere; never half-applied). Only the latest compaction that stands can be reverted
+   * (IllegalStateError naming the later one otherwise); its record is kept, marked reverted.
+   */
+  async revertCompaction(sessionId: string, compactionId: string, options: CompactionAccessOptions = {}): Promise<RevertResult> {
+    const result = await this.reverter.revert(sessionId, compactionId, options ?? {}).catch(async (error: unknown) => {
+      throw await this.eraser.explain(error, sessionId);
+    });
+    this.emit('compactionReverted', { sessionId, compactionId, restoredEventIds: result.restoredEventIds });
+    if (!this.redactor.hasTainted(result.events)) return result;
+    // A restored summary written from since-redacted content is rewritten before any model can read it.
+    await this.reclaiming(this.redactor.regenerate(sessionId, undefined));
+    const events = await this.repository.findEvents(sessionId, EventFilter.active());
+    return { ...result, events, version: await this.repository.getEventVersion(sessionId) };
+  }
+
+  /**
+   * A new session (same owner, new id) holding a copy of the log up to and including `atEventId` (default:
+   * all of it): archived flags, summaries, pins and event metadata as they are; the session metadata plus
+   * `forkedFrom` (see ForkOrigin). Compaction records are not copied. The source is not changed.
+   */
+  async forkSession(sessionId: string, options: ForkSessionOptions = {}): Promise<Session> {
+    return this.forker.fork(sessionId, options ?? {});
   }
 
   /** Proves the coverage ledger over the whole log (see compaction/coverage.ts). */
@@ -425,6 +551,7 @@ export class DefaultSessionService implements SessionService {
     compact: (r: CompactionRequest) => Promise<CompactionResult>,
     telemetry?: CompactionTelemetry,
     chatClient?: ChatClient,
+    context: CompactionContext = { strategy: 'function', range: undefined },
     leaseHeld: () => boolean = () => true,
   ): Promise<CompactionResult> {
     let window = await this.readWindow(sessionId);
@@ -435,6 +562,8 @@ export class DefaultSessionService implements SessionService {
     }
     const { version, request: read } = window;
     const events = read.events;
+    // Resolved before the trigger runs, so that a bad range is an error whatever the trigger says.
+    const scope = context.range === undefined ? null : resolveCompactionRange(events, context.range, this.now());
     telemetry?.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
     const fired = await shouldCompact(read);
     telemetry?.triggered(fired);
@@ -449,13 +578,29 @@ export class DefaultSessionService implements SessionService {
       this.emit('compactionSkipped', { sessionId, reason: 'vetoed' });
       return CompactionResult.noop(events);
     }
+    if (context.range !== undefined && scope === null) {
+      telemetry?.nothingToArchive('empty-range');
+      this.emit('compactionSkipped', { sessionId, reason: 'empty-range' });
+      return CompactionResult.noop(events);
+    }
+    const inScope = scope === null ? events : events.slice(scope.start, scope.end);
     const request =
-      before.instructions.length === 0
+      before.instructions.length === 0 && scope === null
         ? read
-        : CompactionRequest.of(read.session, events, { originals: read.originals.values(), instructions: before.instructions });
+        : CompactionRequest.of(read.session, inScope, { originals: read.originals.values(), instructions: before.instructions });
+    const recordRange: CompactionRecordRange | null =
+      scope === null ? null : { fromEventId: events[scope.start]!.id, toEventId: events[scope.end - 1]!.id };
+    const commit = (
+      windowBefore: readonly SessionEvent[],
+      archived: readonly SessionEvent[],
+      retained: readonly SessionEvent[],
+      v: number,
+    ) => this.commitCompaction(sessionId, windowBefore, archived, retained, v, context.strategy, recordRange);
     this.emit('compactionStarted', { sessionId });
     try {
-      const result = await compact(request);
+      const proposed = await compact(request);
+      // The strategy's window takes the range's place; what lies outside the range is kept as it is.
+      const result = scope === null ? proposed : placeInWindow(events, scope, proposed);
       if (result.archivedEvents.length === 0) {
         telemetry?.nothingToArchive(result.skipReason ?? 'nothing-to-archive');
         this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });
@@ -479,17 +624,19 @@ export class DefaultSessionService implements SessionService {
         this.emit('compactionSkipped', { sessionId, reason: 'lock-lost' });
         return CompactionResult.noop(events, 'lock-lost').withUsage(result.usage);
       }
-      if (await this.repository.compactEvents(sessionId, result.archivedEvents, result.compactedEvents, version)) {
+      const committed = await commit(events, result.archivedEvents, result.compactedEvents, version);
+      if (committed !== false) {
         telemetry?.committed(this.committedFigures(result), false);
-        this.emit('compactionCompleted', { sessionId, result, rebased: false });
+        this.emit('compactionCompleted', { sessionId, result, rebased: false, ...committed });
         await this.afterCommit(sessionId, events, result);
         return result;
       }
       telemetry?.casConflict();
-      const rebased = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result) : null;
-      if (rebased !== null) {
+      const rebase = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result, commit) : null;
+      if (rebase !== null) {
+        const { result: rebased, compactionId } = rebase;
         telemetry?.committed(this.committedFigures(rebased), true);
-        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true });
+        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true, ...compactionId });
         await this.afterCommit(sessionId, events, rebased);
         return rebased;
       }
@@ -538,19 +685,56 @@ export class DefaultSessionService implements SessionService {
     sessionId: string,
     read: readonly SessionEvent[],
     result: CompactionResult,
-  ): Promise<CompactionResult | null> {
+    commit: CommitCompaction,
+  ): Promise<{ result: CompactionResult; compactionId: { compactionId?: string } } | null> {
     for (let attempt = 0; attempt < this.maxRebaseAttempts; attempt++) {
       const version = await this.repository.getEventVersion(sessionId);
       const current = await this.repository.findEvents(sessionId, EventFilter.active());
       if (current.length < read.length || read.some((e, i) => current[i]!.id !== e.id)) return null;
       const appended = current.slice(read.length);
       const retained = [...result.compactedEvents, ...appended];
-      if (await this.repository.compactEvents(sessionId, result.archivedEvents, retained, version)) {
+      const committed = await commit(current, result.archivedEvents, retained, version);
+      if (committed !== false) {
         this.logger.debug('compaction rebased over concurrent appends', { sessionId, appended: appended.length, attempt });
-        return new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage);
+        return {
+          result: new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage),
+          compactionId: committed,
+        };
       }
     }
     return null;
+  }
+
+  /**
+   * compactEvents, recorded as a compaction unit in the same atomic step when the repository keeps records.
+   * false: the CAS was lost (nothing written, nothing recorded).
+   */
+  private async commitCompaction(
+    sessionId: string,
+    windowBefore: readonly SessionEvent[],
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    version: number,
+    strategy: string,
+    range: CompactionRecordRange | null,
+  ): Promise<false | { compactionId?: string }> {
+    // Only a repository that can list records stores them: another one is called as before, without one.
+    if (this.repository.listCompactions === undefined) {
+      return (await this.repository.compactEvents(sessionId, archived, retained, version)) ? {} : false;
+    }
+    const record = buildCompactionRecord({
+      id: randomUUID(),
+      sessionId,
+      createdAt: this.now(),
+      strategy,
+      versionBefore: version,
+      windowBefore,
+      archived,
+      retained,
+      range,
+    });
+    const committed = await this.repository.compactEvents(sessionId, archived, retained, version, record);
+    return committed ? { compactionId: record.id } : false;
   }
 
   private committedFigures(result: CompactionResult) {

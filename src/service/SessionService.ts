@@ -18,6 +18,10 @@ import type {
   RetentionReport,
 } from './lifecycle/reports.js';
 import type { SessionServiceEvents } from './SessionServiceEvents.js';
+import type { CompactionRange } from '../compaction/CompactionRange.js';
+import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import type { CompactionAccessOptions, RevertResult } from './CompactionReverter.js';
+import type { ForkSessionOptions } from './SessionForker.js';
 
 export interface AppendMessageOptions {
   branch?: string | null;
@@ -28,9 +32,33 @@ export interface AppendMessageOptions {
   pinned?: boolean;
 }
 
+/** A window the caller already holds, so that a compaction whose trigger does not fire reads nothing. */
+export interface KnownWindow {
+  /** The session as just read or written (its metadata, e.g. the token calibration, is what the trigger sees). */
+  session: Session;
+  /** The whole active window (EventFilter.active(), unfiltered), in log order. */
+  events: readonly SessionEvent[];
+}
+
+export interface CompactOptions {
+  /**
+   * Compact only this part of the active window: the strategy sees only the range's events (widened to turn
+   * or tool-pair boundaries) and the rest of the window stays as it is. The trigger still sees the whole window.
+   */
+  range?: CompactionRange;
+  /**
+   * The trigger is first asked about this window; when it does not fire, compact returns the no-op without
+   * a storage round trip. When it fires, the protocol runs from its first read (the trigger is asked again
+   * about the stored window), so a stale window never reaches a strategy or a commit.
+   */
+  knownWindow?: KnownWindow;
+}
+
 export interface PreviewOptions {
   /** Let summarising strategies call their model (default false: report the range they would summarise). */
   callModel?: boolean;
+  /** Preview a compaction limited to this range, as `compact(…, { range })` would run it. */
+  range?: CompactionRange;
 }
 
 export interface CompactionPreview {
@@ -89,8 +117,29 @@ export interface SessionService {
   pinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
   /** Clears a pin set at append time or by `pinEvent`. */
   unpinEvent?(sessionId: string, eventId: string): Promise<SessionEvent>;
-  /** The only compaction entry point; see DefaultSessionService for the protocol. */
-  compact(sessionId: string, trigger: CompactionTriggerLike, strategy: CompactionStrategyLike): Promise<CompactionResult>;
+  /**
+   * The only compaction entry point; see DefaultSessionService for the protocol. `options.range` limits what the
+   * strategy sees; `options.knownWindow` spares the reads when the trigger does not fire (a service may ignore
+   * it and read).
+   */
+  compact(
+    sessionId: string,
+    trigger: CompactionTriggerLike,
+    strategy: CompactionStrategyLike,
+    options?: CompactOptions,
+  ): Promise<CompactionResult>;
+  /**
+   * The session's committed compactions, newest first (reverted ones included, marked). Optional for custom
+   * services; needs a repository with compaction records.
+   */
+  listCompactions?(sessionId: string, options?: CompactionAccessOptions): Promise<CompactionRecord[]>;
+  /**
+   * Restores the active window as it was before compaction `compactionId` (CAS-protected; events appended
+   * since stay after it). Only the latest compaction that stands can be reverted.
+   */
+  revertCompaction?(sessionId: string, compactionId: string, options?: CompactionAccessOptions): Promise<RevertResult>;
+  /** Copies the log (up to `atEventId`) into a new session of the same owner; the source is untouched. */
+  forkSession?(sessionId: string, options?: ForkSessionOptions): Promise<Session>;
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
   previewCompaction(
     sessionId: string,

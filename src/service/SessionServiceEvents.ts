@@ -9,13 +9,17 @@ export type CompactionSkipReason =
   | 'summarization-failed'
   | 'pinned-event'
   | 'vetoed'
+  | 'empty-range'
   | 'lock-held'
   | 'lock-lost';
 
 export interface SessionServiceEventMap {
   /** The trigger fired and the strategy is about to run (before any summariser call). */
   compactionStarted: { sessionId: string };
-  compactionCompleted: { sessionId: string; result: CompactionResult; rebased: boolean };
+  /** `compactionId`: the record of the compaction, when the repository keeps compaction records. */
+  compactionCompleted: { sessionId: string; result: CompactionResult; rebased: boolean; compactionId?: string };
+  /** A compaction was reverted: the active window changed (derived indexes must follow). */
+  compactionReverted: { sessionId: string; compactionId: string; restoredEventIds: readonly string[] };
   compactionSkipped: { sessionId: string; reason: CompactionSkipReason };
   /** The strategy or the repository threw; the error is re-thrown to the caller too. */
   compactionFailed: { sessionId: string; error: unknown };

@@ -22,7 +22,7 @@ const counters = new Map<TiktokenEncodingName, BpeTokenCounter>();
 function counterFor(encoding: TiktokenEncodingName): BpeTokenCounter {
   let counter = counters.get(encoding);
   if (counter === undefined) {
-    // Loaded synchronously on first use so that estimate() can stay synchronous (API.md §5).
+    // Loaded synchronously on first use so that estimate() can stay synchronous (TokenCountEstimator.estimate is synchronous).
     const ranks = require(`js-tiktoken/ranks/${encoding}`) as TiktokenBPE | { default: TiktokenBPE };
     const bpe = 'default' in ranks ? ranks.default : ranks;
     counter = new BpeTokenCounter(new Tiktoken(bpe), bpe.pat_str);

@@ -3,7 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quickConfig } from '../../src/bench/BenchConfig.js';
+import type { StrategyContender } from '../../src/bench/registry/ContenderRegistry.js';
 import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
+import { InvalidArgumentError } from '../../src/errors.js';
+import { expectRejects } from '../support/fixtures.js';
 import { writeReport } from '../../src/bench/report/writeReport.js';
 import { recallBase } from '../../src/bench/report/renderRecall.js';
 import { runBench } from '../../src/bench/runBench.js';
@@ -13,6 +16,8 @@ import { defaultTokenCountEstimator } from '../../src/tokens/TiktokenTokenCountE
 const SAMPLE = new URL('../../data/recorded-sample.json', import.meta.url).pathname;
 
 describe('bench: recall contenders', function () {
+  // Replays with a BM25 index per run: tens of seconds on a shared machine.
+  this.timeout(120_000);
   let out: string;
   before(() => {
     out = mkdtempSync(join(tmpdir(), 'bench-recall-'));
@@ -62,5 +67,80 @@ describe('bench: recall contenders', function () {
     const markdown = readFileSync(join(out, 'results.md'), 'utf8');
     expect(markdown).to.include('## Recall: the archive feeds the prompt');
     expect(markdown).to.include('| 2,000 | `token-count` + BM25 |');
+  });
+
+  it("a recall contender's recall.maxRatio caps the block and sets its room aside from the strategy's budget", async function () {
+    const registry = await createDefaultContenderRegistry();
+    const base = registry.get('token-count-recall') as StrategyContender;
+    const seen: { budget: number; options: Record<string, unknown> }[] = [];
+    registry.register({
+      ...base,
+      name: 'spy-recall',
+      create: (context, options) => {
+        seen.push({ budget: context.budgetTokens, options: { ...options } });
+        return base.create(context, options);
+      },
+    });
+    const config = {
+      ...quickConfig([SAMPLE], out),
+      budgets: [2000],
+      maxSessionsPerDataset: 1,
+      contenders: [
+        {
+          name: 'spy-recall',
+          label: 'capped',
+          options: { recall: { maxRatio: 0.4, placement: 'after-system' }, targetRatio: 0.5 },
+        },
+        { name: 'spy-recall', label: 'uncapped' },
+      ],
+      scaling: null,
+      pricing: [],
+    };
+    const result = await runBench(config, {
+      registry,
+      estimator: defaultTokenCountEstimator(),
+      logger: createDefaultLogger({ silent: true }),
+    });
+    // 0.4 x 2,000 set aside: the strategy compacts within 1,200; its own options arrive without `recall`.
+    expect(
+      seen.filter((s) => s.options.targetRatio === 0.5).every((s) => s.budget === 1200 && !('recall' in s.options)),
+    ).to.equal(true);
+    expect(seen.filter((s) => s.options.targetRatio === undefined).every((s) => s.budget === 2000)).to.equal(true);
+    expect(result.summaries.find((s) => s.contender === 'capped')!.maxTokensSent).to.be.at.most(2000);
+  });
+
+  it('refuses a recall option on a contender without recall, and unknown or out-of-range recall settings', async function () {
+    const registry = await createDefaultContenderRegistry();
+    const run = (contender: { name: string; options: Record<string, unknown> }) =>
+      runBench(
+        {
+          ...quickConfig([SAMPLE], out),
+          budgets: [2000],
+          maxSessionsPerDataset: 1,
+          contenders: [contender],
+          scaling: null,
+          pricing: [],
+        },
+        {
+          registry,
+          estimator: defaultTokenCountEstimator(),
+          logger: createDefaultLogger({ silent: true }),
+        },
+      );
+    await expectRejects(
+      run({ name: 'token-count', options: { recall: { maxRatio: 0.4 } } }),
+      InvalidArgumentError,
+      'needs a recall contender',
+    );
+    await expectRejects(
+      run({ name: 'token-count-recall', options: { recall: { maxRatio: 1.5 } } }),
+      InvalidArgumentError,
+      'recall.maxRatio',
+    );
+    await expectRejects(
+      run({ name: 'token-count-recall', options: { recall: { ratio: 0.4 } } }),
+      InvalidArgumentError,
+      'unknown recall option ratio',
+    );
   });
 });

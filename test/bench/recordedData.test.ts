@@ -5,17 +5,16 @@ import { orphanedToolResults } from '../../src/bench/metrics/orphanedToolResults
 import type { RecordedDataset } from '../../src/bench/recorded/RecordedSession.js';
 import { toMessage } from '../../src/bench/recorded/toMessage.js';
 import { skipWithReason } from '../support/services.js';
+import { RECORDED_DIR, recordedDataHint } from '../support/recorded.js';
 
-const DATA = process.env.RECORDED_DATA ?? '../shared/data/recorded';
-
-/** The counts SOURCES.md states for each source: the loaders must reproduce them exactly. */
-describe('bench: loaders on the full recordings (../shared/data/recorded)', function () {
+/** The counts the recordings' own documentation states for each source: the loaders must reproduce them exactly. */
+describe('bench: loaders on the full recordings (RECORDED_DIR)', function () {
   let datasets: Map<string, RecordedDataset>;
 
   before(function () {
-    if (!existsSync(DATA))
-      return skipWithReason(this, `recorded data not found at ${DATA} (set RECORDED_DATA to run the loader checks)`);
-    datasets = new Map(loadRecordedData(DATA).map((d) => [d.name, d]));
+    if (RECORDED_DIR === undefined || !existsSync(RECORDED_DIR))
+      return skipWithReason(this, `recorded data not found (${recordedDataHint})`);
+    datasets = new Map(loadRecordedData(RECORDED_DIR).map((d) => [d.name, d]));
   });
 
   const count = (d: RecordedDataset, f: (s: RecordedDataset['sessions'][number]) => number) =>

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { CompactionRequest, CompactionResult, InvalidArgumentError, Session, type SessionLike } from '../../src/index.js';
+import { CompactionRequest, CompactionResult, InvalidArgumentError, Session } from '../../src/index.js';
+import type { SessionLike } from '../../src/spi.js';
 import { A, SA, SU, U, compactionRequest, expectThrows, fixtureSession } from '../support/fixtures.js';
 
-describe('CompactionRequest (behaviour reference §11 A)', function () {
+describe('CompactionRequest', function () {
   it('1: an empty window has zero turns', function () {
     expect(compactionRequest([]).currentTurnCount).to.equal(0);
   });

@@ -19,7 +19,7 @@ import { eventSequenceArb, propertyParams } from '../support/arbitraries.js';
 import { skipWithReason } from '../support/services.js';
 import { call, long, result, toolPairsIntact } from '../support/beyondEvents.js';
 import { ScriptedChatClient, silentLogger } from '../summarization/support.js';
-import { hasMiniSwe, miniSweSessions, toEvents } from '../support/recorded.js';
+import { hasMiniSwe, miniSweSessions, recordedDataHint, toEvents } from '../support/recorded.js';
 
 const est = new CharEstimator();
 const ids = (events: readonly SessionEvent[]) => events.map((e) => e.id);
@@ -167,8 +167,7 @@ describe("cutWithinTurn: 'agent-safe' (the default)", function () {
 
   describe('on the mini-swe-agent recordings', function () {
     before(function () {
-      if (!hasMiniSwe())
-        skipWithReason(this, 'mini-swe-agent recordings not found (../shared/data/recorded/mini-swe-agent-deepseek)');
+      if (!hasMiniSwe()) skipWithReason(this, `mini-swe-agent recordings not found (${recordedDataHint})`);
     });
 
     it('SlidingWindow and TokenCount keep the task, the latest step and every tool result with its call', async function () {

@@ -12,7 +12,7 @@ import { stepStarts, toolPairSafeCut } from '../../src/compaction/cutWithinTurn.
 import { A, CharEstimator, SYS, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
 import { skipWithReason } from '../support/services.js';
 import { call, long, result, toolPairsIntact } from '../support/beyondEvents.js';
-import { hasMiniSwe, miniSweSessions, toEvents } from '../support/recorded.js';
+import { hasMiniSwe, miniSweSessions, recordedDataHint, toEvents } from '../support/recorded.js';
 
 const est = new CharEstimator();
 
@@ -135,8 +135,7 @@ describe("cutWithinTurn: 'tool-pair-safe'", function () {
 
   describe('on the mini-swe-agent recordings', function () {
     before(function () {
-      if (!hasMiniSwe())
-        skipWithReason(this, 'mini-swe-agent recordings not found (../shared/data/recorded/mini-swe-agent-deepseek)');
+      if (!hasMiniSwe()) skipWithReason(this, `mini-swe-agent recordings not found (${recordedDataHint})`);
     });
 
     it('SlidingWindow and TokenCount keep every tool result with its call and the last step intact', async function () {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { snapToTurnStart } from '../../src/index.js';
 import { A, SU, TC, TR, U } from '../support/fixtures.js';
 
-describe('snapToTurnStart (behaviour reference §11 E)', function () {
+describe('snapToTurnStart', function () {
   it('23: [u1, a1, u2, a2] — a cut on a turn start stays, a cut inside a turn moves to the next one or the end', function () {
     const real = [U('u1'), A('a1'), U('u2'), A('a2')];
     expect([0, 2, 1, 3].map((c) => snapToTurnStart(real, c))).to.deep.equal([0, 2, 2, 4]);

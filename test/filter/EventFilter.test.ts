@@ -14,7 +14,7 @@ import { A, SA, SU, U, expectThrows, texts } from '../support/fixtures.js';
 const visible = (filterBranch: string, eventBranch: string | null) =>
   EventFilter.forBranch(filterBranch).matches(U('x', eventBranch));
 
-describe('EventFilter semantics (behaviour reference §11 M)', function () {
+describe('EventFilter semantics', function () {
   describe('124: branch visibility', function () {
     it('124: filter "orch.researcher" sees root, itself and its ancestor; not a sibling or a child', function () {
       expect(visible('orch.researcher', null)).to.equal(true);

@@ -6,7 +6,7 @@ const user = Messages.user('hello');
 const assistant = Messages.assistant('answer');
 const system = Messages.system('rules');
 
-describe('MessageFilter (behaviour reference §11 N)', function () {
+describe('MessageFilter', function () {
   it('133: all() accepts user, assistant, system and an empty assistant message', function () {
     const f = MessageFilter.all();
     for (const m of [user, assistant, system, Messages.assistant('')]) expect(f.shouldPersist(m)).to.equal(true);

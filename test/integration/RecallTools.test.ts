@@ -23,7 +23,7 @@ interface Row {
 const parse = (out: string): Row[] => (out === NO_RESULTS ? [] : (JSON.parse(out) as Row[]));
 const texts = (out: string) => parse(out).map((r) => r.text);
 
-describe('Recall tools (behaviour reference §9)', function () {
+describe('Recall tools', function () {
   let service: DefaultSessionService;
   let clock: number;
   beforeEach(function () {

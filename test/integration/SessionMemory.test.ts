@@ -23,7 +23,7 @@ import {
 import { expectRejects, expectThrows } from '../support/fixtures.js';
 import { contents, echoReplies, harness, roles, type Harness } from './support/harness.js';
 
-describe('SessionMemory (behaviour reference §8, adapted to the openai client)', function () {
+describe('SessionMemory (the Java advisor, adapted to the openai client)', function () {
   let h: Harness;
 
   beforeEach(async function () {

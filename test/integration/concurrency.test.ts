@@ -7,8 +7,8 @@ import {
   SessionMemory,
   TurnCountTrigger,
   type ChatClient,
-  type ChatRequest,
 } from '../../src/index.js';
+import type { ChatRequest } from '../../src/spi.js';
 import { CHAT_MODEL, harness, silent, type Harness } from './support/harness.js';
 
 /** Wraps the real summariser and records how many of its calls overlap. */

@@ -74,7 +74,9 @@ describe('RepositoryRetriever', function () {
     });
     after(async function () {
       if (pool !== undefined) {
-        await pool.query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`);
+        await pool.query(
+          `DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`,
+        );
         await pool.end();
       }
     });

@@ -11,7 +11,7 @@ import { expectRejects, texts } from '../support/fixtures.js';
 
 const SID = 'repo-session';
 
-describe('InMemorySessionRepository (behaviour reference §11 K)', function () {
+describe('InMemorySessionRepository', function () {
   let repo: InMemorySessionRepository;
 
   beforeEach(async function () {

@@ -1,5 +1,5 @@
 /**
- * The SessionRepository contract (API.md §3, behaviour reference §4, scenarios K and M.125) as one
+ * The SessionRepository contract (docs/repository-spi.md) as one
  * reusable suite. Every backend runs it: `repositoryContract('SQLite', async () => new SqliteSessionRepository(...))`.
  * The factory is called once per test and must return an empty repository (or one using a fresh prefix).
  */

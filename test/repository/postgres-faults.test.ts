@@ -37,7 +37,7 @@ async function closedPort(): Promise<number> {
 }
 
 async function dropTables(pool: pg.Pool, prefix: string): Promise<void> {
-  await pool.query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations`);
+  await pool.query(`DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations`);
 }
 
 describe('PostgresSessionRepository under connection faults', function () {

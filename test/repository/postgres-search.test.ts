@@ -37,7 +37,7 @@ describe('PostgresSessionRepository full-text search', function () {
   after(async function () {
     if (pool === undefined) return;
     for (const p of prefixes)
-      await pool.query(`DROP TABLE IF EXISTS ${p}_events, ${p}_sessions, ${p}_migrations, ${p}_tombstones`);
+      await pool.query(`DROP TABLE IF EXISTS ${p}_compactions, ${p}_events, ${p}_sessions, ${p}_migrations, ${p}_tombstones`);
     await pool.end();
   });
 

@@ -188,10 +188,22 @@ describe('RedisSessionRepository under connection faults', function () {
     const events = ['a', 'b', 'c'].map((t) => SessionEvent.create({ sessionId: id, message: Messages.user(t) }));
     for (const e of events) await repo.appendEvent(e);
     const base = `${prefix}:{${id}}`;
-    const keys = ['session', 'events', 'active', 'archived', 'pending'].map((k) => `${base}:${k}`);
+    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions'].map((k) => `${base}:${k}`);
     const value = (e: SessionEvent, archived: boolean) =>
       (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
-    const args = ['3', '0', 1, 'token-1', events[0]!.id, value(events[0]!, true), events[1]!.id, value(events[1]!, false)];
+    // No record field to write ('', ''), none required ('').
+    const noRecord = ['', '', ''];
+    const args = [
+      '3',
+      '0',
+      1,
+      'token-1',
+      ...noRecord,
+      events[0]!.id,
+      value(events[0]!, true),
+      events[1]!.id,
+      value(events[1]!, false),
+    ];
     const script = new RedisScript(COMPACT_SCRIPT);
     expect(await script.run(admin, keys, args)).to.equal(1);
     expect(await script.run(admin, keys, args)).to.equal(1);

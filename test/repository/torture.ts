@@ -7,7 +7,7 @@
  *   expect(stats.violations).to.deep.equal([]);
  */
 import { expect } from 'chai';
-import { CharacterTokenCountEstimator, isTurnStart } from '../../src/spi.js';
+import { CharacterTokenCountEstimator, isTurnStart, type SessionLike } from '../../src/spi.js';
 import {
   DefaultSessionService,
   EventFilter,
@@ -16,7 +16,6 @@ import {
   SessionEvent,
   SlidingWindowCompactionStrategy,
   type CompactionResult,
-  type SessionLike,
   type SessionRepository,
   type SessionService,
 } from '../../src/index.js';

@@ -31,7 +31,7 @@ function barrier(parties: number): () => Promise<void> {
   };
 }
 
-describe('DefaultSessionService over InMemorySessionRepository (behaviour reference §11 J)', function () {
+describe('DefaultSessionService over InMemorySessionRepository', function () {
   let repo: InMemorySessionRepository;
   let service: DefaultSessionService;
 

@@ -1,12 +1,6 @@
 import { expect } from 'chai';
-import {
-  DefaultSessionService,
-  InMemorySessionRepository,
-  Messages,
-  SlidingWindowCompactionStrategy,
-  compactionStatsHooks,
-  compactionStatsOf,
-} from '../../src/index.js';
+import { DefaultSessionService, InMemorySessionRepository, Messages, SlidingWindowCompactionStrategy } from '../../src/index.js';
+import { compactionStatsHooks, compactionStatsOf } from '../../src/entries/telemetry.js';
 import { CharEstimator } from '../support/fixtures.js';
 import { silentLogger } from '../summarization/support.js';
 

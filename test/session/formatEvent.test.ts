@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Messages, formatEvent } from '../../src/index.js';
 import { A, SYS, TC, TR, U, event } from '../support/fixtures.js';
 
-describe('formatEvent (behaviour reference §7 CompactionUtils)', function () {
+describe('formatEvent', function () {
   it('renders role word and text: "User: hello" is 11 characters, "Assistant: world" 16', function () {
     expect(formatEvent(U('hello'))).to.equal('User: hello');
     expect(formatEvent(U('hello'))).to.have.length(11);

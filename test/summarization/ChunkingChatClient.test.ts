@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CharacterTokenCountEstimator, buildSummaryPrompt } from '../../src/spi.js';
+import { CharacterTokenCountEstimator, buildSummaryPrompt, type ChatRequest } from '../../src/spi.js';
 import {
   ChunkingChatClient,
   DefaultSessionService,
@@ -8,7 +8,6 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   type ChatClient,
-  type ChatRequest,
 } from '../../src/index.js';
 import { silentLogger } from './support.js';
 

@@ -1,4 +1,5 @@
-import type { ChatClient, ChatRequest } from '../../src/index.js';
+import type { ChatClient } from '../../src/index.js';
+import type { ChatRequest } from '../../src/spi.js';
 import { createDefaultLogger } from '../../src/index.js';
 
 /** A scripted summariser: answers in order (the last answer repeats), records every request. */

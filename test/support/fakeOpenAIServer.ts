@@ -342,6 +342,9 @@ export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {
       res.end(JSON.stringify({ error: { message: String(error), type: 'fake_server_failure' } }));
     });
   });
+  // Clients reuse kept-alive sockets: on a loaded machine a turn's first (cold) compaction can outlast Node's
+  // 5 s default, and the client's next request then meets a socket the server just closed (ECONNRESET).
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

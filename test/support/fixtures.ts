@@ -31,7 +31,7 @@ export const TR = (branch: string | null = null) =>
   event(Messages.tool([Messages.toolResponse('call-1', 'get_weather', '{"temp":"22C"}')]), { branch });
 export const msgs = (n: number, prefix = 'msg-') => Array.from({ length: n }, (_, i) => U(`${prefix}${i + 1}`));
 
-/** tokens = length of the formatted event: the CHAR estimator of the behaviour reference. */
+/** tokens = length of the formatted event: a character estimator, so that test arithmetic is exact. */
 export class CharEstimator implements TokenCountEstimator {
   readonly seen: string[] = [];
   readonly countsReasoning: boolean;

@@ -8,6 +8,8 @@ export function freshPostgresPrefix(): string {
 
 /** Drops every table and function the migrations create under `prefix` (the trigger goes with its table). */
 export async function dropPostgresTables(pool: pg.Pool, prefix: string): Promise<void> {
-  await pool.query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`);
+  await pool.query(
+    `DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`,
+  );
   await pool.query(`DROP FUNCTION IF EXISTS ${prefix}_refuse_tombstoned()`);
 }

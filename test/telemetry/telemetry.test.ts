@@ -2,7 +2,6 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { expect } from 'chai';
 import {
   AdditiveSummarizationCompactionStrategy,
-  configureTelemetry,
   DefaultSessionService,
   InMemorySessionRepository,
   Messages,
@@ -12,6 +11,7 @@ import {
   type ChatClient,
   type CompactionRequest,
 } from '../../src/index.js';
+import { configureTelemetry } from '../../src/entries/telemetry.js';
 import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
 import {

@@ -46,7 +46,7 @@ export function parseLocomoDate(text: string): string | undefined {
 }
 
 /**
- * Splits one LoCoMo evidence string into normalised dia ids (SOURCES.md §1): split on `;`, `,` or on
+ * Splits one LoCoMo evidence string into normalised dia ids: split on `;`, `,` or on
  * whitespace before a `D`, then repair `D:11:26` and `D30:05`. Unparseable parts are dropped.
  */
 export function normaliseLocomoEvidence(evidence: string): string[] {

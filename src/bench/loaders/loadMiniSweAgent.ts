@@ -44,7 +44,7 @@ function readResolvedFlags(evalRoot: string): Map<string, boolean> {
   return out;
 }
 
-/** SOURCES.md §3: the `exit` record becomes the tool result of the dangling submit call. */
+/** As the recording defines it: the `exit` record becomes the tool result of the dangling submit call. */
 export function convertMiniSweTrajectory(
   traj: Record<string, unknown>,
   run: string,

@@ -12,7 +12,7 @@ export type RecordedSourceName = 'locomo' | 'tau-bench' | 'mini-swe-agent';
 
 export const RECORDED_SOURCES: readonly RecordedSourceName[] = Object.freeze(['locomo', 'tau-bench', 'mini-swe-agent']);
 
-/** Where each source lives under a `../shared/data/recorded`-style directory (SOURCES.md). */
+/** Where each source lives in a recorded-data directory (docs/benchmarking.md, 'The recorded sources'). */
 const LAYOUT: Readonly<Record<RecordedSourceName, string>> = {
   locomo: 'locomo/locomo10.json',
   'tau-bench': 'tau-bench/gpt-4o-airline.json',
@@ -31,7 +31,7 @@ export function loadNeutralFile(path: string): RecordedDataset {
 }
 
 /**
- * A recorded-data directory laid out like SOURCES.md, or a single neutral-format file. Every loaded
+ * A recorded-data directory (locomo/, tau-bench/, mini-swe-agent-deepseek/), or a single neutral-format file. Every loaded
  * dataset passes the neutral validator, so a loader bug surfaces as a clear error, not a wrong figure.
  */
 export function loadRecordedData(path: string, options: LoadRecordedOptions = {}): RecordedDataset[] {

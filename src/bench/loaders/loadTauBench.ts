@@ -43,7 +43,7 @@ export function convertTrajectory(item: Record<string, unknown>, where: string):
 }
 
 /**
- * SOURCES.md §2: every string leaf (≥ 5 characters) of the ground-truth action arguments becomes a probe
+ * The τ-bench probes: every string leaf (≥ 5 characters) of the ground-truth action arguments becomes a probe
  * whose evidence is the user or tool events that state it verbatim; values nobody stated are skipped.
  */
 function deriveTauProbes(events: readonly RecordedEvent[], actions: readonly unknown[]): RecordedProbe[] {

@@ -89,6 +89,7 @@ export type Contender = StrategyContender | PeerContender;
 export class ContenderRegistry {
   private readonly contenders = new Map<string, Contender>();
   private readonly unavailable = new Map<string, string>();
+  private readonly installHints = new Map<string, string>();
 
   register(contender: Contender): this {
     if (!/^[a-z0-9][a-z0-9-]*$/.test(contender.name)) {
@@ -100,10 +101,19 @@ export class ContenderRegistry {
     return this;
   }
 
-  /** Records a known contender that cannot run here (e.g. its peer library is not installed). */
-  markUnavailable(name: string, reason: string): this {
+  /**
+   * Records a known contender that cannot run here (e.g. its peer library is not installed), with the command
+   * that would make it available when there is one.
+   */
+  markUnavailable(name: string, reason: string, install?: string): this {
     this.unavailable.set(name, reason);
+    if (install !== undefined) this.installHints.set(name, install);
     return this;
+  }
+
+  /** The command that makes an unavailable contender available, or null. */
+  installHint(name: string): string | null {
+    return this.installHints.get(name) ?? null;
   }
 
   /** Why a known contender cannot run here, or null when it can (or is unknown). */

@@ -315,7 +315,11 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
       create: (context) => new LangChainTrimPeer(context),
     });
   } catch (error) {
-    registry.markUnavailable('langchain-trim', `@langchain/core is not installed (${(error as Error).message.split('\n')[0]})`);
+    registry.markUnavailable(
+      'langchain-trim',
+      `@langchain/core is not installed (${(error as Error).message.split('\n')[0]})`,
+      'npm install @langchain/core',
+    );
   }
   try {
     const { AiSdkPrunePeer } = await import('../peers/AiSdkPrunePeer.js');
@@ -328,7 +332,11 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
       create: (context) => new AiSdkPrunePeer(context),
     });
   } catch (error) {
-    registry.markUnavailable('ai-sdk-prune', `the 'ai' package is not installed (${(error as Error).message.split('\n')[0]})`);
+    registry.markUnavailable(
+      'ai-sdk-prune',
+      `the 'ai' package is not installed (${(error as Error).message.split('\n')[0]})`,
+      'npm install ai',
+    );
   }
   // LibreChat's pruning (@librechat/agents) needs Node >= 24 and is not installed (this project targets
   // Node 20): it would register here as a 'peer' once it can run.

@@ -2,7 +2,8 @@ import { DefaultSessionService } from '../../service/DefaultSessionService.js';
 import { Messages, type Message } from '../../session/Message.js';
 import { formatMessage } from '../../session/formatEvent.js';
 import { Bm25Retriever } from '../../recall/Bm25Retriever.js';
-import { ContextAssembler } from '../../recall/ContextAssembler.js';
+import { ContextAssembler, type RecallSettings } from '../../recall/ContextAssembler.js';
+import { InvalidArgumentError } from '../../errors.js';
 import { EmbeddingRetriever } from '../../recall/EmbeddingRetriever.js';
 import { HybridRetriever } from '../../recall/HybridRetriever.js';
 import type { Retriever } from '../../recall/Retriever.js';
@@ -64,18 +65,60 @@ async function askProbesWithRecall(
   assembler: ContextAssembler,
   context: ReplayContext,
   metrics: RunMetrics,
+  settings: RecallSettings,
 ): Promise<void> {
   for (const probe of session.probesAt.get(k) ?? []) {
     const questionTokens = context.estimator.estimate(formatMessage(Messages.user(probe.question)));
     const assembled = await assembler.assemble({
       sessionId: session.replayId,
       maxTokens: context.budgetTokens,
+      recall: settings,
       reserveTokens: Math.min(questionTokens, context.budgetTokens - 1),
       query: probe.question,
     });
     metrics.probeTokens.push(assembled.tokens.total + questionTokens);
     askProbes(session, k, assembled.messages, metrics, [probe]);
   }
+}
+
+/**
+ * A recall contender's `recall` option: `maxRatio` caps the block at that share of the budget and sets that
+ * room aside — the strategy compacts within the rest — so the assembler never trims the window's oldest
+ * messages to make room (a trim shifts the prompt's prefix on every call, and the provider's cache misses);
+ * `share` and `placement` are RecallSettings'. The other options go to the strategy.
+ */
+function recallOptions(
+  contender: StrategyContender,
+  options: ContenderOptions,
+  budgetTokens: number,
+): { settings: RecallSettings; rest: ContenderOptions } {
+  const { recall, ...rest } = options;
+  if (recall === undefined) return { settings: {}, rest };
+  if (contender.recall === undefined)
+    throw new InvalidArgumentError(`${contender.name}: the recall option needs a recall contender`);
+  if (recall === null || typeof recall !== 'object' || Array.isArray(recall)) {
+    throw new InvalidArgumentError(`${contender.name}: recall must be an object {maxRatio?, share?, placement?}`);
+  }
+  const { maxRatio, share, placement, ...unknown } = recall as Record<string, unknown>;
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) throw new InvalidArgumentError(`${contender.name}: unknown recall option ${extra[0]}`);
+  const ratio = (key: string, v: unknown): number | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !(v > 0 && v <= 1))
+      throw new InvalidArgumentError(`${contender.name}: recall.${key} must be in (0, 1]`);
+    return v;
+  };
+  const max = ratio('maxRatio', maxRatio);
+  const s = ratio('share', share);
+  if (placement !== undefined && placement !== 'before-last-user' && placement !== 'after-system') {
+    throw new InvalidArgumentError(`${contender.name}: recall.placement must be 'before-last-user' or 'after-system'`);
+  }
+  const settings: RecallSettings = {
+    ...(max !== undefined ? { maxTokens: Math.max(1, Math.floor(max * budgetTokens)) } : {}),
+    ...(s !== undefined ? { share: s } : {}),
+    ...(placement !== undefined ? { placement } : {}),
+  };
+  return { settings, rest };
 }
 
 /** The retriever of a recall contender over the replay's service, timing every call into `metrics`. */
@@ -145,7 +188,13 @@ export async function replayWithStrategy(
     budgetTokens: context.budgetTokens,
   });
   const clock = { now: session.callTimes[0] ?? 0 };
-  const { trigger, strategy } = contender.create({ ...context, now: () => new Date(clock.now) }, options);
+  const recallSetup = recallOptions(contender, options, context.budgetTokens);
+  // A capped block has its room set aside: the strategy compacts within what the block leaves.
+  const strategyBudget = context.budgetTokens - (recallSetup.settings.maxTokens ?? 0);
+  const { trigger, strategy } = contender.create(
+    { ...context, budgetTokens: strategyBudget, now: () => new Date(clock.now) },
+    recallSetup.rest,
+  );
   const pricing = costMeter(context);
   const repository = context.createRepository();
   const service = new DefaultSessionService(repository, { logger: context.logger, tokenCountEstimator: context.estimator });
@@ -184,10 +233,14 @@ export async function replayWithStrategy(
       }
       // With recall, what is sent is the assembled prompt for the call's last user message.
       const assembleStart = performance.now();
-      const assembled = await assembler.assemble({ sessionId: session.replayId, maxTokens: context.budgetTokens });
+      const assembled = await assembler.assemble({
+        sessionId: session.replayId,
+        maxTokens: context.budgetTokens,
+        recall: recallSetup.settings,
+      });
       metrics.totalMs += performance.now() - assembleStart;
       recordCall(metrics, session, k, assembled.tokens.total, assembled.messages, pricing, false);
-      await askProbesWithRecall(session, k, assembler, context, metrics);
+      await askProbesWithRecall(session, k, assembler, context, metrics, recallSetup.settings);
     }
   } finally {
     recall?.close();

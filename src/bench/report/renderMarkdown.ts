@@ -385,7 +385,8 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
 
   out.push('## Not measured', '');
   if (charts.unavailable !== undefined) out.push(`- ${charts.unavailable}.`);
-  for (const s of result.skipped) out.push(`- \`${s.contender}\` on ${s.dataset}: ${s.reason}.`);
+  for (const s of result.skipped)
+    out.push(`- \`${s.contender}\` on ${s.dataset}: ${s.reason}${s.install === undefined ? '' : ` — \`${s.install}\``}.`);
   out.push(
     "- LibreChat's pruning (`@librechat/agents`): it requires Node 24 and is not installed in this Node 20 project, so it",
     '  is not in the comparison.',

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TopLevelSpec } from 'vega-lite';
 import type { BenchResult } from '../runBench.js';
 import { costVsAnswerSpec, fidelityVsTokensSpec, retentionVsTokensSpec, sawtoothSpec, scalingSpec } from './chartSpecs.js';
 import { renderMarkdown, type ChartFiles } from './renderMarkdown.js';
+import { CHARTS_INSTALL, loadChartRenderer, type ChartRenderer } from './loadChartRenderer.js';
 
 /** Writes results.md, results.json and the SVG charts into `outDir`; returns the files written. */
 export async function writeReport(result: BenchResult, outDir: string): Promise<string[]> {
@@ -14,14 +14,9 @@ export async function writeReport(result: BenchResult, outDir: string): Promise<
     written.push(join(outDir, name));
   };
   const charts: ChartFiles = { retention: new Map(), sawtooth: new Map(), cost: new Map(), fidelity: new Map() };
-  let renderChart: ((spec: TopLevelSpec) => Promise<string>) | null;
-  try {
-    // vega and vega-lite are development dependencies: without them the tables are still written.
-    ({ renderChart } = await import('./renderChart.js'));
-  } catch (error) {
-    renderChart = null;
-    charts.unavailable = `charts not rendered: vega/vega-lite are not installed (${(error as Error).message.split('\n')[0]})`;
-  }
+  const renderer = await loadChartRenderer();
+  const renderChart: ChartRenderer | null = 'render' in renderer ? renderer.render : null;
+  if ('unavailable' in renderer) charts.unavailable = `charts not rendered: ${renderer.unavailable} — \`${CHARTS_INSTALL}\``;
   for (const dataset of new Set(result.summaries.map((s) => s.dataset))) {
     if (renderChart === null) break;
     const name = `retention-vs-tokens-${dataset}.svg`;

@@ -6,7 +6,7 @@ import {
 } from '../../compaction/CompactionStrategy.js';
 import { toCompactionTrigger, type CompactionTrigger, type CompactionTriggerLike } from '../../compaction/CompactionTrigger.js';
 import { CompactionResult } from '../../compaction/CompactionResult.js';
-import { InvalidArgumentError, requireText } from '../../errors.js';
+import { InvalidArgumentError, requirePositiveInt, requireText } from '../../errors.js';
 import { EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
@@ -14,7 +14,11 @@ import { DefaultSessionService } from '../../service/DefaultSessionService.js';
 import { accessDenied } from '../../service/sessionAccess.js';
 import type { SessionService } from '../../service/SessionService.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
+import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import { HistoryRecall, placeRecallBlock } from '../HistoryRecall.js';
 import { resolveSession } from '../resolveSession.js';
+import type { SessionMemoryRecallOptions } from '../SessionMemoryTypes.js';
 import { langchain } from './langchainCore.js';
 import { fromLangChainMessage, langChainMessagesOf, toLangChainMessages } from './LangChainMessages.js';
 
@@ -32,6 +36,18 @@ export interface CompactingChatMessageHistoryOptions {
   onClear?: 'archive' | 'delete';
   /** Read-side filter of the history (always merged with EventFilter.active()). */
   eventFilter?: EventFilter;
+  /**
+   * Recall, with the same options as SessionMemory's: `getMessages` adds one transient HumanMessage quoting
+   * the archived events that match the latest human message of the window. RunnableWithMessageHistory reads
+   * the history before it stores the new input and stores only the input and the output, so the block is
+   * never stored. Without a window (`contextWindowTokens`) the block is bounded by `maxTokens` (default 2,000).
+   * Placement as in the Agents session: last (right before the new input) unless the window ends with an
+   * unanswered human message; 'after-system' after the leading system messages.
+   */
+  recall?: SessionMemoryRecallOptions;
+  /** With `recall`: the budget of window + block; the window's oldest messages are left out to fit. */
+  contextWindowTokens?: number;
+  tokenCountEstimator?: TokenCountEstimator;
   logger?: Logger;
 }
 
@@ -52,6 +68,8 @@ export class CompactingChatMessageHistory extends langchain.chatHistory.BaseList
   private readonly onClear: 'archive' | 'delete';
   private readonly readFilter: EventFilter;
   private readonly log: Logger;
+  private readonly recall: HistoryRecall | null;
+  private readonly contextWindowTokens: number | undefined;
 
   constructor(options: CompactingChatMessageHistoryOptions) {
     super();
@@ -72,11 +90,30 @@ export class CompactingChatMessageHistory extends langchain.chatHistory.BaseList
     this.strategy = options.compactionStrategy === undefined ? undefined : toCompactionStrategy(options.compactionStrategy);
     this.onClear = onClear;
     this.readFilter = (options.eventFilter ?? EventFilter.all()).merge(EventFilter.active());
+    this.contextWindowTokens =
+      options.contextWindowTokens === undefined
+        ? undefined
+        : requirePositiveInt(options.contextWindowTokens, 'contextWindowTokens');
+    this.recall =
+      options.recall === undefined
+        ? null
+        : new HistoryRecall(this.service, options.recall, options.tokenCountEstimator ?? defaultTokenCountEstimator());
   }
 
-  /** The active window as LangChain messages, tool calls paired with their results. */
+  /** The active window as LangChain messages, tool calls paired with their results; with `recall`, plus the block. */
   async getMessages(): Promise<BaseMessage[]> {
-    return toLangChainMessages(await this.read(this.readFilter));
+    const events = await this.read(this.readFilter);
+    if (this.recall === null || events.length === 0) return toLangChainMessages(events);
+    const recalled = await this.recall.recall(this.sessionId, events, this.readFilter, this.contextWindowTokens);
+    const messages = toLangChainMessages(recalled.events);
+    if (recalled.block === null) return messages;
+    const roles: Record<string, string> = { human: 'user', system: 'system' };
+    return placeRecallBlock(
+      messages,
+      new langchain.messages.HumanMessage(recalled.block),
+      this.recall.placement,
+      (m) => roles[m.getType()],
+    );
   }
 
   /** Every message ever added, archived ones included, in log order. */

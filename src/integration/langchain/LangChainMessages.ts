@@ -1,4 +1,4 @@
-import type { AIMessage, BaseMessage, StoredMessage, ToolCall, ToolMessage } from '@langchain/core/messages';
+import type { AIMessage, AIMessageChunk, BaseMessage, StoredMessage, ToolCall, ToolMessage } from '@langchain/core/messages';
 import { InvalidArgumentError } from '../../errors.js';
 import { Messages, type Message, type ToolCall as LogToolCall } from '../../session/Message.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
@@ -85,8 +85,18 @@ function projection(message: BaseMessage, options: FromLangChainOptions): Messag
   }
 }
 
-/** LangChain's own serialised form (what its persistent histories store). */
-const stored = (message: BaseMessage): StoredMessage => message.toDict();
+/**
+ * LangChain's own serialised form (what its persistent histories store), without the `type` a provider's
+ * converter may copy into the fields (ChatOpenAI does for a whole response, not for a streamed one): it only
+ * repeats the message's own type.
+ */
+function stored(message: BaseMessage): StoredMessage {
+  const dict = message.toDict();
+  const data = dict.data as StoredMessage['data'] & { type?: unknown };
+  if (data.type !== dict.type) return dict;
+  const { type: _type, ...rest } = data;
+  return { ...dict, data: rest as StoredMessage['data'] };
+}
 
 /**
  * The log entry for one LangChain message: human, AI (text, tool calls, invalid tool calls, reasoning,
@@ -101,8 +111,51 @@ export function fromLangChainMessage(message: BaseMessage, options: FromLangChai
   if (langchain.messages.RemoveMessage.isInstance(message)) {
     throw new InvalidArgumentError('a RemoveMessage is an instruction, not a message; use the history to remove messages');
   }
-  const log = projection(message, options);
-  return withNative(log, LANGCHAIN_FORMAT, stored(message), derivedMessages(log).map(stored));
+  const settledMessage = langchain.messages.AIMessageChunk.isInstance(message) ? settled(message) : message;
+  const log = projection(settledMessage, options);
+  return withNative(log, LANGCHAIN_FORMAT, stored(settledMessage), derivedMessages(log).map(stored));
+}
+
+/**
+ * A streamed reply (the chunks concatenated, as RunnableWithMessageHistory stores them) as the AIMessage the
+ * same call returns unstreamed, so that a turn stores the same reply either way: no `tool_call_chunks`, no
+ * stream `index` on the raw tool calls, no stream position counters (`prompt`, `completion`) in the response
+ * metadata, and `tokenUsage` rebuilt from the provider's `usage` as ChatOpenAI does for a whole response.
+ */
+function settled(chunk: AIMessageChunk): AIMessage {
+  const kwargs = { ...chunk.additional_kwargs };
+  if (Array.isArray(kwargs.tool_calls)) {
+    kwargs.tool_calls = kwargs.tool_calls.map((call) => {
+      if (call === null || typeof call !== 'object' || !('index' in call)) return call;
+      const { index: _index, ...rest } = call as typeof call & { index?: unknown };
+      return rest as typeof call;
+    });
+  }
+  const { prompt, completion, ...metadata } = chunk.response_metadata ?? {};
+  const streamCounters = typeof prompt === 'number' && typeof completion === 'number';
+  const responseMetadata: Record<string, unknown> = streamCounters ? metadata : { ...chunk.response_metadata };
+  const usage = responseMetadata.usage as Record<string, unknown> | undefined;
+  if (
+    responseMetadata.tokenUsage === undefined &&
+    typeof usage?.prompt_tokens === 'number' &&
+    typeof usage.completion_tokens === 'number'
+  ) {
+    responseMetadata.tokenUsage = {
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      totalTokens: typeof usage.total_tokens === 'number' ? usage.total_tokens : usage.prompt_tokens + usage.completion_tokens,
+    };
+  }
+  return new langchain.messages.AIMessage({
+    content: chunk.content,
+    additional_kwargs: kwargs,
+    response_metadata: responseMetadata,
+    tool_calls: chunk.tool_calls ?? [],
+    invalid_tool_calls: chunk.invalid_tool_calls ?? [],
+    ...(chunk.id !== undefined ? { id: chunk.id } : {}),
+    ...(chunk.name !== undefined ? { name: chunk.name } : {}),
+    ...(chunk.usage_metadata !== undefined ? { usage_metadata: chunk.usage_metadata } : {}),
+  });
 }
 
 /** The LangChain messages a Message converts to when there is no stored native form. */

@@ -25,6 +25,8 @@ import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { resolveSession } from '../resolveSession.js';
+import { HistoryRecall, placeRecallBlock } from '../HistoryRecall.js';
+import type { SessionMemoryRecallOptions } from '../SessionMemoryTypes.js';
 import { fromAgentItem, itemsOf, pairAgentItems } from './AgentItems.js';
 
 export interface CompactingSessionOptions {
@@ -50,6 +52,16 @@ export interface CompactingSessionOptions {
   onClear?: 'archive' | 'delete';
   /** Read-side filter of the history (always merged with EventFilter.active()). */
   eventFilter?: EventFilter;
+  /**
+   * Recall, with the same options as SessionMemory's: `getItems` adds one transient user item quoting the
+   * archived events that match the latest user item of the window (never stored: the runner persists only
+   * the new items of a turn). The budget is `contextWindowTokens` when set; without it only the block is
+   * bounded (`maxTokens`, default 2,000). Placement 'before-last-user' (default) puts the block last when the
+   * window ends with the model's reply — right before the run's new input, so the stored history stays an
+   * unchanged prefix — and before the window's last user item when that item has no reply yet;
+   * 'after-system' puts it first, after any system items.
+   */
+  recall?: SessionMemoryRecallOptions;
   /** Output of the result added for a function call whose output is not in the history. */
   missingOutput?: string;
   tokenCountEstimator?: TokenCountEstimator;
@@ -80,6 +92,7 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
   private readonly missingOutput: string | undefined;
   private readonly estimator: TokenCountEstimator;
   private readonly logger: Logger;
+  private readonly recall: HistoryRecall | null;
   private resolved: Promise<unknown> | null = null;
   /** Set by clearSession with onClear 'delete': this session's own next use takes its deleted id back. */
   private recreate = false;
@@ -108,6 +121,7 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
     this.readFilter = (options.eventFilter ?? EventFilter.all()).merge(EventFilter.active());
     this.missingOutput = options.missingOutput;
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.recall = options.recall === undefined ? null : new HistoryRecall(this.service, options.recall, this.estimator);
   }
 
   /** Creates the session on first use (owned by `userId`), and refuses one owned by another user. */
@@ -118,7 +132,9 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
 
   /**
    * The active window as input items, in log order, calls and outputs paired; with `limit`, the most recent
-   * `limit` items (an output whose call falls outside them is left out, so the slice stays valid).
+   * `limit` items (an output whose call falls outside them is left out, so the slice stays valid). With
+   * `recall`, plus the recall block (not counted in `limit`); the window may then lose its oldest items to fit
+   * `contextWindowTokens`.
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0)) {
@@ -135,9 +151,17 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
       await this.service.compact(this.sessionId, ALWAYS, this.strategy);
       events = await this.active();
     }
+    let block: string | null = null;
+    if (this.recall !== null) {
+      ({ events, block } = await this.recall.recall(this.sessionId, events, this.readFilter, this.contextWindowTokens));
+    }
     const items = events.flatMap(itemsOf);
     const recent = limit === undefined || limit === null ? items : limit === 0 ? [] : items.slice(-limit);
-    return pairAgentItems(recent, this.missingOutput);
+    const paired = pairAgentItems(recent, this.missingOutput);
+    if (block === null) return paired;
+    return placeRecallBlock<AgentInputItem>(paired, { role: 'user', content: block }, this.recall!.placement, (item) =>
+      'role' in item ? item.role : undefined,
+    );
   }
 
   /** Appends each item as one event, in order, exactly as given. */

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION } from '../CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../lifecycle.js';
 
 /** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
@@ -8,6 +9,7 @@ export interface PostgresTables {
   events: string;
   migrations: string;
   tombstones: string;
+  compactions: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]*$/i;
@@ -28,6 +30,7 @@ export function postgresTables(prefix: string): PostgresTables {
     events: `${p}_events`,
     migrations: `${p}_migrations`,
     tombstones: `${p}_tombstones`,
+    compactions: `${p}_compactions`,
   };
 }
 
@@ -121,6 +124,26 @@ export const MIGRATIONS: readonly Migration[] = [
       $fn$`,
       `CREATE TRIGGER ${t.prefix}_sessions_tombstoned BEFORE INSERT ON ${t.sessions}
         FOR EACH ROW EXECUTE FUNCTION ${t.prefix}_refuse_tombstoned()`,
+    ],
+  },
+  {
+    version: COMPACTION_RECORD_SCHEMA_VERSION,
+    name: 'compaction records (reversible compaction)',
+    // One row per committed compaction, written in the compaction's transaction. The body (TEXT: it is only
+    // ever read whole) holds the content of the summaries the compaction removed, so rows go with their
+    // session (ON DELETE CASCADE); archived_ids lets retention drop the records whose events it purged.
+    statements: (t) => [
+      `CREATE TABLE ${t.compactions} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        version_after BIGINT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        reverted_at TIMESTAMPTZ,
+        archived_ids TEXT[] NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+      )`,
+      `CREATE INDEX ${t.prefix}_compactions_order_idx ON ${t.compactions} (session_id, version_after)`,
     ],
   },
 ];

@@ -32,4 +32,11 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = Object.freeze([
       '<prefix>:user:<userId> set of session ids, <prefix>:expiry sorted set (expiresAt)',
     ],
   },
+  {
+    // No key changes: the new hash appears with a session's first recorded compaction. Recording the version
+    // keeps an older release (whose delete would leave the records, and their content, behind) off these keys.
+    version: 2,
+    name: 'compaction records (reversible compaction)',
+    statements: ["<prefix>:{<id>}:compactions hash ('c:<compaction id>' -> record JSON, 'r:<compaction id>' -> reverted at)"],
+  },
 ]);

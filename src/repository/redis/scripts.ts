@@ -5,14 +5,15 @@
  *
  * Per-session keys (all share the `{sessionId}` hash tag): KEYS[1] session hash, KEYS[2] events hash
  * (event id → flag + JSON, flag '1' = archived), KEYS[3] active id list, KEYS[4] archived id list,
- * KEYS[5] set of ids appended already archived (they join the archive at the next compaction).
+ * KEYS[5] set of ids appended already archived (they join the archive at the next compaction), and, where a
+ * script takes it, KEYS[6] the compaction-record hash ('c:<id>' → record JSON, 'r:<id>' → reverted-at ms).
  */
 
 /** Aligns every per-session key's expiry with the session's expiresAt (ms), or removes it when there is none. */
 const ALIGN_TTL = `
 local function align_ttl(keys)
   local at = redis.call('HGET', keys[1], 'expiresAt')
-  for k = 1, 5 do
+  for k = 1, math.min(#keys, 6) do
     if at and at ~= '' then redis.call('PEXPIREAT', keys[k], at) else redis.call('PERSIST', keys[k]) end
   end
 end
@@ -35,10 +36,13 @@ return 1
 `;
 
 /**
- * ARGV: expected version, ttl flag, number of archived events, a token unique to the call, then (id, value)
- * pairs of the archived events, then (id, value) pairs of the retained ones. Returns -1 missing session,
- * 0 stale version, 1 committed — also when this very call (same token) committed before: a re-send.
- * Touches only the active window and the given events: cost independent of the archive's length.
+ * ARGV: expected version, ttl flag, number of archived events, a token unique to the call, a field to write
+ * into the record hash KEYS[6] ('' = none) and its value, a record field that must exist ('' = none), then
+ * (id, value) pairs of the archived events, then (id, value) pairs of the retained ones. Returns -1 missing
+ * session, -4 missing record, 0 stale version, 1 committed — also when this very call (same token)
+ * committed before: a re-send. The record field is written only with a committed compaction (a compaction
+ * record, or a revert's mark). Touches only the active window and the given events: cost independent of
+ * the archive's length.
  */
 export const COMPACT_SCRIPT = `${ALIGN_TTL}
 local version = redis.call('HGET', KEYS[1], 'version')
@@ -47,6 +51,7 @@ if version ~= ARGV[1] then
   if redis.call('HGET', KEYS[1], 'compaction') == ARGV[4] then return 1 end
   return 0
 end
+if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[7]) == 0 then return -4 end
 local active = redis.call('LRANGE', KEYS[3], 0, -1)
 local was_active = {}
 for _, id in ipairs(active) do was_active[id] = true end
@@ -58,7 +63,7 @@ for _, id in ipairs(active) do
   if pending[id] then to_archive[#to_archive + 1] = id; keep[id] = true end
 end
 redis.call('DEL', KEYS[5])
-local i = 5
+local i = 8
 for _ = 1, tonumber(ARGV[3]) do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   to_archive[#to_archive + 1] = ARGV[i]
@@ -86,6 +91,7 @@ redis.call('DEL', KEYS[3])
 push_all(KEYS[3], window)
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'compaction', ARGV[4])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[6], ARGV[5], ARGV[6]) end
 if ARGV[2] == '1' then align_ttl(KEYS) end
 return 1
 `;
@@ -122,7 +128,8 @@ return out
 
 /**
  * KEYS[1] session hash, KEYS[2] new user's set, KEYS[3] expiry zset, KEYS[4] previous user's set, KEYS[5..8]
- * the other per-session keys, KEYS[9] the id's tombstone hash, KEYS[10] the tombstone index. ARGV: previous
+ * the other per-session keys, KEYS[9] the id's tombstone hash, KEYS[10] the tombstone index, KEYS[11] the
+ * compaction records. ARGV: previous
  * userId ('' = none), id, userId, createdAt, expiresAt ('' = never), metadata JSON, ttl flag, and the owner
  * hash whose tombstone may be replaced ('' = none: a tombstone refuses the save). Returns 0 when the stored
  * userId changed since it was read (the caller retries), -2 when a tombstone refuses the id.
@@ -142,7 +149,7 @@ if previous and previous ~= ARGV[3] then redis.call('SREM', KEYS[4], ARGV[2]) en
 redis.call('SADD', KEYS[2], ARGV[2])
 if ARGV[5] == '' then redis.call('ZREM', KEYS[3], ARGV[2]) else redis.call('ZADD', KEYS[3], ARGV[5], ARGV[2]) end
 if ARGV[7] == '1' then
-  local keys = { KEYS[1], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }
+  local keys = { KEYS[1], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11] }
   for _, k in ipairs(keys) do
     if ARGV[5] ~= '' then redis.call('PEXPIREAT', k, ARGV[5]) else redis.call('PERSIST', k) end
   end
@@ -151,13 +158,13 @@ return 1
 `;
 
 /**
- * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset. ARGV: userId read before
- * ('' = none), id. Returns 0 when the owner changed since it was read (the caller retries).
+ * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset, KEYS[8] compaction records.
+ * ARGV: userId read before ('' = none), id. Returns 0 when the owner changed since it was read (the caller retries).
  */
 export const DELETE_SCRIPT = `
 local owner = redis.call('HGET', KEYS[1], 'userId')
 if (owner or '') ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
 if owner then redis.call('SREM', KEYS[6], ARGV[2]) end
 redis.call('ZREM', KEYS[7], ARGV[2])
 return 1
@@ -197,7 +204,7 @@ end
 
 /**
  * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset, KEYS[8] tombstone hash,
- * KEYS[9] tombstone index. ARGV: owner read before ('' = none), id, write tombstone ('1'/'0'), owner hash,
+ * KEYS[9] tombstone index, KEYS[10] compaction records. ARGV: owner read before ('' = none), id, write tombstone ('1'/'0'), owner hash,
  * deletedAt, expiresAt ('' = never), idleBefore ('' = unconditional). Returns 0 when the owner changed (the
  * caller retries), -1 when there is no session, -3 when it is not idle, else the counts by kind
  * {active, archived, summaries, masked copies}. O(events): every event is decoded once to classify it.
@@ -221,7 +228,7 @@ for _, value in ipairs(redis.call('HVALS', KEYS[2])) do
   elseif string.sub(value, 1, 1) == '1' then counts[2] = counts[2] + 1
   else counts[1] = counts[1] + 1 end
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10])
 redis.call('SREM', KEYS[6], ARGV[2])
 redis.call('ZREM', KEYS[7], ARGV[2])
 if ARGV[3] == '1' then
@@ -253,10 +260,11 @@ return 1
 `;
 
 /**
- * KEYS[1..5] per-session keys. ARGV: before (ms, '' = none), keepLast ('' = none), limit. Removes archived
+ * KEYS[1..6] per-session keys. ARGV: before (ms, '' = none), keepLast ('' = none), limit. Removes archived
  * non-synthetic events, oldest first: those older than `before`, and those beyond the newest `keepLast`
  * archived events. The archive in log order is the archived list, then ids appended already archived (in
- * the active list, tracked by the pending set). Returns the removed ids. The version is not touched.
+ * the active list, tracked by the pending set). Compaction records that archived a removed event go too (a
+ * revert could not restore it). Returns the removed ids. The version is not touched.
  */
 export const PURGE_ARCHIVED_SCRIPT = `${FIELDS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
@@ -317,6 +325,19 @@ for k = listed + 1, #archive do
   if doomed[archive[k]] then
     redis.call('LREM', KEYS[3], 1, archive[k])
     redis.call('SREM', KEYS[5], archive[k])
+  end
+end
+local records = redis.call('HGETALL', KEYS[6])
+for r = 1, #records, 2 do
+  local field = records[r]
+  if string.sub(field, 1, 2) == 'c:' then
+    local record = cjson.decode(records[r + 1])
+    for _, id in ipairs(record.archivedEventIds or {}) do
+      if doomed[id] then
+        redis.call('HDEL', KEYS[6], field, 'r:' .. string.sub(field, 3))
+        break
+      end
+    end
   end
 end
 return removed

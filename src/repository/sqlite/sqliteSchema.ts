@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION } from '../CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../lifecycle.js';
 
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/i;
@@ -11,6 +12,7 @@ export interface SqliteTables {
   /** The contentless FTS5 index over each event's text and data (it stores words, not a copy of the text). */
   fts: string;
   tombstones: string;
+  compactions: string;
 }
 
 export const DEFAULT_SQLITE_PREFIX = 'session_compaction';
@@ -28,6 +30,7 @@ export function sqliteTables(prefix: string): SqliteTables {
     migrations: `${p}_migrations`,
     fts: `${p}_events_fts`,
     tombstones: `${p}_tombstones`,
+    compactions: `${p}_compactions`,
   };
 }
 
@@ -125,6 +128,25 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       CREATE TRIGGER ${t.sessions}_tombstoned BEFORE INSERT ON ${t.sessions}
         WHEN EXISTS (SELECT 1 FROM ${t.tombstones} WHERE id = NEW.id)
         BEGIN SELECT RAISE(ABORT, '${TOMBSTONED_MARKER}'); END;
+    `,
+  },
+  {
+    version: COMPACTION_RECORD_SCHEMA_VERSION,
+    name: 'compaction records (reversible compaction)',
+    // One row per committed compaction, written in the compaction's transaction. The body holds the content of
+    // the summaries the compaction removed, so the rows go with their session (ON DELETE CASCADE: delete,
+    // erasure and expiry). version_after orders a session's compactions (versions only grow).
+    sql: (t: SqliteTables) => `
+      CREATE TABLE ${t.compactions} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        version_after INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        reverted_at INTEGER,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+      ) STRICT;
+      CREATE INDEX ${t.compactions}_order ON ${t.compactions} (session_id, version_after);
     `,
   },
 ]);

@@ -13,7 +13,14 @@ import { estimateEventsTokens } from '../../../src/spi.js';
 import type { RecordedSession } from '../../../src/bench/recorded/RecordedSession.js';
 import { skipWithReason } from '../../support/services.js';
 import { toolPairsIntact } from '../../support/beyondEvents.js';
-import { hasMiniSwe, hasTauBench, miniSweSessions, tauBenchSessions, toEvents } from '../../support/recorded.js';
+import {
+  hasMiniSwe,
+  hasTauBench,
+  miniSweSessions,
+  tauBenchSessions,
+  recordedDataHint,
+  toEvents,
+} from '../../support/recorded.js';
 
 const BUDGET = 8000;
 const estimator = defaultTokenCountEstimator();
@@ -52,13 +59,12 @@ describe('pipeline (mask → summarise) on the recorded conversations', function
   this.timeout(180_000);
 
   it('brings every τ-bench airline session under an 8k-token budget', async function () {
-    if (!hasTauBench()) skipWithReason(this, 'τ-bench recordings not found (../shared/data/recorded/tau-bench)');
+    if (!hasTauBench()) skipWithReason(this, `τ-bench recordings not found (${recordedDataHint})`);
     await checkAll(tauBenchSessions());
   });
 
   it('brings every mini-swe-agent session under an 8k-token budget', async function () {
-    if (!hasMiniSwe())
-      skipWithReason(this, 'mini-swe-agent recordings not found (../shared/data/recorded/mini-swe-agent-deepseek)');
+    if (!hasMiniSwe()) skipWithReason(this, `mini-swe-agent recordings not found (${recordedDataHint})`);
     await checkAll(miniSweSessions());
   });
 });

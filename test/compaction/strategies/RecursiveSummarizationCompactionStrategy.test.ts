@@ -39,7 +39,7 @@ function strategy(
 
 const ids = (events: readonly SessionEvent[]) => events.map((e) => e.id);
 
-describe('RecursiveSummarizationCompactionStrategy (behaviour reference §11 I)', function () {
+describe('RecursiveSummarizationCompactionStrategy', function () {
   it('66: maxEventsToKeep 10 with 5 events is a no-op and never calls the model', async function () {
     const client = new ScriptedChatClient();
     const result = await strategy(client, { maxEventsToKeep: 10 }).compact(compactionRequest(msgs(5)));

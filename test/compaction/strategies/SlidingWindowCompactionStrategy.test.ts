@@ -21,7 +21,7 @@ const sliding = (maxEvents: number) =>
 const run = (maxEvents: number, events: Parameters<typeof compactionRequest>[0]) =>
   sliding(maxEvents).compact(compactionRequest(events));
 
-describe('SlidingWindowCompactionStrategy (behaviour reference §11 F)', function () {
+describe('SlidingWindowCompactionStrategy', function () {
   it('32: maxEvents 5 over 3 events is a no-op', async function () {
     const r = await run(5, msgs(3));
     expect(r.compactedEvents).to.have.length(3);

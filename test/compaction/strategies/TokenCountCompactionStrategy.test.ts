@@ -26,7 +26,7 @@ const tokenCount = (maxTokens: number) =>
 const run = (maxTokens: number, events: Parameters<typeof compactionRequest>[0]) =>
   tokenCount(maxTokens).compact(compactionRequest(events));
 
-describe('TokenCountCompactionStrategy with the CHAR estimator (behaviour reference §11 H)', function () {
+describe('TokenCountCompactionStrategy with the CHAR estimator', function () {
   it('56: a window under budget is a no-op', async function () {
     const r = await run(100, [U('hi'), A('hello')]);
     expect(r.archivedEvents).to.deep.equal([]);

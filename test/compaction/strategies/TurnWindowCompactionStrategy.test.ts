@@ -19,7 +19,7 @@ const run = (maxTurns: number, events: Parameters<typeof compactionRequest>[0]) 
   turnWindow(maxTurns).compact(compactionRequest(events));
 const turns = (n: number) => Array.from({ length: n }, (_, i) => [U(`q${i + 1}`), A(`a${i + 1}`)]).flat();
 
-describe('TurnWindowCompactionStrategy (behaviour reference §11 G)', function () {
+describe('TurnWindowCompactionStrategy', function () {
   it('44: maxTurns 5 over 3 turns is a no-op', async function () {
     const r = await run(5, turns(3));
     expect(r.archivedEvents).to.deep.equal([]);

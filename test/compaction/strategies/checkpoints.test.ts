@@ -6,12 +6,11 @@ import {
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
-  compactionStatsHooks,
-  compactionStatsOf,
   type ChatClient,
   type SessionEvent,
 } from '../../../src/index.js';
 import { DEFAULT_COMPRESSION_LEVELS, type AdditiveSummarizationCompactionStrategyOptions } from '../../../src/spi.js';
+import { compactionStatsHooks, compactionStatsOf } from '../../../src/entries/telemetry.js';
 import { CharEstimator, expectThrows, texts } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

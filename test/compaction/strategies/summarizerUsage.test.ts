@@ -5,10 +5,8 @@ import {
   RecursiveSummarizationCompactionStrategy,
   TokenCountCompactionStrategy,
   type ChatClient,
-  type ChatReply,
-  type ChatRequest,
 } from '../../../src/index.js';
-import { type ChatUsage } from '../../../src/spi.js';
+import { type ChatReply, type ChatRequest, type ChatUsage } from '../../../src/spi.js';
 import { A, CharEstimator, U, compactionRequest } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

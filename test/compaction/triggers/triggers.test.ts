@@ -24,7 +24,7 @@ import {
 
 const turns = (n: number) => Array.from({ length: n }, (_, i) => [U(`q${i + 1}`), A(`a${i + 1}`)]).flat();
 
-describe('TurnCountTrigger (behaviour reference §11 B)', function () {
+describe('TurnCountTrigger', function () {
   it('8: maxTurns 5 with 3 turns does not fire', function () {
     expect(new TurnCountTrigger(5).shouldCompact(compactionRequest(turns(3)))).to.equal(false);
   });
@@ -56,7 +56,7 @@ describe('TurnCountTrigger (behaviour reference §11 B)', function () {
   });
 });
 
-describe('TokenCountTrigger with the CHAR estimator (behaviour reference §11 C)', function () {
+describe('TokenCountTrigger with the CHAR estimator', function () {
   const trigger = (threshold: number) => new TokenCountTrigger({ threshold, tokenCountEstimator: new CharEstimator() });
 
   it('15: "User: hello" (11) + "Assistant: world" (16) = 27 reaches threshold 27 (>=)', function () {
@@ -119,7 +119,7 @@ describe('TokenCountTrigger with the CHAR estimator (behaviour reference §11 C)
   });
 });
 
-describe('CompositeCompactionTrigger (behaviour reference §11 D)', function () {
+describe('CompositeCompactionTrigger', function () {
   const req = () => compactionRequest([U('q')]);
 
   it('22: anyOf is true when one member is true and false when all are false', async function () {

@@ -5,11 +5,20 @@ import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { EventFilter, IllegalStateError, InMemorySessionRepository, fromOpenAIMessage } from '../../../src/index.js';
+import {
+  Bm25Retriever,
+  EventFilter,
+  TurnWindowCompactionStrategy,
+  IllegalStateError,
+  InMemorySessionRepository,
+  fromOpenAIMessage,
+  type SessionEvent,
+} from '../../../src/index.js';
 import {
   CompactingChatMessageHistory,
   type CompactingChatMessageHistoryOptions,
 } from '../../../src/integration/langchain/index.js';
+import { RECALL_BLOCK_HEADER } from '../../../src/recall/recallBlock.js';
 import { encodeNative } from '../../../src/integration/nativeMessages.js';
 import { expectRejects } from '../../support/fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeRequestBody } from '../../support/fakeOpenAIServer.js';
@@ -24,6 +33,26 @@ import {
   type AcceptanceRig,
 } from '../support/acceptance.js';
 import { silent } from '../support/harness.js';
+
+/** An event as stored, without what differs between two calls anyway: the provider's response id. */
+function storedReply(event: SessionEvent): unknown {
+  const metadata = structuredClone(event.metadata) as { native?: { value?: { data?: { id?: unknown } } } };
+  if (metadata.native?.value?.data !== undefined) delete metadata.native.value.data.id;
+  return [event.message, metadata];
+}
+
+/** A message's serialised form without a streamed reply's chunk bookkeeping and ChatOpenAI's copy of its type. */
+function comparable(message: BaseMessage): unknown {
+  const dict = structuredClone(message.toDict()) as unknown as { data: Record<string, unknown> };
+  const data = dict.data;
+  delete data.type;
+  delete data.tool_call_chunks;
+  const metadata = data.response_metadata as Record<string, unknown> | undefined;
+  if (metadata !== undefined) for (const key of ['prompt', 'completion', 'tokenUsage']) delete metadata[key];
+  const kwargs = data.additional_kwargs as { tool_calls?: Array<Record<string, unknown>> } | undefined;
+  for (const call of kwargs?.tool_calls ?? []) delete call.index;
+  return dict;
+}
 
 const requestTokens = (body: FakeRequestBody) =>
   promptTokens((body.messages ?? []).map((m) => fromOpenAIMessage(m as Parameters<typeof fromOpenAIMessage>[0])));
@@ -73,11 +102,12 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
       ['human', '{question}'],
     ]);
     const bound = model.bindTools([lookup]);
-    const call = async (messages: BaseMessage[], stream: boolean): Promise<AIMessage> => {
+    const call = async (messages: BaseMessage[], stream: boolean): Promise<AIMessage | AIMessageChunk> => {
       if (!stream) return bound.invoke(messages);
       let merged: AIMessageChunk | undefined;
       for await (const chunk of await bound.stream(messages)) merged = merged === undefined ? chunk : merged.concat(chunk);
-      return new AIMessage({ content: merged!.content, tool_calls: merged!.tool_calls ?? [], id: merged!.id });
+      // The concatenated chunk, as RunnableWithMessageHistory itself would store a streamed reply.
+      return merged!;
     };
     // RunnableWithMessageHistory fills in `history` before the lambda runs.
     return RunnableLambda.from(async (input: { question: string; history?: BaseMessage[] }) => {
@@ -145,7 +175,32 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
       () => true,
     ).invoke({ question: question(3) }, { configurable: { sessionId: 'streamed' } });
     const [a, b] = await Promise.all([rig.service.getEvents('plain'), rig.service.getEvents('streamed')]);
-    expect(b.map((e) => e.message)).to.deep.equal(a.map((e) => e.message));
+    expect(b.map(storedReply)).to.deep.equal(a.map(storedReply));
+  });
+
+  it('RunnableWithMessageHistory streamed and invoked store identical events (modulo response ids)', async function () {
+    const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder('history'), ['human', '{question}']]);
+    const chain = (id: string) =>
+      new RunnableWithMessageHistory({
+        runnable: prompt.pipe(model),
+        getMessageHistory: () => historyWith({ sessionId: id }),
+        inputMessagesKey: 'question',
+        historyMessagesKey: 'history',
+      });
+    for (const q of ['Hello?', 'And again?']) {
+      server.enqueue({ content: `Reply to ${q}` }, { content: `Reply to ${q}` });
+      await chain('plain').invoke({ question: q }, { configurable: { sessionId: 'plain' } });
+      for await (const _chunk of await chain('streamed').stream({ question: q }, { configurable: { sessionId: 'streamed' } })) {
+        // drain
+      }
+    }
+    const [a, b] = await Promise.all([rig.service.getEvents('plain'), rig.service.getEvents('streamed')]);
+    expect(a).to.have.length(4);
+    expect(b.map(storedReply)).to.deep.equal(a.map(storedReply));
+    // What comes back is the AIMessage an unstreamed call returns, not a chunk.
+    const replayed = await historyWith({ sessionId: 'streamed' }).getMessages();
+    expect(replayed[1]).to.be.instanceOf(AIMessage);
+    expect(replayed[1]).to.not.be.instanceOf(AIMessageChunk);
   });
 
   it("clear archives by default (getAllMessages keeps everything), deletes with onClear: 'delete'", async function () {
@@ -194,7 +249,53 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
     expect(rig.compactions()).to.be.at.least(2);
     expect((await rig.service.getEvents('s', EventFilter.all())).some((e) => e.archived)).to.equal(true);
     const all = await historyWith().getAllMessages();
-    // LangChain sets optional keys to `undefined`; stored JSON leaves them out, which means the same.
-    expect(encodeNative(all.map((m) => m.toDict()))).to.deep.equal(encodeNative(produced.map((m) => m.toDict())));
+    // LangChain sets optional keys to `undefined`; stored JSON leaves them out, which means the same. A
+    // streamed reply is stored as the whole reply it stands for (no chunk bookkeeping).
+    expect(encodeNative(all.map(comparable))).to.deep.equal(encodeNative(produced.map(comparable)));
+  });
+
+  describe('with recall', function () {
+    const recallHistory = (options: Partial<CompactingChatMessageHistoryOptions> = {}) =>
+      historyWith({ recall: { retriever: new Bm25Retriever({ sessionService: rig.service }) }, ...options });
+
+    /** A fact said once, then archived by compaction: only recall can bring it back. */
+    async function archivedFact(): Promise<void> {
+      const history = historyWith();
+      await history.addMessages([new HumanMessage('My locker code is 4711.'), new AIMessage('Noted.')]);
+      for (let i = 0; i < 3; i++) await history.addMessages([new HumanMessage(`Small talk ${i}`), new AIMessage('Sure.')]);
+      await rig.service.compact('s', () => true, new TurnWindowCompactionStrategy({ maxTurns: 1 }));
+      expect((await history.getMessages()).map((m) => m.content)).to.not.include('My locker code is 4711.');
+    }
+
+    it('getMessages quotes the archived events that match an unanswered question, right before it', async function () {
+      await archivedFact();
+      const history = recallHistory();
+      await history.addMessage(new HumanMessage('What is my locker code?'));
+      const messages = await history.getMessages();
+      expect(messages.at(-1)!.content).to.equal('What is my locker code?');
+      expect(messages.at(-2)).to.be.instanceOf(HumanMessage);
+      expect(String(messages.at(-2)!.content)).to.include('My locker code is 4711.');
+    });
+
+    it('through RunnableWithMessageHistory the block reaches the model, last before the input, and is never stored', async function () {
+      await archivedFact();
+      const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder('history'), ['human', '{question}']]);
+      const chain = new RunnableWithMessageHistory({
+        runnable: prompt.pipe(model),
+        getMessageHistory: () => recallHistory(),
+        inputMessagesKey: 'question',
+        historyMessagesKey: 'history',
+      });
+      server.enqueue({ content: 'Nice.' });
+      await chain.invoke({ question: 'More small talk?' }, { configurable: { sessionId: 's' } });
+      const sent = server.requests.at(-1)!.messages!;
+      // The window ends with the model's reply: the block (recalled for "Small talk 2") goes last, before the input.
+      expect(String(sent.at(-2)!.content)).to.include(RECALL_BLOCK_HEADER);
+      expect(sent.at(-1)).to.deep.include({ role: 'user', content: 'More small talk?' });
+      const log = await rig.service.getEvents('s', EventFilter.all());
+      expect(log.filter((e) => (e.text ?? '').includes(RECALL_BLOCK_HEADER))).to.deep.equal([]);
+      expect(log.slice(-2).map((e) => e.text)).to.deep.equal(['More small talk?', 'Nice.']);
+      expect(server.rejections).to.deep.equal([]);
+    });
   });
 });

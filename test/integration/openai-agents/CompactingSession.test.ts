@@ -1,8 +1,18 @@
 import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool, type AgentInputItem } from '@openai/agents';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { EventFilter, IllegalStateError, InMemorySessionRepository, Messages, type Message } from '../../../src/index.js';
+import {
+  Bm25Retriever,
+  EventFilter,
+  IllegalStateError,
+  InMemorySessionRepository,
+  InvalidArgumentError,
+  Messages,
+  TurnWindowCompactionStrategy,
+  type Message,
+} from '../../../src/index.js';
 import { CompactingSession, itemsOf, type CompactingSessionOptions } from '../../../src/integration/openai-agents/index.js';
+import { RECALL_BLOCK_HEADER } from '../../../src/recall/recallBlock.js';
 import { expectRejects } from '../../support/fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeRequestBody } from '../../support/fakeOpenAIServer.js';
 import {
@@ -211,5 +221,66 @@ describe('CompactingSession through the real @openai/agents runner (Responses AP
     expect(rig.compactions()).to.be.at.least(2);
     expect((await rig.service.getEvents('s', EventFilter.all())).some((e) => e.archived)).to.equal(true);
     expect(await itemsInLog()).to.deep.equal(session.added);
+  });
+
+  describe('with recall', function () {
+    /** A fact said once, then archived by compaction: only recall can bring it back. */
+    async function archivedFact(session: CompactingSession): Promise<void> {
+      server.enqueue({ content: 'Noted.' });
+      await runner.run(agent, 'My locker code is 4711.', { session });
+      for (let i = 0; i < 3; i++) {
+        server.enqueue({ content: 'Sure.' });
+        await runner.run(agent, `Small talk ${i}`, { session });
+      }
+      await rig.service.compact('s', () => true, new TurnWindowCompactionStrategy({ maxTurns: 1 }));
+      const active = await rig.service.getEvents('s', EventFilter.active());
+      expect(active.map((e) => e.text)).to.not.include('My locker code is 4711.');
+    }
+    const inputText = (n: number) => JSON.stringify(server.requests[n]!.input);
+
+    it('getItems quotes the archived events that match the latest user item, placed right before the new input', async function () {
+      const session = sessionWith({ recall: { retriever: new Bm25Retriever({ sessionService: rig.service }) } });
+      await archivedFact(session);
+      // The runner reads the session before it stores the new input: the question goes in first.
+      await session.addItems([{ role: 'user', content: 'What is my locker code?' }]);
+      server.enqueue({ content: '4711' });
+      await runner.run(agent, [], { session });
+      const input = server.requests.at(-1)!.input as Array<Record<string, unknown>>;
+      expect(inputText(server.requests.length - 1)).to.include('My locker code is 4711.');
+      // Block, then the question it was recalled for: the stored history before them is an unchanged prefix.
+      expect(JSON.stringify(input.at(-2))).to.include('My locker code is 4711.');
+      expect(input.at(-1)).to.deep.include({ role: 'user', content: 'What is my locker code?' });
+      expect(server.rejections).to.deep.equal([]);
+    });
+
+    it('the recall block reaches the model through the runner but is never stored', async function () {
+      const session = sessionWith({ recall: { retriever: new Bm25Retriever({ sessionService: rig.service }) } });
+      await archivedFact(session);
+      server.enqueue({ content: 'It is 4711.' });
+      // The latest stored user item is "Small talk 2": recall runs for it; the new question follows.
+      await runner.run(agent, 'Tell me about the small talk and my locker code.', { session });
+      expect(inputText(server.requests.length - 1)).to.include('Small talk 0');
+      const log = await rig.service.getEvents('s', EventFilter.all());
+      expect(log.filter((e) => (e.text ?? '').includes(RECALL_BLOCK_HEADER))).to.deep.equal([]);
+      expect(await itemsInLog()).to.deep.equal(session.added);
+      expect(server.rejections).to.deep.equal([]);
+    });
+
+    it("placement 'after-system' puts the block first; limit does not count it", async function () {
+      const session = sessionWith({
+        recall: { retriever: new Bm25Retriever({ sessionService: rig.service }), placement: 'after-system' },
+      });
+      await archivedFact(session);
+      await session.addItems([{ role: 'user', content: 'What is my locker code?' }]);
+      const items = await session.getItems();
+      expect(JSON.stringify(items[0])).to.include('My locker code is 4711.');
+      const limited = await session.getItems(1);
+      expect(limited).to.have.length(2);
+      expect(limited[1]).to.deep.include({ role: 'user', content: 'What is my locker code?' });
+    });
+
+    it('refuses a recall option without a retriever', function () {
+      expect(() => sessionWith({ recall: {} as never })).to.throw(InvalidArgumentError, 'recall.retriever');
+    });
   });
 });

@@ -1,0 +1,132 @@
+import { InvalidArgumentError } from '../errors.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
+
+/** The explicit range a compaction was limited to, as resolved (snapped) at compaction time. */
+export interface CompactionRecordRange {
+  fromEventId: string;
+  toEventId: string;
+}
+
+/**
+ * One committed compaction as an identifiable, revertible unit (JP RFD-064's overlay, kept beside the log).
+ * Written in the same atomic step as the compaction itself, so a compaction that lost its CAS records nothing.
+ * It holds everything a revert needs that the log no longer has: the order of the window before, and the
+ * events the compaction removed (superseded summaries), whose content is gone from the log.
+ */
+export interface CompactionRecord {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly createdAt: Date;
+  /** The strategy's class name (or 'function' for a plain function strategy). */
+  readonly strategy: string;
+  /** `metadata.compactionSource` of the summary events the compaction added; null when it added none. */
+  readonly compactionSource: string | null;
+  /** The log version the compaction was committed against, and the one it produced (versionBefore + 1). */
+  readonly versionBefore: number;
+  readonly versionAfter: number;
+  /** Ids of the active window before the compaction, in log order. */
+  readonly windowBefore: readonly string[];
+  /** Ids of the active window the compaction committed, in log order. */
+  readonly windowAfter: readonly string[];
+  /** Ids of the events it archived (covered). */
+  readonly archivedEventIds: readonly string[];
+  /** Ids of the events it added to the window: summaries, masked copies. */
+  readonly addedEventIds: readonly string[];
+  /** Events of the window before that it removed (superseded summaries), as they were: a revert restores them. */
+  readonly removedEvents: readonly SessionEvent[];
+  /** The explicit range the compaction was limited to; null for a whole-window compaction. */
+  readonly range: CompactionRecordRange | null;
+  /** When it was reverted; null while it stands. A reverted record is kept for audit. */
+  readonly revertedAt: Date | null;
+}
+
+interface StoredRecord {
+  id: string;
+  sessionId: string;
+  createdAt: number;
+  strategy: string;
+  compactionSource: string | null;
+  versionBefore: number;
+  versionAfter: number;
+  windowBefore: string[];
+  windowAfter: string[];
+  archivedEventIds: string[];
+  addedEventIds: string[];
+  removedEvents: StoredEvent[];
+  range: CompactionRecordRange | null;
+}
+
+/** The storage form shared by the durable backends: one JSON document, without the reverted mark (its own column/field). */
+export function encodeCompactionRecord(record: CompactionRecord): string {
+  const stored: StoredRecord = {
+    id: record.id,
+    sessionId: record.sessionId,
+    createdAt: record.createdAt.getTime(),
+    strategy: record.strategy,
+    compactionSource: record.compactionSource,
+    versionBefore: record.versionBefore,
+    versionAfter: record.versionAfter,
+    windowBefore: [...record.windowBefore],
+    windowAfter: [...record.windowAfter],
+    archivedEventIds: [...record.archivedEventIds],
+    addedEventIds: [...record.addedEventIds],
+    removedEvents: record.removedEvents.map((e) => encodeEvent(e)),
+    range: record.range === null ? null : { ...record.range },
+  };
+  return JSON.stringify(stored);
+}
+
+export function decodeCompactionRecord(body: string, revertedAt: Date | number | null): CompactionRecord {
+  const s = JSON.parse(body) as StoredRecord;
+  return freezeRecord({
+    id: s.id,
+    sessionId: s.sessionId,
+    createdAt: new Date(s.createdAt),
+    strategy: s.strategy,
+    compactionSource: s.compactionSource,
+    versionBefore: s.versionBefore,
+    versionAfter: s.versionAfter,
+    windowBefore: s.windowBefore,
+    windowAfter: s.windowAfter,
+    archivedEventIds: s.archivedEventIds,
+    addedEventIds: s.addedEventIds,
+    removedEvents: s.removedEvents.map(decodeEvent),
+    range: s.range,
+    revertedAt: revertedAt === null ? null : new Date(revertedAt),
+  });
+}
+
+export function freezeRecord(record: CompactionRecord): CompactionRecord {
+  return Object.freeze({
+    ...record,
+    windowBefore: Object.freeze([...record.windowBefore]),
+    windowAfter: Object.freeze([...record.windowAfter]),
+    archivedEventIds: Object.freeze([...record.archivedEventIds]),
+    addedEventIds: Object.freeze([...record.addedEventIds]),
+    removedEvents: Object.freeze([...record.removedEvents]),
+    range: record.range === null ? null : Object.freeze({ ...record.range }),
+  });
+}
+
+/** A record handed to a repository: of this session, with an id. */
+export function requireRecordOf(sessionId: string, record: CompactionRecord): CompactionRecord {
+  if (record === null || typeof record !== 'object') throw new InvalidArgumentError('record must not be null');
+  if (record.sessionId !== sessionId)
+    throw new InvalidArgumentError(`compaction record belongs to session ${record.sessionId}, not ${sessionId}`);
+  if (typeof record.id !== 'string' || record.id.trim() === '') throw new InvalidArgumentError('record id must not be empty');
+  return record;
+}
+
+/** Newest first: versions only grow within a session, so versionAfter orders compactions. */
+export function newestFirst(records: readonly CompactionRecord[]): CompactionRecord[] {
+  return [...records].sort((a, b) => b.versionAfter - a.versionAfter);
+}
+
+/** Records that archived any of `purgedIds` (retention removed what they would restore). */
+export function recordsCovering(records: readonly CompactionRecord[], purgedIds: ReadonlySet<string>): CompactionRecord[] {
+  return records.filter((r) => r.archivedEventIds.some((id) => purgedIds.has(id)));
+}
+
+/** The SQL schema version (SQLite and PostgreSQL) that adds compaction records. */
+export const COMPACTION_RECORD_SCHEMA_VERSION = 4;
