@@ -2,7 +2,7 @@
 // of your own are in 'session-compaction/spi'; each backend (with its options type) and the OpenAI integration
 // also have a subpath; observability is in 'session-compaction/telemetry', the data-lifecycle reports and
 // policies in 'session-compaction/lifecycle', every retriever in 'session-compaction/recall'.
-export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, type RepositoryBackend } from './errors.js';
+export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
 
 // Model
@@ -30,7 +30,7 @@ export { MessageFilter } from './filter/MessageFilter.js';
 // Tokens
 export { type TokenCountEstimator } from './tokens/TokenCountEstimator.js';
 export { TiktokenTokenCountEstimator, defaultTokenCountEstimator } from './tokens/TiktokenTokenCountEstimator.js';
-export { providerPreset, type ModelPrices, type ProviderPreset } from './tokens/ModelPrices.js';
+export { providerPreset, type ModelPrices } from './tokens/ModelPrices.js';
 export { type UsageRecord } from './tokens/UsageRecord.js';
 
 // Storage
@@ -44,7 +44,7 @@ export { SchemaVersionError } from './repository/SchemaVersionError.js';
 // Summarisation
 export { type ChatClient } from './summarization/ChatClient.js';
 export { SummarizationError } from './summarization/SummarizationError.js';
-export { OpenAIChatClient, type OpenAIChatClientOptions } from './summarization/OpenAIChatClient.js';
+export { OpenAIChatClient } from './summarization/OpenAIChatClient.js';
 export { ExtractiveSummarizer } from './summarization/ExtractiveSummarizer.js';
 export { SummaryQualityGate } from './summarization/SummaryQualityGate.js';
 export { FallbackChatClient } from './summarization/FallbackChatClient.js';
@@ -94,17 +94,12 @@ export { type ForkSessionOptions } from './service/SessionForker.js';
 export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';
 export { type CompactionHooks } from './service/CompactionHooks.js';
-export {
-  type CompactionLock,
-  type CompactionLease,
-  type CompactionLockSettings,
-  type CompactionLockAcquireOptions,
-} from './service/lock/CompactionLock.js';
+export { type CompactionLock } from './service/lock/CompactionLock.js';
 export { InProcessCompactionLock } from './service/lock/InProcessCompactionLock.js';
 
 // Recall
 export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
-export { Bm25Retriever, type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
+export { Bm25Retriever } from './recall/Bm25Retriever.js';
 export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
 export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';
 export { HybridRetriever } from './recall/HybridRetriever.js';
@@ -120,9 +115,9 @@ export {
   type SessionMemoryStreamEvent,
   type SessionMemoryRecallOptions,
 } from './integration/SessionMemoryTypes.js';
-export { sessionUsageTotals, type SessionUsageTotals } from './integration/SessionUsageRecorder.js';
+export { sessionUsageTotals } from './integration/SessionUsageRecorder.js';
 export { IdempotentSessionEventIdGenerator } from './integration/IdempotentSessionEventIdGenerator.js';
-export { RecallTools, type RecallToolsOptions } from './integration/RecallTools.js';
+export { RecallTools } from './integration/RecallTools.js';
 
 // Configuration file and profiles
 export { loadConfigurationFile } from './config/loadConfiguration.js';

@@ -225,3 +225,15 @@ export {
 } from './session/incompleteReplies.js';
 export { type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
 export { type KnownWindow } from './service/SessionService.js';
+// Option and detail types of root classes: named by implementers and wrappers, not needed to use the classes.
+export { type RepositoryBackend } from './errors.js';
+export { type ProviderPreset } from './tokens/ModelPrices.js';
+export { type OpenAIChatClientOptions } from './summarization/OpenAIChatClient.js';
+export {
+  type CompactionLease,
+  type CompactionLockSettings,
+  type CompactionLockAcquireOptions,
+} from './service/lock/CompactionLock.js';
+export { type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
+export { type SessionUsageTotals } from './integration/SessionUsageRecorder.js';
+export { type RecallToolsOptions } from './integration/RecallTools.js';

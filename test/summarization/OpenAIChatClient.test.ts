@@ -10,10 +10,9 @@ import {
   RecursiveSummarizationCompactionStrategy,
   SummarizationError,
   type CompactionStrategy,
-  type OpenAIChatClientOptions,
   type SummaryFailureMode,
 } from '../../src/index.js';
-import { DEFAULT_SUMMARY_SYSTEM_PROMPT, type ChatUsage } from '../../src/spi.js';
+import { DEFAULT_SUMMARY_SYSTEM_PROMPT, type ChatUsage, type OpenAIChatClientOptions } from '../../src/spi.js';
 import { summarySystemPrompt } from '../../src/summarization/prompts.js';
 import { CharEstimator, expectRejects, expectThrows } from '../support/fixtures.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fakeOpenAIServer.js';

@@ -12,9 +12,9 @@ import {
   InvalidArgumentError,
   Messages,
   RecursiveSummarizationCompactionStrategy,
-  type CompactionLease,
   type CompactionLock,
 } from '../../../src/index.js';
+import type { CompactionLease } from '../../../src/spi.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 
 async function sessionOf(service: DefaultSessionService, turns = 6): Promise<string> {

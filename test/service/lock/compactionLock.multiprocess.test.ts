@@ -96,9 +96,10 @@ for (const make of [sqlite, postgres, redis]) {
         `      ${s.name}: ${run.calls} summaries, ${run.overlaps} overlaps, ${JSON.stringify(run.tally)} in ${run.seconds.toFixed(1)} s`,
       );
       expect(run.overlaps).to.equal(0);
-      // The run proves something only if the processes really contended and summarised.
+      // The run proves something only if the processes really contended and summarised. How many summaries
+      // fit in the run depends on the machine's load, so the floor only rules out a run that barely summarised.
       expect(run.tally['lock-held'] ?? 0, 'attempts that found the lease held').to.be.greaterThan(0);
-      expect(run.calls, 'summaries').to.be.greaterThan(ATTEMPTS / 2);
+      expect(run.calls, 'summaries').to.be.at.least(ATTEMPTS / 5);
       // A summary may still lose its CAS to the appends (they are not locked): never to another compaction.
       expect(run.tally.committed, 'committed compactions').to.be.greaterThan(0);
     });
