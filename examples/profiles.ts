@@ -13,7 +13,7 @@ import {
 import { compactionStatsOf } from '../src/entries/telemetry.js';
 
 const logger = createDefaultLogger({ level: 'error' });
-const service = new DefaultSessionService(new InMemorySessionRepository(), { logger });
+const service = new DefaultSessionService(new InMemorySessionRepository(), { logger, recordCompactionStats: true });
 const { id } = await service.create({ userId: 'demo' });
 
 // An agent run: a task, then tool calls with long outputs the model has already read.

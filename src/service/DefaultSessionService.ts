@@ -117,7 +117,8 @@ export interface DefaultSessionServiceOptions {
   hooks?: CompactionHooks | readonly CompactionHooks[];
   /**
    * Keep `session.metadata.compactionStats` (compaction count, events archived, tokens saved) current after
-   * every committed compaction; default true. Stats hooks of your own (`compactionStatsHooks`) replace these.
+   * every committed compaction; default false (it costs a metadata read and write per compaction). Stats
+   * hooks of your own (`compactionStatsHooks`) replace these.
    */
   recordCompactionStats?: boolean;
   /**
@@ -192,7 +193,7 @@ export class DefaultSessionService implements SessionService {
     this.pinSystemMessages = opts.pinSystemMessages === true;
     const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
     this.hooks = hooks.map(requireHooks);
-    if (opts.recordCompactionStats !== false && !this.hooks.some(isCompactionStatsHooks)) {
+    if (opts.recordCompactionStats === true && !this.hooks.some(isCompactionStatsHooks)) {
       this.defaultStatsHooks = compactionStatsHooks(this, this.now);
       this.hooks.unshift(this.defaultStatsHooks);
     }

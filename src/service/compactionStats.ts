@@ -43,8 +43,7 @@ export function isCompactionStatsHooks(hooks: CompactionHooks): boolean {
 /**
  * Hooks that keep `session.metadata.compactionStats` current after every committed compaction (OLLM's
  * `compressionCount` is `count`, its cumulative savings `tokensSaved`). DefaultSessionService registers them
- * by default (`recordCompactionStats: false` turns that off); registering your own, e.g. with another clock,
- * replaces the default ones. Session metadata is not versioned, so two processes compacting one session at
+ * with `recordCompactionStats: true`; registering your own, e.g. with another clock, replaces those. Session metadata is not versioned, so two processes compacting one session at
  * the same instant may lose an increment: the totals are advisory.
  */
 export function compactionStatsHooks(service: MetadataUpdater, now: () => Date = () => new Date()): CompactionHooks {

@@ -151,9 +151,9 @@ describe('Checkpoints (OLLM): levels, age and oldest-first merging of additive s
     expect(after[0]!.metadata).to.deep.include({ checkpointLevel: 2, mergedCheckpoints: 4, compactionOrdinal: 4 });
   });
 
-  it('the compaction count and cumulative savings are recorded in the session metadata by default', async function () {
+  it('with recordCompactionStats the compaction count and cumulative savings are recorded in the session metadata', async function () {
     const strategy = additive(new ScriptedChatClient(['s']));
-    const { service, id, addTurns } = await newSession();
+    const { service, id, addTurns } = await newSession({ recordCompactionStats: true });
     let saved = 0;
     for (let round = 0; round < 3; round++) {
       await addTurns(2);
@@ -165,14 +165,14 @@ describe('Checkpoints (OLLM): levels, age and oldest-first merging of additive s
     expect(stats.eventsArchived).to.equal(3 * 4 - 2);
   });
 
-  it('recordCompactionStats: false records nothing; explicit stats hooks replace the default ones (counted once)', async function () {
+  it('by default nothing is recorded; explicit stats hooks replace the option’s (counted once)', async function () {
     const strategy = additive(new ScriptedChatClient(['s']));
-    const off = await newSession({ recordCompactionStats: false });
+    const off = await newSession();
     await off.addTurns(2);
     await off.service.compact(off.id, () => true, strategy);
     expect(compactionStatsOf((await off.service.findById(off.id))!).count).to.equal(0);
 
-    const own = await newSession();
+    const own = await newSession({ recordCompactionStats: true });
     own.service.addCompactionHooks(compactionStatsHooks(own.service, () => new Date('2026-01-01T00:00:00.000Z')));
     await own.addTurns(2);
     await own.service.compact(own.id, () => true, strategy);
