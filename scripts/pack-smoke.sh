@@ -29,8 +29,11 @@ for major in 8 7; do
 
   # The README quick start, as written.
   awk '/^## Quick start/{q=1} q&&/^```ts/{f=1;next} f&&/^```/{exit} f' "$root/README.md" > quickstart.mjs
-  sed -i 's/, *type SessionService//; s/<SessionService>//' quickstart.mjs
-  node quickstart.mjs | grep -q 'archived 10, active 6, total 16' && echo "pack smoke test: README quick start — ok"
+  # Plain JavaScript: drop the type-only import (inline or on its own line) and the type argument.
+  sed -i -e 's/, *type SessionService//' -e '/^ *type SessionService,\{0,1\}$/d' -e 's/<SessionService>//' quickstart.mjs
+  # A failed check must fail the script (an `a && b` list that fails does not stop `set -e`).
+  node quickstart.mjs | grep -q 'archived 10, active 6, total 16' || { echo "pack smoke test: README quick start failed" >&2; exit 1; }
+  echo "pack smoke test: README quick start — ok"
   cp "$root/scripts/pack-smoke/compact.mjs" "$root/scripts/pack-smoke/root-import.mjs" .
   node compact.mjs
   node root-import.mjs
@@ -48,7 +51,8 @@ for major in 8 7; do
   "
   npx --no-install tsc --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext --target es2022 --types node names.ts
   echo "pack smoke test: tsc --strict without skipLibCheck over all $(echo "$names" | tr ',' '\n' | wc -l) root names — ok"
-  npx --no-install session-compaction --help | grep -q "bench" && echo "pack smoke test: session-compaction CLI — ok"
+  npx --no-install session-compaction --help | grep -q "bench" || { echo "pack smoke test: session-compaction CLI failed" >&2; exit 1; }
+  echo "pack smoke test: session-compaction CLI — ok"
   # An admin command opens a store through the installed package (schema created, then verified).
   npx --no-install session-compaction migrate --url sqlite:./admin.db --json | grep -q '"appliedNow"' &&
     npx --no-install session-compaction verify --all --url sqlite:./admin.db >/dev/null &&
