@@ -104,6 +104,15 @@ export const DEFAULT_RECALL_NEIGHBORS = 2;
 /** How many of the best hits are quoted with their neighbours (measured on LoCoMo: more neighbours per hit beats more hits only near the top). */
 const NEIGHBOURED_HITS = 8;
 
+/**
+ * Weight of the better-scoring neighbour in an event's ranking score. A question and its answer are usually
+ * two messages ("What book did you read?" / "Becoming Nicole!"), and the query's words are in one of them
+ * only: scoring each event with its neighbours' evidence ranks the exchange, not the lone matching line.
+ * Measured on LoCoMo (1,540 questions, whole log indexed): an evidence message among the first 10 ranked
+ * rises from 66 % to 73 % (0.4; 0.2 gives 71 %, 0.7 gives 75 % but ranks more non-matching neighbours first).
+ */
+const NEIGHBOUR_EVIDENCE = 0.4;
+
 /** No single quoted event may take more than this share of the block: one huge tool output must not crowd out the rest. */
 const MAX_ENTRY_SHARE = 0.25;
 
@@ -286,10 +295,10 @@ export class ContextAssembler {
       branch,
     });
     const quotable = recallFilter(r.filter, branch, r.sessionId, sent, window);
-    const ranked = hits.map((h) => h.event).filter(quotable);
-    if (ranked.length === 0) return null;
+    if (!hits.some((h) => quotable(h.event))) return null;
     const log = await this.service.getEvents(r.sessionId, EventFilter.all());
     const position = new Map(log.map((e, i) => [e.id, i]));
+    const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null);
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
     // Costs come from the memoised event counts plus the time prefix (counted once per distinct time): no
@@ -482,4 +491,33 @@ function recallFilter(
     (e.isArchived() || window.has(e.id)) &&
     visible(e) &&
     (criteria === null || criteria.matches(e));
+}
+
+/**
+ * The hits re-ranked by their own score plus NEIGHBOUR_EVIDENCE × the better neighbour's score; an event next
+ * to strong hits can enter the ranking without matching itself. Only `eligible` events are ranked; equal
+ * scores keep log order.
+ */
+function rankInContext(
+  hits: readonly { event: SessionEvent; score: number }[],
+  log: readonly SessionEvent[],
+  position: ReadonlyMap<string, number>,
+  eligible: (event: SessionEvent) => boolean,
+): SessionEvent[] {
+  const score = new Map<number, number>();
+  for (const hit of hits) {
+    const at = position.get(hit.event.id);
+    if (at !== undefined) score.set(at, Math.max(score.get(at) ?? 0, hit.score));
+  }
+  const candidates = new Set<number>();
+  for (const at of score.keys()) for (const q of [at - 1, at, at + 1]) if (q >= 0 && q < log.length) candidates.add(q);
+  const ranked: { at: number; value: number }[] = [];
+  for (const at of candidates) {
+    if (!eligible(log[at]!)) continue;
+    const own = score.get(at) ?? 0;
+    const neighbour = Math.max(score.get(at - 1) ?? 0, score.get(at + 1) ?? 0);
+    ranked.push({ at, value: own + NEIGHBOUR_EVIDENCE * neighbour });
+  }
+  ranked.sort((a, b) => b.value - a.value || a.at - b.at);
+  return ranked.map((r) => log[r.at]!);
 }

@@ -97,6 +97,15 @@ describe('bench: ContextSnapshot', () => {
     );
   });
 
+  it('finds a date written in another word order or with an ordinal day', () => {
+    for (const answer of ['May 7, 2023', 'May 7th, 2023', '7th of May 2023', 'May 7']) {
+      expect(snapshot.evaluate({ question: '', answer, evidenceEventIndexes: [0] }, events).answerFound, answer).to.equal(true);
+    }
+    expect(snapshot.evaluate({ question: '', answer: 'May 17, 2023', evidenceEventIndexes: [0] }, events).answerFound).to.equal(
+      false,
+    );
+  });
+
   it('matches answers on whole words only', () => {
     expect(snapshot.evaluate({ question: '', answer: 'Pari', evidenceEventIndexes: [0] }, events).answerFound).to.equal(false);
   });

@@ -183,6 +183,29 @@ describe('ContextAssembler', function () {
       expect((gapped.messages.find(isBlock) as { text: string }).text).to.match(/sea today\.\n…\n/);
     });
 
+    it('ranks an exchange whose messages both match above a lone message that matches better', async function () {
+      await append(
+        's',
+        Messages.user('A book.'),
+        Messages.assistant('Noted, the weather is mild today and the sea is calm.'),
+        Messages.user('Which book did you finish last week?'),
+        Messages.assistant('The book I finished was Becoming Nicole.'),
+        Messages.user('rest'),
+        Messages.assistant('rest'),
+      );
+      await archiveAllBut('s', 2);
+      const lone = await retriever.retrieve({ sessionId: 's', query: 'book', limit: 1 });
+      expect(lone[0]!.event.text).to.equal('A book.');
+      const ctx = await assembler.assemble({
+        sessionId: 's',
+        maxTokens: 2000,
+        query: 'book',
+        recall: { neighbors: 0, limit: 1 },
+      });
+      expect(ctx.recalled.map((e) => e.text)).to.have.length(1);
+      expect(ctx.recalled[0]!.text).to.match(/^(Which book did you finish|The book I finished)/);
+    });
+
     it('never quotes an event that the history sends', async function () {
       await append('s', ...Array.from({ length: 6 }, (_, i) => Messages.user(`kite story ${i}`)));
       const ctx = await assembler.assemble({ sessionId: 's', maxTokens: 5000, query: 'kite' });

@@ -12,14 +12,25 @@ export interface ProbeOutcome {
   retained: boolean;
 }
 
-/** Lower-case words separated by single spaces, so that matching ignores case, punctuation and layout. */
+const MONTH = '(january|february|march|april|may|june|july|august|september|october|november|december)';
+/** `july 28 2023` (after punctuation is gone) and `28th july 2023`: the day-first form `28 july 2023` below. */
+const MONTH_FIRST = new RegExp(`\\b${MONTH} (\\d{1,2})(?:st|nd|rd|th)?( \\d{4})?\\b`, 'g');
+const ORDINAL_DAY = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th) (?:of )?${MONTH}\\b`, 'g');
+
+/**
+ * Lower-case words separated by single spaces, so that matching ignores case, punctuation and layout; dates
+ * are put in one word order (`July 28, 2023`, `28th of July 2023` and `28 July 2023` all read
+ * `28 july 2023`), since the same date written another way is the same information.
+ */
 export function normaliseForMatch(text: string): string {
   return text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
+    .trim()
+    .replace(ORDINAL_DAY, '$1 $2')
+    .replace(MONTH_FIRST, (_, month: string, day: string, year: string | undefined) => `${day} ${month}${year ?? ''}`);
 }
 
 /**

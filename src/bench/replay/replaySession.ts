@@ -85,7 +85,7 @@ async function askProbesWithRecall(
  * A recall contender's `recall` option: `maxRatio` caps the block at that share of the budget and sets that
  * room aside — the strategy compacts within the rest — so the assembler never trims the window's oldest
  * messages to make room (a trim shifts the prompt's prefix on every call, and the provider's cache misses);
- * `share` and `placement` are RecallSettings'. The other options go to the strategy.
+ * `share`, `placement`, `neighbors` and `limit` are RecallSettings'. The other options go to the strategy.
  */
 function recallOptions(
   contender: StrategyContender,
@@ -97,9 +97,11 @@ function recallOptions(
   if (contender.recall === undefined)
     throw new InvalidArgumentError(`${contender.name}: the recall option needs a recall contender`);
   if (recall === null || typeof recall !== 'object' || Array.isArray(recall)) {
-    throw new InvalidArgumentError(`${contender.name}: recall must be an object {maxRatio?, share?, placement?}`);
+    throw new InvalidArgumentError(
+      `${contender.name}: recall must be an object {maxRatio?, share?, placement?, neighbors?, limit?}`,
+    );
   }
-  const { maxRatio, share, placement, ...unknown } = recall as Record<string, unknown>;
+  const { maxRatio, share, placement, neighbors, limit, ...unknown } = recall as Record<string, unknown>;
   const extra = Object.keys(unknown);
   if (extra.length > 0) throw new InvalidArgumentError(`${contender.name}: unknown recall option ${extra[0]}`);
   const ratio = (key: string, v: unknown): number | undefined => {
@@ -113,7 +115,17 @@ function recallOptions(
   if (placement !== undefined && placement !== 'before-last-user' && placement !== 'after-system') {
     throw new InvalidArgumentError(`${contender.name}: recall.placement must be 'before-last-user' or 'after-system'`);
   }
+  const count = (key: string, v: unknown, min: number): number | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min)
+      throw new InvalidArgumentError(`${contender.name}: recall.${key} must be an integer >= ${min}`);
+    return v;
+  };
+  const n = count('neighbors', neighbors, 0);
+  const l = count('limit', limit, 1);
   const settings: RecallSettings = {
+    ...(n !== undefined ? { neighbors: n } : {}),
+    ...(l !== undefined ? { limit: l } : {}),
     ...(max !== undefined ? { maxTokens: Math.max(1, Math.floor(max * budgetTokens)) } : {}),
     ...(s !== undefined ? { share: s } : {}),
     ...(placement !== undefined ? { placement } : {}),
