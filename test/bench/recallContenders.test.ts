@@ -109,6 +109,27 @@ describe('bench: recall contenders', function () {
     expect(result.summaries.find((s) => s.contender === 'capped')!.maxTokensSent).to.be.at.most(2000);
   });
 
+  it('prices recall prompts with the cache breakpoint at the end of the history: fewer cache writes and a lower cost than on the last message', async function () {
+    const config = {
+      ...quickConfig([SAMPLE], out),
+      budgets: [4000],
+      contenders: [
+        { name: 'token-count-recall', label: 'history', options: { recall: { maxRatio: 0.2 } } },
+        { name: 'token-count-recall', label: 'last', options: { recall: { maxRatio: 0.2, breakpoint: 'last-message' } } },
+      ],
+      scaling: null,
+      pricing: ['anthropic-claude-sonnet-4.5'],
+    };
+    const result = await runBench(config, {
+      registry: await createDefaultContenderRegistry(),
+      estimator: defaultTokenCountEstimator(),
+      logger: createDefaultLogger({ silent: true }),
+    });
+    const cost = (label: string) => result.summaries.find((s) => s.contender === label)!.cost[0]!;
+    expect(cost('history').cacheWriteTokens).to.be.lessThan(cost('last').cacheWriteTokens);
+    expect(cost('history').costPerConversation).to.be.lessThan(cost('last').costPerConversation);
+  });
+
   it('refuses a recall option on a contender without recall, and unknown or out-of-range recall settings', async function () {
     const registry = await createDefaultContenderRegistry();
     const run = (contender: { name: string; options: Record<string, unknown> }) =>
@@ -136,6 +157,11 @@ describe('bench: recall contenders', function () {
       run({ name: 'token-count-recall', options: { recall: { maxRatio: 1.5 } } }),
       InvalidArgumentError,
       'recall.maxRatio',
+    );
+    await expectRejects(
+      run({ name: 'token-count-recall', options: { recall: { breakpoint: 'system' } } }),
+      InvalidArgumentError,
+      "recall.breakpoint must be 'history' or 'last-message'",
     );
     await expectRejects(
       run({ name: 'token-count-recall', options: { recall: { ratio: 0.4 } } }),

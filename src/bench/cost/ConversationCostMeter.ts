@@ -71,9 +71,10 @@ export class ConversationCostMeter {
     this.tallies = presets.map((p) => emptyCostTally(p.name));
   }
 
-  call(request: readonly PromptSegment[], atMs: number, outputTokens: number): void {
+  /** `breakpoints`: see PromptCacheSimulator.send (used by breakpoint-rule presets only). */
+  call(request: readonly PromptSegment[], atMs: number, outputTokens: number, breakpoints?: readonly number[]): void {
     this.presets.forEach((preset, i) => {
-      const outcome = this.caches[i]!.send(request, atMs);
+      const outcome = this.caches[i]!.send(request, atMs, breakpoints);
       const prices = preset.prices;
       const tally = this.tallies[i]!;
       const uncached = outcome.inputTokens - outcome.cachedTokens - outcome.cacheWriteTokens;

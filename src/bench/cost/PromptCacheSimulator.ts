@@ -52,14 +52,21 @@ export class PromptCacheSimulator {
     return min + Math.floor((sharedTokens - min) / step) * step;
   }
 
-  send(segments: readonly PromptSegment[], atMs: number): CacheOutcome {
+  /**
+   * `breakpoints` ('breakpoint' rules only): the indexes of the segments that carry a cache breakpoint besides
+   * the end of the system messages; default the last segment. A client that puts its breakpoint at the end of
+   * the stable history (before a recall block rebuilt for every request) passes that index.
+   */
+  send(segments: readonly PromptSegment[], atMs: number, breakpoints?: readonly number[]): CacheOutcome {
     if (!Number.isFinite(atMs)) throw new InvalidArgumentError('atMs must be a finite time');
+    if (breakpoints !== undefined && breakpoints.some((b) => !Number.isInteger(b) || b < 0 || b >= segments.length))
+      throw new InvalidArgumentError('breakpoints must be indexes of the segments');
     if (atMs < this.lastAt) throw new InvalidArgumentError('requests must be sent in time order');
     this.lastAt = atMs;
     const inputTokens = segments.reduce((s, x) => s + x.tokens, 0);
     return this.rules.mode === 'automatic'
       ? this.sendAutomatic(segments, atMs, inputTokens)
-      : this.sendBreakpoint(segments, atMs, inputTokens);
+      : this.sendBreakpoint(segments, atMs, inputTokens, breakpoints ?? [segments.length - 1]);
   }
 
   private alive(time: number, at: number): boolean {
@@ -94,17 +101,24 @@ export class PromptCacheSimulator {
   }
 
   /**
-   * Anthropic with a breakpoint after the system messages and one on the last message: a hit is the longest
-   * live entry on this request's path within the lookback of a breakpoint; everything after it up to the last
-   * breakpoint is written (when the prompt reaches the minimum), and the entries read or written are refreshed.
+   * Anthropic with a breakpoint after the system messages and the given ones (by default on the last message):
+   * a hit is the longest live entry on this request's path within the lookback of a breakpoint; everything
+   * after it up to the last breakpoint is written (when that prefix reaches the minimum), the rest of the
+   * prompt is processed uncached, and the entries read or written are refreshed.
    */
-  private sendBreakpoint(segments: readonly PromptSegment[], at: number, inputTokens: number): CacheOutcome {
+  private sendBreakpoint(
+    segments: readonly PromptSegment[],
+    at: number,
+    inputTokens: number,
+    explicit: readonly number[],
+  ): CacheOutcome {
     const { minCacheableTokens: min } = this.rules;
     const lookback = this.rules.lookbackBlocks ?? 20;
     let systemEnd = 0;
     while (systemEnd < segments.length && segments[systemEnd]!.system === true) systemEnd++;
-    const breakpoints = [segments.length - 1];
-    if (systemEnd > 0 && systemEnd < segments.length) breakpoints.unshift(systemEnd - 1);
+    const breakpoints = [...explicit];
+    if (systemEnd > 0 && systemEnd < segments.length && !breakpoints.includes(systemEnd - 1)) breakpoints.push(systemEnd - 1);
+    breakpoints.sort((a, b) => a - b);
     const inReach = (i: number) => breakpoints.some((b) => i <= b && b - i < lookback);
 
     // The path this request shares with earlier ones, and the tokens up to each of its positions.

@@ -3,6 +3,7 @@ import { Messages, type Message } from '../../session/Message.js';
 import { formatMessage } from '../../session/formatEvent.js';
 import { Bm25Retriever } from '../../recall/Bm25Retriever.js';
 import { ContextAssembler, type RecallSettings } from '../../recall/ContextAssembler.js';
+import { RECALL_BLOCK_HEADER } from '../../recall/recallBlock.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { EmbeddingRetriever } from '../../recall/EmbeddingRetriever.js';
 import { HybridRetriever } from '../../recall/HybridRetriever.js';
@@ -85,23 +86,25 @@ async function askProbesWithRecall(
  * A recall contender's `recall` option: `maxRatio` caps the block at that share of the budget and sets that
  * room aside — the strategy compacts within the rest — so the assembler never trims the window's oldest
  * messages to make room (a trim shifts the prompt's prefix on every call, and the provider's cache misses);
- * `share`, `placement`, `neighbors` and `limit` are RecallSettings'. The other options go to the strategy.
+ * `share`, `placement`, `neighbors` and `limit` are RecallSettings'; `breakpoint` is where a
+ * breakpoint-rule cache (Anthropic) is marked: 'history' (default; the end of the history, before the block, as
+ * AnthropicChatProvider does) or 'last-message' (the last message, block included). The other options go to the strategy.
  */
 function recallOptions(
   contender: StrategyContender,
   options: ContenderOptions,
   budgetTokens: number,
-): { settings: RecallSettings; rest: ContenderOptions } {
+): { settings: RecallSettings; rest: ContenderOptions; historyBreakpoint: boolean } {
   const { recall, ...rest } = options;
-  if (recall === undefined) return { settings: {}, rest };
+  if (recall === undefined) return { settings: {}, rest, historyBreakpoint: true };
   if (contender.recall === undefined)
     throw new InvalidArgumentError(`${contender.name}: the recall option needs a recall contender`);
   if (recall === null || typeof recall !== 'object' || Array.isArray(recall)) {
     throw new InvalidArgumentError(
-      `${contender.name}: recall must be an object {maxRatio?, share?, placement?, neighbors?, limit?}`,
+      `${contender.name}: recall must be an object {maxRatio?, share?, placement?, neighbors?, limit?, breakpoint?}`,
     );
   }
-  const { maxRatio, share, placement, neighbors, limit, ...unknown } = recall as Record<string, unknown>;
+  const { maxRatio, share, placement, neighbors, limit, breakpoint, ...unknown } = recall as Record<string, unknown>;
   const extra = Object.keys(unknown);
   if (extra.length > 0) throw new InvalidArgumentError(`${contender.name}: unknown recall option ${extra[0]}`);
   const ratio = (key: string, v: unknown): number | undefined => {
@@ -121,6 +124,9 @@ function recallOptions(
       throw new InvalidArgumentError(`${contender.name}: recall.${key} must be an integer >= ${min}`);
     return v;
   };
+  if (breakpoint !== undefined && breakpoint !== 'history' && breakpoint !== 'last-message') {
+    throw new InvalidArgumentError(`${contender.name}: recall.breakpoint must be 'history' or 'last-message'`);
+  }
   const n = count('neighbors', neighbors, 0);
   const l = count('limit', limit, 1);
   const settings: RecallSettings = {
@@ -130,7 +136,7 @@ function recallOptions(
     ...(s !== undefined ? { share: s } : {}),
     ...(placement !== undefined ? { placement } : {}),
   };
-  return { settings, rest };
+  return { settings, rest, historyBreakpoint: breakpoint !== 'last-message' };
 }
 
 /** The retriever of a recall contender over the replay's service, timing every call into `metrics`. */
@@ -160,6 +166,21 @@ function recallRetriever(
   };
 }
 
+/**
+ * With a recall block, the breakpoint a cache-aware client puts at the end of the stable history (what
+ * AnthropicChatProvider's `cacheBreakpoints: 'auto'` does): on the message before the block, in the request's
+ * order (system messages first). The block and what follows it are processed uncached, never written. Without
+ * a block: undefined (the breakpoint on the last message).
+ */
+function historyBreakpoint(messages: readonly Message[]): number[] | undefined {
+  const systems = messages.filter((m) => m.type === 'system').length;
+  const rest = messages.filter((m) => m.type !== 'system');
+  const block = rest.findIndex((m) => m.type === 'user' && m.text.startsWith(RECALL_BLOCK_HEADER));
+  if (block < 0) return undefined;
+  const at = systems + block - 1;
+  return at >= 0 ? [at] : [];
+}
+
 function recordCall(
   metrics: RunMetrics,
   session: PreparedSession,
@@ -168,8 +189,10 @@ function recordCall(
   messages: readonly Message[],
   pricing: { meter: ConversationCostMeter; coder: PromptSegmentCoder } | null,
   probes = true,
+  breakAtHistory = true,
 ): void {
-  pricing?.meter.call(pricing.coder.request(messages), session.callTimes[k]!, session.replyTokens[k]!);
+  const breakpoints = breakAtHistory ? historyBreakpoint(messages) : undefined;
+  pricing?.meter.call(pricing.coder.request(messages), session.callTimes[k]!, session.replyTokens[k]!, breakpoints);
   metrics.tokensSent.push(tokens);
   metrics.fullTokens.push(session.fullTokens[k]!);
   if (tokens > metrics.budgetTokens) metrics.overBudgetCalls++;
@@ -251,7 +274,7 @@ export async function replayWithStrategy(
         recall: recallSetup.settings,
       });
       metrics.totalMs += performance.now() - assembleStart;
-      recordCall(metrics, session, k, assembled.tokens.total, assembled.messages, pricing, false);
+      recordCall(metrics, session, k, assembled.tokens.total, assembled.messages, pricing, false, recallSetup.historyBreakpoint);
       await askProbesWithRecall(session, k, assembler, context, metrics, recallSetup.settings);
     }
   } finally {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { PromptCacheSimulator, type PromptSegment } from '../../../src/bench/cost/PromptCacheSimulator.js';
 import { PROVIDER_PRESETS, type PromptCacheRules } from '../../../src/tokens/ModelPrices.js';
+import { InvalidArgumentError } from '../../../src/errors.js';
 
 const MINUTE = 60_000;
 const openai = PROVIDER_PRESETS['openai-gpt-4.1']!.cache;
@@ -160,6 +161,34 @@ describe('bench: PromptCacheSimulator (breakpoints, Anthropic rules)', () => {
     const cache2 = new PromptCacheSimulator(anthropic);
     cache2.send([seg('U1', 2000)], 0);
     expect(cache2.send(long.slice(0, 20), 1000).cachedTokens).to.equal(2000);
+  });
+
+  it('with a breakpoint before a recall block, reads the history and bills the block uncached, never written', () => {
+    const cache = new PromptCacheSimulator(anthropic);
+    // S, U1, A1 | block B1, U2: the breakpoint on A1 (index 2).
+    expect(
+      cache.send([seg('S', 1500, true), seg('U1', 100), seg('A1', 100), seg('B1', 800), seg('U2', 20)], 0, [2]),
+    ).to.deep.equal({ inputTokens: 2520, cachedTokens: 0, cacheWriteTokens: 1700 });
+    // The next request drops B1 (rebuilt for U3): S..A1 is read, U2 and A2 written, B2 and U3 uncached.
+    const next = [
+      seg('S', 1500, true),
+      seg('U1', 100),
+      seg('A1', 100),
+      seg('U2', 20),
+      seg('A2', 30),
+      seg('B2', 800),
+      seg('U3', 20),
+    ];
+    expect(cache.send(next, 1000, [4])).to.deep.equal({ inputTokens: 2570, cachedTokens: 1700, cacheWriteTokens: 50 });
+    // The same two requests with the breakpoint on the last message: the block is written and never read.
+    const plain = new PromptCacheSimulator(anthropic);
+    plain.send([seg('S', 1500, true), seg('U1', 100), seg('A1', 100), seg('B1', 800), seg('U2', 20)], 0);
+    expect(plain.send(next, 1000)).to.deep.equal({ inputTokens: 2570, cachedTokens: 1500, cacheWriteTokens: 1070 });
+  });
+
+  it('refuses a breakpoint that is not a segment index', () => {
+    const cache = new PromptCacheSimulator(anthropic);
+    expect(() => cache.send([seg('U1', 10)], 0, [1])).to.throw(InvalidArgumentError, 'breakpoints must be indexes');
   });
 
   it('expires an entry after five minutes without use', () => {
