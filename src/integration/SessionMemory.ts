@@ -22,7 +22,7 @@ import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { SessionMetadataWriter, type MetadataUpdate } from './SessionMetadataWriter.js';
 import { AsyncQueue } from './AsyncQueue.js';
 import { resolveSession } from './resolveSession.js';
-import { DEFAULT_UNBOUNDED_RECALL_TOKENS } from './recallSupport.js';
+import { DEFAULT_UNBOUNDED_RECALL_TOKENS, METADATA_RECALL_BLOCK } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
 import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
 import {
@@ -438,7 +438,7 @@ export class SessionMemory<T extends ChatProviderTypes = OpenAIChatTypes> {
         sessionId: session.id,
         id: `recall-${randomUUID()}`,
         message: parts.block.message,
-        metadata: { recall: true },
+        metadata: { [METADATA_RECALL_BLOCK]: true },
       });
       // Never between a tool call and its results: inside the request's own messages, fall back to before the
       // history's last user message.

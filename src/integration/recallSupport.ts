@@ -14,6 +14,12 @@ export interface RecallToolContext {
 
 export const NO_RESULTS = 'No results found.';
 
+/**
+ * Metadata key (value `true`) of the transient event that carries SessionMemory's recall block into a
+ * provider's prompt: the block is rebuilt every turn, so a provider can tell the stable history before it.
+ */
+export const METADATA_RECALL_BLOCK = 'recall';
+
 /** The recall block's size when no context window bounds the prompt. */
 export const DEFAULT_UNBOUNDED_RECALL_TOKENS = 2_000;
 export const DEFAULT_RECALL_PAGE_SIZE = 10;

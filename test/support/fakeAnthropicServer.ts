@@ -8,7 +8,7 @@
  * Like the real API it answers 400 `invalid_request_error` on a request it would reject: a `tool_use` without
  * its `tool_result` in the next message, a `tool_result` without its `tool_use` in the previous message,
  * tool results after other content, a thinking block without a signature, an empty text block, a missing
- * `max_tokens`. Consecutive messages of one role are combined first, as the API does.
+ * `max_tokens`, more than 4 `cache_control` breakpoints. Consecutive messages of one role are combined first, as the API does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,9 +63,24 @@ export interface FakeAnthropicOptions {
 const blocksOf = (content: string | FakeAnthropicBlock[]): FakeAnthropicBlock[] =>
   typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 
+/** `cache_control` breakpoints in a request: top level, tools, system and message blocks (nested ones too). */
+export function cacheBreakpointCount(body: FakeAnthropicRequest): number {
+  const count = (value: unknown): number => {
+    if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + count(v), 0);
+    if (value === null || typeof value !== 'object') return 0;
+    const { cache_control, content, source } = value as Record<string, unknown>;
+    return (cache_control === undefined || cache_control === null ? 0 : 1) + count(content) + count(source);
+  };
+  const top = body.cache_control === undefined || body.cache_control === null ? 0 : 1;
+  const system = Array.isArray(body.system) ? count(body.system) : 0;
+  return top + count(body.tools ?? []) + system + count(body.messages ?? []);
+}
+
 /** The API's own checks of a request, after combining consecutive turns of one role. Null when valid. */
 export function anthropicRequestError(body: FakeAnthropicRequest): string | null {
   if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+  const breakpoints = cacheBreakpointCount(body);
+  if (breakpoints > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
   const raw = body.messages;
   if (!Array.isArray(raw) || raw.length === 0) return 'messages: at least one message is required';
   const messages: Array<{ role: string; blocks: FakeAnthropicBlock[] }> = [];

@@ -23,6 +23,7 @@ import {
   type AnthropicPrompt,
   type ToAnthropicOptions,
 } from './AnthropicMessages.js';
+import { stableHistoryEnd, withCacheBreakpoints } from './cacheBreakpoints.js';
 
 /** Request parameters a SessionMemory request may add (tools, thinking, temperature...); `max_tokens` defaults. */
 export type AnthropicChatParams = Omit<MessageCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'max_tokens'> & {
@@ -46,6 +47,15 @@ export type AnthropicClient = Pick<Anthropic, 'messages'>;
 export interface AnthropicChatProviderOptions extends ToAnthropicOptions {
   /** `max_tokens` of a request that does not set it; default 4096. */
   maxTokens?: number;
+  /**
+   * Prompt-cache breakpoints (`cache_control: { type: 'ephemeral' }`), which a caller cannot put on history
+   * messages the library builds. 'auto' (default): one on the end of the stable history — the last block
+   * before the recall block (which is rebuilt every turn), or the last block of the prompt when there is no
+   * recall block; none there with recall placed 'after-system' — and one on the system prompt's last block,
+   * in that order of priority, only as far as the request keeps at most 4 counting the caller's own (tools,
+   * system, messages, top-level `cache_control`). 'off': no breakpoints are added.
+   */
+  cacheBreakpoints?: 'auto' | 'off';
 }
 
 /** Prompt tokens as billed: uncached input plus what was written to and read from the prompt cache. */
@@ -60,6 +70,7 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
   static readonly DEFAULT_MAX_TOKENS = 4096;
   declare readonly types?: AnthropicChatTypes;
   readonly maxTokens: number;
+  readonly cacheBreakpoints: 'auto' | 'off';
   private readonly promptOptions: ToAnthropicOptions;
 
   constructor(
@@ -67,15 +78,21 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
     options: AnthropicChatProviderOptions = {},
   ) {
     if (client === null || client === undefined) throw new InvalidArgumentError('client must not be null');
-    const { maxTokens, ...promptOptions } = options ?? {};
+    const { maxTokens, cacheBreakpoints, ...promptOptions } = options ?? {};
     this.maxTokens = requirePositiveInt(maxTokens ?? AnthropicChatProvider.DEFAULT_MAX_TOKENS, 'maxTokens');
+    if (cacheBreakpoints !== undefined && cacheBreakpoints !== 'auto' && cacheBreakpoints !== 'off') {
+      throw new InvalidArgumentError("cacheBreakpoints must be 'auto' or 'off'");
+    }
+    this.cacheBreakpoints = cacheBreakpoints ?? 'auto';
     this.promptOptions = promptOptions;
     // Validates the thinking policy now rather than on the first request.
     anthropicPrompt([], [], undefined, promptOptions);
   }
 
   prompt(history: readonly SessionEvent[], messages: readonly MessageParam[], params: AnthropicChatParams): AnthropicPrompt {
-    return anthropicPrompt(history, messages, params.system, this.promptOptions);
+    const prompt = anthropicPrompt(history, messages, params.system, this.promptOptions);
+    if (this.cacheBreakpoints === 'off') return prompt;
+    return withCacheBreakpoints(prompt, params, stableHistoryEnd(history, prompt, this.promptOptions));
   }
 
   requestMessages(messages: readonly MessageParam[], params: AnthropicChatParams): Message[] {

@@ -20,11 +20,13 @@ export interface AnthropicSessionMemoryOptions
  */
 export class AnthropicSessionMemory extends SessionMemory<AnthropicChatTypes> {
   constructor(options: AnthropicSessionMemoryOptions) {
-    const { client, maxTokens, thinking, missingToolResult, ...rest } = options ?? ({} as AnthropicSessionMemoryOptions);
+    const { client, maxTokens, thinking, missingToolResult, cacheBreakpoints, ...rest } =
+      options ?? ({} as AnthropicSessionMemoryOptions);
     const provider = new AnthropicChatProvider(client, {
       ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(thinking !== undefined ? { thinking } : {}),
       ...(missingToolResult !== undefined ? { missingToolResult } : {}),
+      ...(cacheBreakpoints !== undefined ? { cacheBreakpoints } : {}),
     });
     super({ ...rest, provider });
   }

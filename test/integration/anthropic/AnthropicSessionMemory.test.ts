@@ -97,8 +97,8 @@ describe('AnthropicSessionMemory through the real @anthropic-ai/sdk client', fun
     return done!;
   };
 
-  it('sends the system prompt separately and the history before the new message', async function () {
-    const memory = memoryWith();
+  it("sends the system prompt separately and the history before the new message, unmarked with cacheBreakpoints 'off'", async function () {
+    const memory = memoryWith({ cacheBreakpoints: 'off' });
     server.enqueue({ text: 'Hello!' }, { text: 'Still here.' });
     await memory.call({ sessionId: 's', messages: [{ role: 'user', content: 'hi' }], system: SYSTEM });
     await memory.call({ sessionId: 's', messages: [{ role: 'user', content: 'again' }], system: SYSTEM });
