@@ -7,6 +7,7 @@ import type {
   Usage,
 } from '@anthropic-ai/sdk/resources/messages';
 import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
+import type { Logger } from '../../logging.js';
 import type { Message } from '../../session/Message.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type {
@@ -23,7 +24,13 @@ import {
   type AnthropicPrompt,
   type ToAnthropicOptions,
 } from './AnthropicMessages.js';
-import { stableHistoryEnd, withCacheBreakpoints } from './cacheBreakpoints.js';
+import {
+  countCacheBreakpoints,
+  limitStoredBreakpoints,
+  MAX_CACHE_BREAKPOINTS,
+  stableHistoryEnd,
+  withCacheBreakpoints,
+} from './cacheBreakpoints.js';
 
 /** Request parameters a SessionMemory request may add (tools, thinking, temperature...); `max_tokens` defaults. */
 export type AnthropicChatParams = Omit<MessageCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'max_tokens'> & {
@@ -54,8 +61,15 @@ export interface AnthropicChatProviderOptions extends ToAnthropicOptions {
    * recall block; none there with recall placed 'after-system' — and one on the system prompt's last block,
    * in that order of priority, only as far as the request keeps at most 4 counting the caller's own (tools,
    * system, messages, top-level `cache_control`). 'off': no breakpoints are added.
+   *
+   * Breakpoints stored with the history (a caller's `cache_control` is kept with its message and so comes
+   * back on every later turn) never push a request over the API's 4: with 'auto' none of them is sent (the
+   * history end covers their prefixes); with 'off' they are sent while they fit after this request's own,
+   * the oldest left out first. The stored events keep them.
    */
   cacheBreakpoints?: 'auto' | 'off';
+  /** Where 'off' reports the stored breakpoints it left out (at debug); without one, nowhere. */
+  logger?: Logger;
 }
 
 /** Prompt tokens as billed: uncached input plus what was written to and read from the prompt cache. */
@@ -72,27 +86,45 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
   readonly maxTokens: number;
   readonly cacheBreakpoints: 'auto' | 'off';
   private readonly promptOptions: ToAnthropicOptions;
+  private readonly logger: Logger | undefined;
 
   constructor(
     private readonly client: AnthropicClient,
     options: AnthropicChatProviderOptions = {},
   ) {
     if (client === null || client === undefined) throw new InvalidArgumentError('client must not be null');
-    const { maxTokens, cacheBreakpoints, ...promptOptions } = options ?? {};
+    const { maxTokens, cacheBreakpoints, logger, ...promptOptions } = options ?? {};
     this.maxTokens = requirePositiveInt(maxTokens ?? AnthropicChatProvider.DEFAULT_MAX_TOKENS, 'maxTokens');
     if (cacheBreakpoints !== undefined && cacheBreakpoints !== 'auto' && cacheBreakpoints !== 'off') {
       throw new InvalidArgumentError("cacheBreakpoints must be 'auto' or 'off'");
     }
     this.cacheBreakpoints = cacheBreakpoints ?? 'auto';
     this.promptOptions = promptOptions;
+    this.logger = logger;
     // Validates the thinking policy now rather than on the first request.
     anthropicPrompt([], [], undefined, promptOptions);
   }
 
   prompt(history: readonly SessionEvent[], messages: readonly MessageParam[], params: AnthropicChatParams): AnthropicPrompt {
-    const prompt = anthropicPrompt(history, messages, params.system, this.promptOptions);
-    if (this.cacheBreakpoints === 'off') return prompt;
-    return withCacheBreakpoints(prompt, params, stableHistoryEnd(history, prompt, this.promptOptions));
+    // This request's own breakpoints (tools, system, its messages, top-level) always go as they are.
+    const own = countCacheBreakpoints(
+      { ...(params.system === undefined ? {} : { system: params.system }), messages: [...messages] },
+      params,
+    );
+    const off = this.cacheBreakpoints === 'off';
+    const limited = limitStoredBreakpoints(history, off ? MAX_CACHE_BREAKPOINTS - own : 0);
+    const prompt = anthropicPrompt(limited.history, messages, params.system, this.promptOptions);
+    if (off) {
+      if (limited.dropped > 0) {
+        this.logger?.debug('stored cache_control breakpoints left out: a request takes at most 4', {
+          stored: limited.stored,
+          dropped: limited.dropped,
+          own,
+        });
+      }
+      return prompt;
+    }
+    return withCacheBreakpoints(prompt, params, stableHistoryEnd(limited.history, prompt, this.promptOptions));
   }
 
   requestMessages(messages: readonly MessageParam[], params: AnthropicChatParams): Message[] {

@@ -27,6 +27,7 @@ export class AnthropicSessionMemory extends SessionMemory<AnthropicChatTypes> {
       ...(thinking !== undefined ? { thinking } : {}),
       ...(missingToolResult !== undefined ? { missingToolResult } : {}),
       ...(cacheBreakpoints !== undefined ? { cacheBreakpoints } : {}),
+      ...(rest.logger !== undefined ? { logger: rest.logger } : {}),
     });
     super({ ...rest, provider });
   }

@@ -8,8 +8,9 @@ import type {
   ThinkingBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { SessionEvent } from '../../session/SessionEvent.js';
+import { METADATA_NATIVE, nativeValue, type NativeRecord } from '../nativeMessages.js';
 import { METADATA_RECALL_BLOCK } from '../recallSupport.js';
-import { anthropicPrompt, type AnthropicPrompt, type ToAnthropicOptions } from './AnthropicMessages.js';
+import { ANTHROPIC_FORMAT, anthropicPrompt, type AnthropicPrompt, type ToAnthropicOptions } from './AnthropicMessages.js';
 
 /** The API refuses a request with more `cache_control` breakpoints than this (tools, system and messages together). */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -103,6 +104,68 @@ function countIn(blocks: readonly unknown[]): number {
     if (source !== null && typeof source === 'object' && Array.isArray(source.content)) count += countIn(source.content);
   }
   return count;
+}
+
+/** What `limitStoredBreakpoints` sends: the history to render, and how many stored breakpoints it left out. */
+export interface LimitedHistory {
+  history: readonly SessionEvent[];
+  /** Breakpoints the history's stored Anthropic content carries (stale native forms, which are not rendered, excluded). */
+  stored: number;
+  dropped: number;
+}
+
+/**
+ * The history with only the newest `keep` of the breakpoints stored in its events' Anthropic content: a
+ * caller's `cache_control` is kept with its message (so the log gives the message back exactly) and would
+ * otherwise be sent again on every later turn, until the request has more than the API's 4. The oldest go
+ * first, in log order; events that lose one are copies, the others are the same objects.
+ */
+export function limitStoredBreakpoints(history: readonly SessionEvent[], keep: number): LimitedHistory {
+  const counts = history.map(storedBreakpointCount);
+  const stored = counts.reduce((sum, n) => sum + n, 0);
+  const dropped = Math.max(0, stored - Math.max(0, keep));
+  if (dropped === 0) return { history, stored, dropped };
+  let left = dropped;
+  const limited = history.map((event, i) => {
+    const count = counts[i]!;
+    if (count === 0 || left === 0) return event;
+    const record = event.metadata[METADATA_NATIVE] as NativeRecord;
+    // The stored value is JSON (binary and URLs tagged), so a structured clone is an exact, independent copy.
+    const value = structuredClone(record.value) as unknown[];
+    left -= unmarkFirst(value, Math.min(count, left));
+    return event.with({ metadata: { ...event.metadata, [METADATA_NATIVE]: { ...record, value } } });
+  });
+  return { history: limited, stored, dropped };
+}
+
+/** Breakpoints in an event's stored Anthropic content, counted only when that content is what gets rendered. */
+function storedBreakpointCount(event: SessionEvent): number {
+  const record = event.metadata[METADATA_NATIVE] as Partial<NativeRecord> | undefined;
+  if (record === undefined || record === null || typeof record !== 'object' || record.format !== ANTHROPIC_FORMAT) return 0;
+  if (!Array.isArray(record.value)) return 0;
+  const count = countIn(record.value);
+  // A strategy that rewrote the message (masking...) left the native form stale: it is not rendered, so neither are its breakpoints.
+  return count === 0 || nativeValue(event, ANTHROPIC_FORMAT) === undefined ? 0 : count;
+}
+
+/** Removes the first `n` breakpoints, in the order `countIn` counts them, from `blocks` (in place); returns how many. */
+function unmarkFirst(blocks: unknown[], n: number): number {
+  let removed = 0;
+  for (const block of blocks) {
+    if (removed === n) break;
+    if (block === null || typeof block !== 'object') continue;
+    const record = block as Record<string, unknown>;
+    if (marked(record)) {
+      delete record.cache_control;
+      removed++;
+    }
+    const { content, source } = record as { content?: unknown; source?: { content?: unknown } };
+    if (Array.isArray(content)) removed += unmarkFirst(content, n - removed);
+    if (source !== null && typeof source === 'object' && Array.isArray(source.content)) {
+      removed += unmarkFirst(source.content, n - removed);
+    }
+  }
+  return removed;
 }
 
 /**

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { expect } from 'chai';
+import sinon from 'sinon';
 import {
   Bm25Retriever,
   DefaultSessionService,
@@ -22,6 +23,7 @@ import {
   type FakeAnthropicRequest,
   type FakeAnthropicServer,
 } from '../../support/fakeAnthropicServer.js';
+import { fromAnthropicMessage } from '../../../src/integration/anthropic/AnthropicMessages.js';
 import { silent } from '../support/harness.js';
 
 const SYSTEM = 'You answer questions about lockers.';
@@ -304,5 +306,178 @@ describe('AnthropicSessionMemory prompt-cache breakpoints', function () {
       ],
     });
     expect(cacheBreakpointCount(prompt as FakeAnthropicRequest)).to.equal(1);
+  });
+  describe('breakpoints stored with the history', function () {
+    /** A caller who marks its own new message every turn, as Anthropic's docs suggest, for six turns. */
+    async function sixMarkedTurns(cacheBreakpoints: 'auto' | 'off', extra: Partial<AnthropicSessionMemoryOptions> = {}) {
+      const memory = memoryWith({ cacheBreakpoints, ...extra });
+      for (let turn = 1; turn <= 6; turn++) {
+        server.enqueue({ text: `Answer ${turn}.` });
+        await memory.call({
+          sessionId: 's',
+          messages: [
+            { role: 'user', content: [{ type: 'text', text: `Question ${turn}?`, cache_control: { type: 'ephemeral' } }] },
+          ],
+          system: SYSTEM,
+        });
+      }
+    }
+
+    /** The texts of the message blocks a request marked, in order. */
+    const markedTexts = (body: FakeAnthropicRequest) =>
+      flatBlocks(body)
+        .filter((b) => b.value.cache_control !== undefined)
+        .map((b) => b.value.text);
+
+    it("with 'auto', six turns of a caller marking each new message all succeed: only the new message and the system prompt are marked", async function () {
+      await sixMarkedTurns('auto');
+      expect(server.rejections).to.deep.equal([]);
+      expect(server.requests).to.have.length(6);
+      for (const [i, body] of server.requests.entries()) {
+        // The new message is the prompt's last block, so it is the history end as well: nothing else is marked.
+        expect(markedTexts(body)).to.deep.equal([`Question ${i + 1}?`]);
+        expect(body.system).to.deep.equal([{ type: 'text', text: SYSTEM, cache_control: EPHEMERAL }]);
+        expect(cacheBreakpointCount(body)).to.equal(2);
+      }
+      // The log still has every caller's breakpoint, exactly as sent.
+      const stored = (await service.getEvents('s', EventFilter.all())).filter((e) => e.messageType === 'user');
+      expect(stored).to.have.length(6);
+      for (const e of stored) expect(JSON.stringify(e.metadata)).to.include('cache_control');
+    });
+
+    it("with 'off', six turns of a caller marking each new message all succeed: the oldest stored breakpoints are left out from the 5th turn", async function () {
+      await sixMarkedTurns('off');
+      expect(server.rejections).to.deep.equal([]);
+      expect(server.requests.map(markedTexts)).to.deep.equal([
+        ['Question 1?'],
+        ['Question 1?', 'Question 2?'],
+        ['Question 1?', 'Question 2?', 'Question 3?'],
+        ['Question 1?', 'Question 2?', 'Question 3?', 'Question 4?'],
+        ['Question 2?', 'Question 3?', 'Question 4?', 'Question 5?'],
+        ['Question 3?', 'Question 4?', 'Question 5?', 'Question 6?'],
+      ]);
+      for (const body of server.requests) expect(body.system).to.equal(SYSTEM);
+    });
+
+    it("with 'off', the request's own tools and system breakpoints win over stored ones, and the drop is logged at debug only", async function () {
+      const logger = { error: sinon.spy(), warn: sinon.spy(), info: sinon.spy(), debug: sinon.spy() };
+      const memory = memoryWith({ cacheBreakpoints: 'off', logger });
+      const system: TextBlockParam[] = [{ type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } }];
+      const tools: Tool[] = [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }];
+      for (let turn = 1; turn <= 4; turn++) {
+        server.enqueue({ text: `Answer ${turn}.` });
+        await memory.call({
+          sessionId: 's',
+          messages: [
+            { role: 'user', content: [{ type: 'text', text: `Question ${turn}?`, cache_control: { type: 'ephemeral' } }] },
+          ],
+          system,
+          tools,
+        });
+      }
+      expect(server.rejections).to.deep.equal([]);
+      // Own: tool, system, new message (3); room for one stored, the newest.
+      expect(server.requests.map(markedTexts)).to.deep.equal([
+        ['Question 1?'],
+        ['Question 1?', 'Question 2?'],
+        ['Question 2?', 'Question 3?'],
+        ['Question 3?', 'Question 4?'],
+      ]);
+      expect(server.requests.map((b) => cacheBreakpointCount(b))).to.deep.equal([3, 4, 4, 4]);
+      expect(logger.debug.callCount).to.equal(2);
+      expect(logger.debug.lastCall.args[1]).to.deep.equal({ stored: 3, dropped: 2, own: 3 });
+      expect(logger.warn.called || logger.info.called || logger.error.called).to.equal(false);
+    });
+
+    describe('AnthropicChatProvider.prompt', function () {
+      const mark = { type: 'ephemeral' as const };
+      const event = (param: MessageParam | { role: 'system'; content: TextBlockParam[] }) =>
+        fromAnthropicMessage(param as MessageParam, { resolveToolName: () => 'lookup' }).map(({ message, metadata }) =>
+          SessionEvent.create({ sessionId: 's', message, ...(metadata ? { metadata } : {}) }),
+        );
+      /** A stored history with 5 breakpoints: system, a user text, an assistant text, a nested tool result block, a user text. */
+      const history = () => [
+        ...event({ role: 'system', content: [{ type: 'text', text: 'Stored system.', cache_control: mark }] }),
+        ...event({ role: 'user', content: [{ type: 'text', text: 'one', cache_control: mark }] }),
+        ...event({
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'two', cache_control: mark },
+            { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
+          ],
+        }),
+        ...event({
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'three', cache_control: mark }] },
+          ],
+        }),
+        ...event({ role: 'assistant', content: 'four' }),
+        ...event({ role: 'user', content: [{ type: 'text', text: 'five', cache_control: mark }] }),
+        ...event({ role: 'assistant', content: 'six' }),
+      ];
+      const ask: MessageParam[] = [{ role: 'user', content: [{ type: 'text', text: 'seven', cache_control: mark }] }];
+      /** Texts of every marked block, nested ones too, system first. */
+      const markedIn = (prompt: unknown): string[] => {
+        const out: string[] = [];
+        const walk = (value: unknown): void => {
+          if (Array.isArray(value)) return value.forEach(walk);
+          if (value === null || typeof value !== 'object') return;
+          const v = value as Record<string, unknown>;
+          if (v.cache_control !== undefined && v.cache_control !== null) out.push(String(v.text ?? v.type));
+          walk(v.content);
+        };
+        const { system, messages } = prompt as { system?: unknown; messages: unknown };
+        walk(system);
+        walk(messages);
+        return out;
+      };
+
+      it("'auto' sends none of the stored breakpoints, nested ones included, and keeps the request's own", function () {
+        const prompt = new AnthropicChatProvider(client).prompt(history(), ask, { system: 'Be brief.' });
+        // The new message is the history end (already marked); the system's last block gets the library's.
+        expect(markedIn(prompt)).to.deep.equal(['Be brief.', 'seven']);
+      });
+
+      it("'off' keeps the newest stored breakpoints that fit after the request's own, oldest left out first", function () {
+        const provider = new AnthropicChatProvider(client, { cacheBreakpoints: 'off' });
+        expect(markedIn(provider.prompt(history(), ask, {}))).to.deep.equal(['two', 'three', 'five', 'seven']);
+        expect(markedIn(provider.prompt(history(), [{ role: 'user', content: 'seven' }], {}))).to.deep.equal([
+          'one',
+          'two',
+          'three',
+          'five',
+        ]);
+        // Four of the request's own: every stored one goes.
+        const full = provider.prompt(history(), ask, {
+          system: [{ type: 'text', text: 'Be brief.', cache_control: mark }],
+          tools: [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: mark }],
+          cache_control: mark,
+        });
+        expect(markedIn(full)).to.deep.equal(['Be brief.', 'seven']);
+      });
+
+      it("'off' sends every stored breakpoint when they fit", function () {
+        const short = history().slice(0, 3);
+        const prompt = new AnthropicChatProvider(client, { cacheBreakpoints: 'off' }).prompt(short, ask, {});
+        expect(markedIn(prompt)).to.deep.equal(['Stored system.', 'one', 'two', 'seven']);
+      });
+
+      it('a stale stored form (the message rewritten by a strategy) is not rendered, so its breakpoints do not count', function () {
+        const events = history();
+        // Masking the tool result leaves its native form stale: the masked text is sent, unmarked.
+        events[3] = events[3]!.with({ message: Messages.tool([Messages.toolResponse('toolu_1', 'lookup', '[masked]')]) });
+        const prompt = new AnthropicChatProvider(client, { cacheBreakpoints: 'off' }).prompt(events, ask, {});
+        expect(markedIn(prompt)).to.deep.equal(['one', 'two', 'five', 'seven']);
+      });
+
+      it('never changes the stored events', function () {
+        const events = history();
+        const before = JSON.stringify(events);
+        for (const mode of ['auto', 'off'] as const)
+          new AnthropicChatProvider(client, { cacheBreakpoints: mode }).prompt(events, ask, {});
+        expect(JSON.stringify(events)).to.equal(before);
+      });
+    });
   });
 });
