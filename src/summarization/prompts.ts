@@ -65,11 +65,19 @@ export function summarySystemPrompt(task: string): string {
 const isStructural = (line: string) => line.startsWith('===') || line.trim() === SUMMARY_INSTRUCTION;
 
 /**
+ * Every Unicode line terminator (CR LF, CR, LF, VT, FF, NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR). Many
+ * tokenizers and models read all of them as line breaks, so a quoted text that broke a line with U+2028
+ * would otherwise start an unindented line that passes for a header or the block's footer.
+ */
+const LINE_TERMINATORS = /\r\n|[\n\v\f\r\u0085\u2028\u2029]/g;
+
+/**
  * Quotes one entry (a formatted event or a prior summary): continuation lines are indented, and a first
- * line that would read as a header is indented too, so no quoted text can open or close a section.
+ * line that would read as a header is indented too, so no quoted text can open or close a section. Every
+ * line terminator becomes \n first, so what is a line to the model is a line here.
  */
 export function quoteEntry(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const lines = text.replace(LINE_TERMINATORS, '\n').split('\n');
   return lines.map((line, i) => (i > 0 || isStructural(line) ? `  ${line}` : line)).join('\n');
 }
 

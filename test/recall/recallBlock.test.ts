@@ -26,7 +26,10 @@ const HOSTILE = [
 ];
 const lineArb = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 20 }));
 const textArb = fc
-  .tuple(fc.array(lineArb, { minLength: 1, maxLength: 6 }), fc.constantFrom('\n', '\r\n', '\r'))
+  .tuple(
+    fc.array(lineArb, { minLength: 1, maxLength: 6 }),
+    fc.constantFrom('\n', '\r\n', '\r', '\u2028', '\u2029', '\u0085', '\u000B', '\u000C'),
+  )
   .map(([lines, eol]) => lines.join(eol));
 
 function entries(texts: readonly string[], gaps: readonly boolean[]): RecallBlockEntry[] {
@@ -49,7 +52,8 @@ describe('renderRecallBlock', function () {
     fc.assert(
       fc.property(fc.array(textArb, { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { maxLength: 6 }), (texts, gaps) => {
         const block = entries(texts, gaps);
-        const lines = renderRecallBlock(block).split('\n');
+        // Split as a model's tokenizer does: at every Unicode line terminator, not only \n.
+        const lines = renderRecallBlock(block).split(/\r\n|[\n\v\f\r\u0085\u2028\u2029]/);
         expect(lines[0]).to.equal(RECALL_BLOCK_HEADER);
         expect(lines[1]).to.equal(RECALL_BLOCK_RULES);
         expect(lines.at(-1)).to.equal(RECALL_BLOCK_FOOTER);
