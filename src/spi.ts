@@ -14,6 +14,7 @@ export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/Even
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
 export { type PostgresPool } from './repository/PostgresSessionRepository.js';
 export {
+  type EventLogState,
   type EventSearchOptions,
   type ScoredEvent,
   type ListSessionIdsOptions,

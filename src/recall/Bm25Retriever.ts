@@ -1,5 +1,6 @@
 import { InvalidArgumentError, requirePositiveInt } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
+import type { EventLogState } from '../repository/SessionRepository.js';
 import { KeyedMutex } from '../service/KeyedMutex.js';
 import type { SessionService } from '../service/SessionService.js';
 import type { SessionServiceEvents } from '../service/SessionServiceEvents.js';
@@ -27,13 +28,16 @@ export const DEFAULT_MAX_INDEXED_SESSIONS = 100;
  * and summaries included — or over every session of one user.
  *
  * The index of a session is built lazily, on its first search, and then kept current from the log's
- * version: a search after N appends indexes only those N events; a compaction or any other change is
- * caught up by diffing the log against the index, never by rebuilding it. One update per session runs at a
- * time, so concurrent searches of a cold session build its index once. Memory is bounded by
- * `maxIndexedSessions` (least recently searched dropped first).
+ * version and event count: a search after N appends indexes only those N events; a compaction, an archive
+ * purge (retention, which leaves the version alone, run by any process) or any other change is caught up by
+ * diffing the log against the index, never by rebuilding it. One update per session runs at a time, so
+ * concurrent searches of a cold session build its index once. Memory is bounded by `maxIndexedSessions`
+ * (least recently searched dropped first).
  *
- * With a service that has no `getEventVersion`, every search re-reads the log (still diffing, not
- * rebuilding); DefaultSessionService has it.
+ * With a service that has neither `getEventLogState` nor `getEventVersion`, every search re-reads the log
+ * (still diffing, not rebuilding); with `getEventVersion` alone (or a repository that cannot count its
+ * events), a purge run by another process is seen only at the session's next version change.
+ * DefaultSessionService has both.
  */
 export class Bm25Retriever implements Retriever {
   readonly maxIndexedSessions: number;
@@ -142,20 +146,35 @@ export class Bm25Retriever implements Retriever {
 
   private async update(index: SessionIndex): Promise<void> {
     const id = index.sessionId;
-    if (this.service.getEventVersion === undefined) {
-      index.sync(await this.service.getEvents(id, EventFilter.all()), -1);
+    // The state is read before the events: a change in between only makes the next search catch up.
+    const compacted = this.compacted.delete(id);
+    const state = await this.logState(id);
+    if (state === null) {
+      index.sync(await this.service.getEvents(id, EventFilter.all()), null);
       return;
     }
-    // The version is read before the events: an append in between only makes the next search catch up.
-    const compacted = this.compacted.delete(id);
-    const version = await this.service.getEventVersion(id);
-    if (index.version === version && !compacted) return;
-    const appended = index.version === null || compacted ? -1 : version - index.version;
-    if (appended > 0 && index.lastEventId !== null) {
+    const known = index.state;
+    if (known !== null && !compacted && known.version === state.version && known.eventCount === state.eventCount) return;
+    const appended = known === null || compacted ? -1 : state.version - known.version;
+    // Appends add exactly one event per version; a count that says otherwise means a purge (or a compaction)
+    // removed events too, and only a full read shows which.
+    const countAgrees =
+      known === null ||
+      known.eventCount === null ||
+      state.eventCount === null ||
+      state.eventCount === known.eventCount + appended;
+    if (appended > 0 && countAgrees && index.lastEventId !== null) {
       // Pure appends leave the last indexed event, unchanged, right before `appended` unknown ones.
       const tail = await this.service.getEvents(id, EventFilter.lastN(appended + 1));
-      if (tail.length === appended + 1 && index.continues(tail[0]!) && index.append(tail.slice(1), version)) return;
+      if (tail.length === appended + 1 && index.continues(tail[0]!) && index.append(tail.slice(1), state)) return;
     }
-    index.sync(await this.service.getEvents(id, EventFilter.all()), version);
+    index.sync(await this.service.getEvents(id, EventFilter.all()), state);
+  }
+
+  /** The version and event count to compare; the version alone (count null) from a service without the state; null without either. */
+  private async logState(id: string): Promise<EventLogState | null> {
+    if (this.service.getEventLogState !== undefined) return this.service.getEventLogState(id);
+    if (this.service.getEventVersion !== undefined) return { version: await this.service.getEventVersion(id), eventCount: null };
+    return null;
   }
 }

@@ -1,4 +1,5 @@
 import MiniSearch, { type SearchOptions } from 'minisearch';
+import type { EventLogState } from '../repository/SessionRepository.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { formatRecallDate } from './recallBlock.js';
 import { processSearchTerm, searchableText } from './searchTerms.js';
@@ -40,8 +41,8 @@ interface Entry {
  * Not safe for concurrent updates by itself: Bm25Retriever serialises them per session.
  */
 export class SessionIndex {
-  /** Log version the index reflects; null until the first update. */
-  version: number | null = null;
+  /** Log state (version and event count) the index reflects; null until the first update. */
+  state: EventLogState | null = null;
   private readonly search = new MiniSearch<IndexedText>({
     fields: ['text'],
     storeFields: [],
@@ -73,7 +74,7 @@ export class SessionIndex {
   }
 
   /** Adds events appended after the last one indexed; false (nothing changed) when `tail` repeats a known event. */
-  append(tail: readonly SessionEvent[], version: number): boolean {
+  append(tail: readonly SessionEvent[], state: EventLogState): boolean {
     if (tail.some((e) => this.entries.has(e.id))) return false;
     let position = this.entries.size;
     for (const event of tail) {
@@ -82,12 +83,12 @@ export class SessionIndex {
       this.index(entry);
     }
     if (tail.length > 0) this.lastId = tail[tail.length - 1]!.id;
-    this.version = version;
+    this.state = state;
     return true;
   }
 
   /** Brings the index to `log` (the whole log, in order): new events added, removed ones dropped, changed ones re-indexed. */
-  sync(log: readonly SessionEvent[], version: number): void {
+  sync(log: readonly SessionEvent[], state: EventLogState | null): void {
     const present = new Set<string>();
     log.forEach((event, position) => {
       present.add(event.id);
@@ -108,7 +109,7 @@ export class SessionIndex {
       this.entries.delete(id);
     }
     this.lastId = log.length === 0 ? null : log[log.length - 1]!.id;
-    this.version = version;
+    this.state = state;
   }
 
   /** Best first; equal scores newest first. `accept` filters before `limit` is applied. */

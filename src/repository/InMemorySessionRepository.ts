@@ -4,7 +4,7 @@ import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { freezeRecord, newestFirst, recordsCovering, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
-import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import type { EventLogState, ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 import {
   countKinds,
   lastActivity,
@@ -95,6 +95,13 @@ export class InMemorySessionRepository implements SessionRepository {
 
   async getEventVersion(id: string): Promise<number> {
     return this.sessions.get(id)?.version ?? 0;
+  }
+
+  async getEventLogState(id: string): Promise<EventLogState> {
+    const data = this.sessions.get(id);
+    return data === undefined
+      ? { version: 0, eventCount: 0 }
+      : { version: data.version, eventCount: data.archived.length + data.active.length };
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {

@@ -23,6 +23,7 @@ import {
 import { buildSearchQuery } from './postgres/searchQuery.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from './eventSearch.js';
 import type {
+  EventLogState,
   EventSearchOptions,
   ListSessionIdsOptions,
   ScoredEvent,
@@ -324,6 +325,22 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
         [id],
       );
       return rows[0] === undefined ? 0 : Number(rows[0].event_version);
+    });
+  }
+
+  async getEventLogState(id: string): Promise<EventLogState> {
+    return this.connections.idempotent('getEventLogState', async () => {
+      await this.ready();
+      // One statement, so one snapshot: the count matches the version read with it.
+      const { rows } = await this.pool.query<{ event_version: string; event_count: string }>(
+        `SELECT s.event_version, (SELECT count(*) FROM ${this.tables.events} e WHERE e.session_id = s.id) AS event_count
+         FROM ${this.tables.sessions} s WHERE s.id = $1`,
+        [id],
+      );
+      const row = rows[0];
+      return row === undefined
+        ? { version: 0, eventCount: 0 }
+        : { version: Number(row.event_version), eventCount: Number(row.event_count) };
     });
   }
 

@@ -17,7 +17,7 @@ import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { RedisConnections } from './redis/RedisConnections.js';
 import { RedisScript } from './redis/RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './redis/scripts.js';
-import type { ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import type { EventLogState, ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './redis/redisMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
@@ -315,6 +315,23 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       return this.client.hget(this.sessionKeys(id)[0], 'version');
     });
     return version === null ? 0 : Number(version);
+  }
+
+  async getEventLogState(id: string): Promise<EventLogState> {
+    const [session, events] = this.sessionKeys(id);
+    return this.connections.idempotent('getEventLogState', async () => {
+      await this.ready();
+      // MULTI: both reads in one atomic step (the keys share the session's hash tag). The events hash holds
+      // every event of the log, archived and pending ones included.
+      const [version, count] = ((await this.client.multi().hget(session, 'version').hlen(events).exec()) ?? []).map(
+        ([error, value]) => {
+          if (error) throw error;
+          return value;
+        },
+      );
+      if (typeof version !== 'string') return { version: 0, eventCount: 0 };
+      return { version: Number(version), eventCount: Number(count) };
+    });
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {

@@ -27,6 +27,19 @@ export interface EventSearchOptions {
   branch?: string | null;
 }
 
+/**
+ * What a reader of the log compares to tell whether something it derived from it (a search index) is stale:
+ * the CAS version, which every append, compaction and rewrite bumps, and the number of events, which is
+ * the only thing an archive purge (retention) changes — a purge leaves the version alone so that no
+ * compaction loses its CAS to it.
+ */
+export interface EventLogState {
+  /** As `getEventVersion`: 0 for a missing session. */
+  version: number;
+  /** Events in the log, archived and synthetic included (0 for a missing session); null when unknown. */
+  eventCount: number | null;
+}
+
 /** A search hit: higher `score` is more relevant; scores compare only within one result list. */
 export interface ScoredEvent {
   event: SessionEvent;
@@ -65,6 +78,12 @@ export interface SessionRepository extends SessionLifecycleOperations {
   appendEvent(event: SessionEvent): Promise<void>;
   /** 0 when the session is missing. */
   getEventVersion(id: string): Promise<number>;
+  /**
+   * Optional: the version and the event count, read together (one consistent read), so that an index in
+   * any process sees an archive purge, which does not change the version. `{ version: 0, eventCount: 0 }`
+   * when the session is missing. Without it, readers compare the version alone.
+   */
+  getEventLogState?(id: string): Promise<EventLogState>;
   /** [] when the session is missing; log order; no filter = EventFilter.all(). */
   findEvents(id: string, filter?: EventFilter): Promise<SessionEvent[]>;
   /**

@@ -9,6 +9,7 @@ import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { resolveEventSearchOptions, searchTerms } from './eventSearch.js';
 import type {
+  EventLogState,
   EventSearchOptions,
   ListSessionIdsOptions,
   ScoredEvent,
@@ -91,6 +92,7 @@ interface Statements {
   findExpired: Database.Statement;
   delete: Database.Statement;
   version: Database.Statement;
+  logState: Database.Statement;
   insertEvent: Database.Statement;
   bumpVersion: Database.Statement;
   casVersion: Database.Statement;
@@ -234,6 +236,11 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   async getEventVersion(id: string): Promise<number> {
     const row = this.ready().version.get(id) as { version: number } | undefined;
     return row?.version ?? 0;
+  }
+
+  async getEventLogState(id: string): Promise<EventLogState> {
+    const row = this.ready().logState.get(id) as EventLogState | undefined;
+    return row ?? { version: 0, eventCount: 0 };
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -542,6 +549,10 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       findExpired: p(`SELECT id FROM ${s} WHERE expires_at IS NOT NULL AND expires_at < ?`),
       delete: p(`DELETE FROM ${s} WHERE id = ?`),
       version: p(`SELECT event_version AS version FROM ${s} WHERE id = ?`),
+      // One statement, so one snapshot: the count (an index range scan) matches the version read with it.
+      logState: p(
+        `SELECT event_version AS version, (SELECT count(*) FROM ${e} WHERE session_id = ${s}.id) AS eventCount FROM ${s} WHERE id = ?`,
+      ),
       insertEvent: p(
         `INSERT INTO ${e} (session_id, id, timestamp, message_type, text, data, synthetic, archived, branch, metadata)
          VALUES (@sessionId, @id, @timestamp, @messageType, @text, @data, @synthetic, @archived, @branch, @metadata)

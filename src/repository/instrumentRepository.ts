@@ -18,6 +18,7 @@ const BY_SESSION_ID = new Set([
   'findById',
   'delete',
   'getEventVersion',
+  'getEventLogState',
   'findEvents',
   'compactEvents',
   'appendEvents',

@@ -16,7 +16,7 @@ import {
 } from '../validation/inputs.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
-import type { SessionRepository } from '../repository/SessionRepository.js';
+import type { EventLogState, SessionRepository } from '../repository/SessionRepository.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
@@ -352,6 +352,13 @@ export class DefaultSessionService implements SessionService {
 
   async getEventVersion(sessionId: string): Promise<number> {
     return this.repository.getEventVersion(requireStorableText(sessionId, 'sessionId'));
+  }
+
+  async getEventLogState(sessionId: string): Promise<EventLogState> {
+    const id = requireStorableText(sessionId, 'sessionId');
+    if (this.repository.getEventLogState !== undefined) return this.repository.getEventLogState(id);
+    // A custom repository without it: the version alone (an archive purge elsewhere is not seen).
+    return { version: await this.repository.getEventVersion(id), eventCount: null };
   }
 
   /**

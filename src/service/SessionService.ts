@@ -20,6 +20,7 @@ import type {
 import type { SessionServiceEvents } from './SessionServiceEvents.js';
 import type { CompactionRange } from '../compaction/CompactionRange.js';
 import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import type { EventLogState } from '../repository/SessionRepository.js';
 import type { CompactionAccessOptions, RevertResult } from './CompactionReverter.js';
 import type { ForkSessionOptions } from './SessionForker.js';
 
@@ -110,6 +111,12 @@ export interface SessionService {
    * for custom services; without it such readers re-read the log on every request.
    */
   getEventVersion?(sessionId: string): Promise<number>;
+  /**
+   * The version and the number of events, read together: an archive purge (retention, in any process)
+   * changes the count but not the version, so a reader comparing both sees it. `eventCount` is null when the
+   * repository cannot report it. Optional for custom services; readers fall back to `getEventVersion`.
+   */
+  getEventLogState?(sessionId: string): Promise<EventLogState>;
   /**
    * Pins an active event (CAS-protected; concurrent appends and compactions are kept): no strategy archives,
    * masks or summarises it away. Archived and synthetic events cannot be pinned (IllegalStateError).

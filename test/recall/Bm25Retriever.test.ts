@@ -331,6 +331,39 @@ describe('Bm25Retriever', function () {
       expect(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true })).to.deep.equal([]);
     });
 
+    it('sees an archive purge no event told it about (another process ran retention): the purged events are gone', async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'dog Biscuit' }))).to.include(
+        'Biscuit sounds like a happy dog!',
+      );
+      const version = await repository.getEventVersion('s');
+      const purged = await repository.purgeArchivedEvents('s', { keepLast: 0, limit: 100 });
+      expect(purged).to.have.length(4);
+      expect(await repository.getEventVersion('s')).to.equal(version);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'dog Biscuit nurse' })).to.deep.equal([]);
+    });
+
+    it('sees a purge followed by appends, though the version moved by exactly the appends', async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      await retriever.retrieve({ sessionId: 's', query: 'dog' });
+      await repository.purgeArchivedEvents('s', { keepLast: 0, limit: 100 });
+      await service.appendMessage('s', Messages.user('Another dog walked by.'));
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'dog Biscuit', includeActive: true });
+      expect(texts(hits)).to.deep.equal(['Another dog walked by.']);
+    });
+
+    it('reads only the new events after appends when nothing was purged (the count agrees)', async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      await retriever.retrieve({ sessionId: 's', query: 'dog' });
+      const before = service.fullReads();
+      await service.appendMessage('s', Messages.user('Another dog walked by.'));
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      expect(service.fullReads()).to.equal(before);
+    });
+
     it('works with a service that cannot report versions, by diffing a full read', async function () {
       await session('s', 'alice', ...chat);
       const plain: SessionService = {

@@ -301,6 +301,16 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         expect(await repo.purgeArchivedEvents!(id, { before: new Date(Date.UTC(2030, 0, 4)), limit: 100 })).to.deep.equal([]);
       });
 
+      it('a purge keeps the version but lowers the event count getEventLogState reports, so any reader can see it', async function () {
+        if (repo.getEventLogState === undefined) this.skip();
+        const { id } = await withHistory();
+        const before = await repo.getEventLogState!(id);
+        expect(before.eventCount).to.equal((await repo.findEvents(id)).length);
+        const removed = await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 3 });
+        expect(removed).to.have.length(3);
+        expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version, eventCount: before.eventCount! - 3 });
+      });
+
       it('keepLast keeps the newest archived events (the synthetic one counts but stays); limit bounds one call', async function () {
         const { id, archived } = await withHistory();
         const first = await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 5 });
@@ -360,6 +370,9 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             }
             const before = await repo.findEvents(id, EventFilter.all());
             const version = await repo.getEventVersion(id);
+            if (repo.getEventLogState !== undefined) {
+              expect(await repo.getEventLogState(id)).to.deep.equal({ version, eventCount: before.length });
+            }
             const archive = before.filter((e) => e.archived);
             const cutoff = c.before === undefined ? undefined : day(c.before);
             const removable = new Set(
@@ -388,6 +401,9 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             const kept = (events: readonly SessionEvent[]) => events.map((e) => `${e.id}:${e.archived}`);
             expect(kept(after)).to.deep.equal(kept(before.filter((e) => !removable.has(e.id))));
             expect(await repo.getEventVersion(id)).to.equal(version);
+            if (repo.getEventLogState !== undefined) {
+              expect(await repo.getEventLogState(id)).to.deep.equal({ version, eventCount: after.length });
+            }
           }),
           { numRuns: 30 },
         );

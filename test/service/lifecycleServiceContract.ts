@@ -714,6 +714,42 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         expect(await rejection(service.create({ userId: 'mallory', id: idle }))).to.be.instanceOf(IllegalStateError);
       });
 
+      /**
+       * Service A (with a warm Bm25Retriever) and service B on their own repositories over one store: two
+       * processes. B's purge emits nothing A hears, and leaves the version alone.
+       */
+      async function warmIndexThenPurgeElsewhere(afterPurge: (other: DefaultSessionService, id: string) => Promise<void>) {
+        const id = await withArchive('alice', 6, 100);
+        const retriever = new Bm25Retriever({ sessionService: service });
+        opened.push(retriever);
+        const recalled = async () =>
+          (await retriever.retrieve({ sessionId: id, query: 'question answer' })).map((h) => h.event.id);
+        expect(await recalled()).to.include.members(['ev-0', 'ev-5']);
+        const otherRepo = await backend.open();
+        try {
+          const other = new DefaultSessionService(otherRepo, { logger, now: () => new Date(clock) });
+          const report = await other.applyRetention({ archivedEventsOlderThanMs: 90 * DAY });
+          expect(report.archivedEventsRemoved).to.equal(6);
+          await afterPurge(other, id);
+        } finally {
+          if (otherRepo !== repo) await otherRepo.close?.();
+        }
+        return recalled();
+      }
+
+      it('a recall index warm in another process stops returning the events a purge removed at its next search', async function () {
+        const hits = await warmIndexThenPurgeElsewhere(async () => undefined);
+        expect(hits.filter((h) => /^ev-[0-5]$/.test(h))).to.deep.equal([]);
+      });
+
+      it('… also when that process appended to the session after the purge (the version moved by the appends alone)', async function () {
+        const hits = await warmIndexThenPurgeElsewhere(async (other, id) => {
+          await other.appendMessage(id, Messages.user('question late'), { id: 'late-1' });
+          await other.appendMessage(id, Messages.assistant('answer late'), { id: 'late-2' });
+        });
+        expect(hits.filter((h) => /^ev-[0-5]$/.test(h))).to.deep.equal([]);
+      });
+
       it('runs while writers append: no acknowledged event is lost', async function () {
         const ids: string[] = [];
         for (let i = 0; i < 8; i++) ids.push(await withArchive(`user-${i}`, 20, 100));
