@@ -31,8 +31,11 @@ export interface RevertResult {
 export interface RevertContext {
   repository: SessionRepository;
   now: () => Date;
-  /** Runs `work` under the service's per-session compaction lock. */
-  locked: <T>(sessionId: string, work: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs `work` under the service's per-session compaction lock and the cross-process compaction lease, as
+   * compact does; `held()` says whether the lease is still held (always true without one).
+   */
+  locked: <T>(sessionId: string, work: (held: () => boolean) => Promise<T>) => Promise<T>;
 }
 
 /** listCompactions / revertCompaction of DefaultSessionService. */
@@ -52,9 +55,9 @@ export class CompactionReverter {
     const { repository } = this.context;
     if (repository.listCompactions === undefined || repository.revertCompactionEvents === undefined)
       throw unsupported('revertCompaction');
-    return this.context.locked(sessionId, async () => {
+    return this.context.locked(sessionId, async (held) => {
       for (let attempt = 0; attempt < MAX_REVERT_ATTEMPTS; attempt++) {
-        const outcome = await this.attempt(sessionId, compactionId);
+        const outcome = await this.attempt(sessionId, compactionId, held);
         if (outcome !== null) return outcome;
       }
       throw new IllegalStateError(
@@ -64,7 +67,7 @@ export class CompactionReverter {
   }
 
   /** One CAS attempt; null when it lost to a concurrent write (nothing was changed). */
-  private async attempt(sessionId: string, compactionId: string): Promise<RevertResult | null> {
+  private async attempt(sessionId: string, compactionId: string, held: () => boolean): Promise<RevertResult | null> {
     const repository = this.context.repository;
     const records = await repository.listCompactions!(sessionId);
     const record = revertible(records, compactionId);
@@ -100,6 +103,12 @@ export class CompactionReverter {
     // Archived copies go back as they are: every repository stores a retained event as active.
     const window = [...restored, ...appended];
     const at = this.context.now();
+    // A lease lost meanwhile (expired, taken by a compaction elsewhere) must not let the revert race that compaction.
+    if (!held()) {
+      throw new IllegalStateError(
+        `Compaction ${compactionId} was not reverted: the compaction lease of session ${sessionId} was lost (nothing changed)`,
+      );
+    }
     if (!(await repository.revertCompactionEvents!(sessionId, compactionId, window, version, at))) return null;
     const wasActive = new Set(record.windowAfter);
     return {

@@ -214,7 +214,10 @@ export class DefaultSessionService implements SessionService {
     this.reverter = new CompactionReverter({
       repository: this.repository,
       now: this.now,
-      locked: (sessionId, work) => (this.lock === null ? work() : this.lock.run(sessionId, work)),
+      locked: (sessionId, work) => {
+        const leased = () => this.underCompactionLease(sessionId, work);
+        return this.lock === null ? leased() : this.lock.run(sessionId, leased);
+      },
     });
     this.forker = new SessionForker({
       repository: this.repository,
@@ -453,6 +456,21 @@ export class DefaultSessionService implements SessionService {
     );
   }
 
+  /**
+   * Runs `work` holding the configured cross-process compaction lease (none configured: at once), so that a
+   * revert and a compaction of one session in two processes never interleave. A revert has no no-op result
+   * to return: when another holder keeps the lease past `waitMs`, it is refused, having changed nothing.
+   */
+  private underCompactionLease<T>(sessionId: string, work: (held: () => boolean) => Promise<T>): Promise<T> {
+    const settings = this.compactionLock;
+    if (settings === null) return work(() => true);
+    return withCompactionLease(settings, sessionId, this.logger, work, async () => {
+      throw new IllegalStateError(
+        `Session ${sessionId} is being compacted by another holder of the compaction lock; the revert changed nothing, try again`,
+      );
+    });
+  }
+
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
   async previewCompaction(
     sessionId: string,
@@ -516,7 +534,9 @@ export class DefaultSessionService implements SessionService {
    * again in their places, the summaries it added are removed and the summaries it superseded restored;
    * events appended since stay after the restored window, in their order. CAS-protected (retried while only
    * appends interfere; never half-applied). Only the latest compaction that stands can be reverted
-   * (IllegalStateError naming the later one otherwise); its record is kept, marked reverted.
+   * (IllegalStateError naming the later one otherwise); its record is kept, marked reverted. Runs under the
+   * same locks as compact — the in-process one and the configured `compactionLock` lease (waiting up to its
+   * `waitMs`; IllegalStateError, nothing changed, when another holder keeps it).
    */
   async revertCompaction(sessionId: string, compactionId: string, options: CompactionAccessOptions = {}): Promise<RevertResult> {
     const result = await this.reverter.revert(sessionId, compactionId, options ?? {}).catch(async (error: unknown) => {
