@@ -28,7 +28,7 @@ import {
   type SessionActivityPage,
   type Tombstone,
 } from './lifecycle.js';
-import { SqliteLifecycle } from './sqlite/sqliteLifecycle.js';
+import { forgetDeletedWords, SqliteLifecycle } from './sqlite/sqliteLifecycle.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
@@ -52,9 +52,11 @@ export interface SqliteSessionRepositoryOptions {
    */
   synchronous?: 'FULL' | 'NORMAL';
   /**
-   * Overwrite deleted content with zeros (`PRAGMA secure_delete = ON`) and, after every erasure, rewrite
-   * and retention pass, checkpoint the WAL with TRUNCATE, so erased bytes do not stay readable in the file
-   * or its WAL. Costs extra writes on every delete; default false. See docs/data-lifecycle.md.
+   * Overwrite deleted content with zeros (`PRAGMA secure_delete = ON`), have the full-text index remove a
+   * deleted row's words at delete time (FTS5 secure-delete, turned on in the file at first use) and, after
+   * every erasure, rewrite and retention pass, checkpoint the WAL with TRUNCATE, so erased bytes do not stay
+   * readable in the file or its WAL. Costs extra writes on every delete; default false. See
+   * docs/data-lifecycle.md.
    */
   secureDelete?: boolean;
   logger?: Logger;
@@ -481,16 +483,17 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   /**
-   * With `secureDelete`: rewrites the full-text index (FTS5 'optimize': its segments keep a deleted row's
-   * words, even with FTS5's own secure-delete setting, until they are merged) and checkpoints the WAL with
-   * TRUNCATE (it holds old page images), so that erased text is no longer in the file or its WAL. Without
-   * `secureDelete` it does nothing: freed pages keep their bytes anyway. The service calls it after every
-   * erasure, redaction and retention pass. Costs a rewrite of the full-text index (see docs/data-lifecycle.md).
+   * With `secureDelete`: checkpoints the WAL with TRUNCATE (it holds old page images), so that erased text is
+   * no longer in the file or its WAL. The full-text index already dropped the deleted rows' words at delete
+   * time (FTS5 secure-delete, schema version 5); on an index still at the version-2 form it is rewritten
+   * whole (FTS5 'optimize', seconds on a large store) until the store is migrated. Without `secureDelete` it
+   * does nothing: freed pages keep their bytes anyway. The service calls it after every erasure, redaction
+   * and retention pass (see docs/data-lifecycle.md).
    */
   async reclaimStorage(): Promise<void> {
     if (!this.secureDelete) return;
     const lifecycle = this.lifecycle();
-    lifecycle.optimizeFullTextIndex(this.tables.fts);
+    forgetDeletedWords(this.db, this.tables.fts);
     if (lifecycle.checkpoint().busy) {
       this.logger.warn(
         'SQLite WAL checkpoint could not finish (a reader holds an old snapshot); erased bytes stay in the WAL until the next one',
@@ -521,6 +524,8 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
           { cause: error },
         );
       }
+      // Before the first delete: FTS5 removes a deleted row's words only if secure-delete is on when it deletes.
+      if (this.secureDelete) forgetDeletedWords(this.db, this.tables.fts, false);
     }
     return this.statements;
   }

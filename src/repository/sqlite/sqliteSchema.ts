@@ -9,7 +9,10 @@ export interface SqliteTables {
   sessions: string;
   events: string;
   migrations: string;
-  /** The contentless FTS5 index over each event's text and data (it stores words, not a copy of the text). */
+  /**
+   * The contentless FTS5 index over each event's text and data (it stores words, not a copy of the text);
+   * since schema version 5 it is told a deleted row's words (see FORGETTING_FTS_SCHEMA_VERSION).
+   */
   fts: string;
   tombstones: string;
   compactions: string;
@@ -33,6 +36,13 @@ export function sqliteTables(prefix: string): SqliteTables {
     compactions: `${p}_compactions`,
   };
 }
+
+/**
+ * The schema version whose full-text index takes each deleted row's words out at delete time (FTS5
+ * 'delete' commands with the old values; with `secureDelete`, FTS5's secure-delete mode removes them from
+ * the index pages themselves).
+ */
+export const FORGETTING_FTS_SCHEMA_VERSION = 5;
 
 export interface SqliteMigration {
   version: number;
@@ -148,5 +158,36 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ) STRICT;
       CREATE INDEX ${t.compactions}_order ON ${t.compactions} (session_id, version_after);
     `,
+  },
+  {
+    version: FORGETTING_FTS_SCHEMA_VERSION,
+    name: 'full-text index that forgets deleted rows at delete time',
+    // Version 2's contentless_delete=1 index deletes by rowid only: FTS5 never learns a deleted row's words,
+    // so they stay in the index pages until a merge rewrites them (secureDelete paid an 'optimize' of the
+    // whole index per erasure for that). A plain contentless index is told the old values instead (the
+    // 'delete' command, the same body expression as the insert), which lets FTS5's secure-delete mode remove
+    // them from the pages at delete time. Rebuilt from the events, like version 2's backfill.
+    sql: (t: SqliteTables) => {
+      const body = (row: string) =>
+        `coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), '')`;
+      return `
+      DROP TRIGGER IF EXISTS ${t.events}_fts_insert;
+      DROP TRIGGER IF EXISTS ${t.events}_fts_delete;
+      DROP TRIGGER IF EXISTS ${t.events}_fts_update;
+      DROP TABLE IF EXISTS ${t.fts};
+      CREATE VIRTUAL TABLE ${t.fts} USING fts5(body, content='', tokenize='unicode61 remove_diacritics 2');
+      CREATE TRIGGER ${t.events}_fts_insert AFTER INSERT ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
+      END;
+      CREATE TRIGGER ${t.events}_fts_delete AFTER DELETE ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (${t.fts}, rowid, body) VALUES ('delete', old.seq, ${body('old')});
+      END;
+      CREATE TRIGGER ${t.events}_fts_update AFTER UPDATE OF text, data ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (${t.fts}, rowid, body) VALUES ('delete', old.seq, ${body('old')});
+        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
+      END;
+      INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
+    `;
+    },
   },
 ]);
