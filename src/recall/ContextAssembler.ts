@@ -22,7 +22,10 @@ export interface RecallSettings {
   maxTokens?: number;
   /** Largest share of the budget left after system messages and reserve that the block may take; default 0.6. */
   share?: number;
-  /** Events before and after each of the 8 best hits quoted with it, for context; default 2. */
+  /**
+   * Events before and after each of the 8 best hits quoted with it, for context; default 2. With 0 only events the
+   * retriever returned are quoted (otherwise the event next to two strong hits may rank as one).
+   */
   neighbors?: number;
   /** Most hits quoted (each with its neighbours while the best 8 last); default 40. */
   limit?: number;
@@ -298,7 +301,8 @@ export class ContextAssembler {
     if (!hits.some((h) => quotable(h.event))) return null;
     const log = await this.service.getEvents(r.sessionId, EventFilter.all());
     const position = new Map(log.map((e, i) => [e.id, i]));
-    const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null);
+    // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
+    const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
     // Costs come from the memoised event counts plus the time prefix (counted once per distinct time): no
@@ -494,15 +498,16 @@ function recallFilter(
 }
 
 /**
- * The hits re-ranked by their own score plus NEIGHBOUR_EVIDENCE × the better neighbour's score; an event next
- * to strong hits can enter the ranking without matching itself. Only `eligible` events are ranked; equal
- * scores keep log order.
+ * The hits re-ranked by their own score plus NEIGHBOUR_EVIDENCE × the better neighbour's score; `withNeighbours`,
+ * an event next to strong hits can enter the ranking without matching itself. Only `eligible` events are
+ * ranked; equal scores keep log order.
  */
 function rankInContext(
   hits: readonly { event: SessionEvent; score: number }[],
   log: readonly SessionEvent[],
   position: ReadonlyMap<string, number>,
   eligible: (event: SessionEvent) => boolean,
+  withNeighbours: boolean,
 ): SessionEvent[] {
   const score = new Map<number, number>();
   for (const hit of hits) {
@@ -510,7 +515,10 @@ function rankInContext(
     if (at !== undefined) score.set(at, Math.max(score.get(at) ?? 0, hit.score));
   }
   const candidates = new Set<number>();
-  for (const at of score.keys()) for (const q of [at - 1, at, at + 1]) if (q >= 0 && q < log.length) candidates.add(q);
+  for (const at of score.keys()) {
+    candidates.add(at);
+    if (withNeighbours) for (const q of [at - 1, at + 1]) if (q >= 0 && q < log.length) candidates.add(q);
+  }
   const ranked: { at: number; value: number }[] = [];
   for (const at of candidates) {
     if (!eligible(log[at]!)) continue;
