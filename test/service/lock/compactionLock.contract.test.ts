@@ -133,10 +133,11 @@ for (const pair of pairs) {
     });
 
     it('keeps a renewed lease past its first expiry', async () => {
-      let lease = (await a.acquire(session, { leaseMs: 300 }))!;
+      // 4 x 400 ms outlives the first 1,000 ms lease; each renewal has 600 ms of slack for a loaded machine.
+      let lease = (await a.acquire(session, { leaseMs: 1000 }))!;
       for (let i = 0; i < 4; i++) {
-        await sleep(100);
-        lease = (await a.renew(lease, 300))!;
+        await sleep(400);
+        lease = (await a.renew(lease, 1000))!;
         expect(lease, `renewal ${i}`).to.not.equal(null);
       }
       expect(await b.acquire(session, { leaseMs: 5000 })).to.equal(null);
