@@ -22,6 +22,12 @@ export interface CrashBackend {
   prefix: string;
   /** A repository on the same data, for the parent's checks (closed after each). */
   open(): Promise<SessionRepository>;
+  /**
+   * Resolves once the killed worker `tag` can no longer change the store. A server still finishes a
+   * transaction whose COMMIT reached it before the kill — possibly between the parent's reads of the whole log
+   * and of the active window, which then disagree although each is consistent (PostgreSQL).
+   */
+  settled?(tag: string): Promise<void>;
   /** Extra checks of the store itself after each kill (e.g. SQLite's integrity_check). */
   afterKill?(run: number): void | Promise<void>;
 }
@@ -138,6 +144,7 @@ export async function runCrashes(b: CrashBackend, sessionId: string, kills = 20)
       await current.ready;
       enqueue(run + 2);
       const victim = await runAndKill(current);
+      await b.settled?.(`r${run}`);
       for (const id of victim.acked) acked.add(id);
       summary.acknowledgedAppends += victim.acked.length;
       summary.acknowledgedCompactions += victim.compactions;
