@@ -3,16 +3,40 @@
 # the README's install line verbatim (tarball in place of the package name), the README quick start, the
 # SQLite default via DI, `tsc --strict` WITHOUT skipLibCheck over a file importing every root name, a root
 # import that must load no driver, and the installed CLI.
+#
+#   bash scripts/pack-smoke.sh            # packs through `npm pack`, which builds dist/ (prepare)
+#   bash scripts/pack-smoke.sh --built    # dist/ is this checkout's fresh build (CI: npm ci ran prepare)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cd "$root"
-tarball="$tmp/$(npm pack --silent --pack-destination "$tmp" | tail -n 1)"
+pack=(npm pack --silent --pack-destination "$tmp")
+[ "${1:-}" != --built ] || pack+=(--ignore-scripts)
+tarball="$tmp/$("${pack[@]}" | tail -n 1)"
 install_line="$(grep -m1 '^npm install session-compaction' README.md)"
 [ -n "$install_line" ] || { echo "pack smoke test: README has no 'npm install session-compaction' line" >&2; exit 1; }
-typescript_version="$(node -p "require('./node_modules/typescript/package.json').version")"
-names="$(node scripts/list-exports.mjs src/index.ts 2>/dev/null | awk '{print $2}' | paste -sd, -)"
+
+# better-sqlite3 compiles SQLite from source (about a minute) when its prebuilt binary cannot be downloaded.
+# This checkout's compiled binary, saved as a local prebuild, serves both installs instead: prebuild-install
+# finds it only under the same better-sqlite3 version and Node ABI, and anything else compiles as before.
+# SQLITE_PREBUILDS: a directory of such prebuilds to use and add to (CI keeps one between runs).
+prebuilds="${SQLITE_PREBUILDS:-$tmp/prebuilds}"
+node scripts/sqlite-prebuild.mjs "$prebuilds" >/dev/null || echo "pack smoke test: no compiled better-sqlite3 to reuse"
+
+# Every root name, values imported as values and types with `type`, compiled below against each install.
+exports="$(node scripts/list-exports.mjs src/index.ts 2>/dev/null)"
+count="$(echo "$exports" | wc -l)"
+node -e "
+  const lines = process.argv[1].split('\n').map((l) => l.split(/\s+/));
+  const values = lines.filter((l) => l[0] === 'value').map((l) => l[1]);
+  const types = lines.filter((l) => l[0] === 'type').map((l) => l[1]);
+  require('fs').writeFileSync(process.argv[2],
+    'import { ' + [...values, ...types.map((n) => 'type ' + n)].join(', ') + \" } from 'session-compaction';\n\" +
+    'export const values = [' + values.join(', ') + '];\n' + types.map((n) => 'export type T_' + n + ' = ' + n + ';').join('\n') + '\n');
+" "$exports" "$tmp/names.ts"
+# The project's own TypeScript and Node types (the version CI compiles with), not a third install per major.
+tsc="$root/node_modules/typescript/bin/tsc"
 
 for major in 8 7; do
   project="$tmp/inversify$major"
@@ -23,7 +47,7 @@ for major in 8 7; do
   line="${install_line/session-compaction/$tarball}"
   [ "$major" = 8 ] || line="${line/ inversify / inversify@^$major }"
   echo "pack smoke test (inversify $major): $line"
-  eval "$line --no-audit --no-fund --silent" >/dev/null
+  (export npm_config_better_sqlite3_local_prebuilds="$prebuilds" && eval "$line --no-audit --no-fund --silent") >/dev/null
   installed="$(node -p "JSON.parse(require('fs').readFileSync('node_modules/inversify/package.json', 'utf8')).version")"
   [ "${installed%%.*}" = "$major" ] || { echo "expected inversify $major, installed $installed" >&2; exit 1; }
 
@@ -38,23 +62,18 @@ for major in 8 7; do
   node compact.mjs
   node root-import.mjs
 
-  # Every root name compiles under --strict without skipLibCheck.
-  npm install --no-audit --no-fund --silent "typescript@$typescript_version" @types/node@20 >/dev/null
-  echo "import { ${names} } from 'session-compaction'; export const all = [${names}];" | sed 's/, *}/ }/' > names.ts
-  node -e "
-    const fs = require('fs'); const names = '${names}'.split(',');
-    const typeOnly = require('child_process').execFileSync(process.execPath, ['$root/scripts/list-exports.mjs', '$root/src/index.ts'], { encoding: 'utf8' })
-      .split('\n').filter((l) => l.startsWith('type ')).map((l) => l.split(/\s+/)[1]);
-    const values = names.filter((n) => !typeOnly.includes(n));
-    fs.writeFileSync('names.ts', 'import { ' + names.map((n) => (typeOnly.includes(n) ? 'type ' + n : n)).join(', ') + \" } from 'session-compaction';\\n\" +
-      'export const values = [' + values.join(', ') + '];\\n' + typeOnly.map((n) => 'export type T_' + n + ' = ' + n + (n.endsWith('Like') || true ? '' : '') + ';').join('\\n') + '\\n');
-  "
-  npx --no-install tsc --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext --target es2022 --types node names.ts
-  echo "pack smoke test: tsc --strict without skipLibCheck over all $(echo "$names" | tr ',' '\n' | wc -l) root names — ok"
+  # Every root name compiles under --strict without skipLibCheck, against this install's inversify.
+  cp "$tmp/names.ts" .
+  node "$tsc" --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext --target es2022 \
+    --types node --typeRoots "$root/node_modules/@types" names.ts
+  echo "pack smoke test: tsc --strict without skipLibCheck over all $count root names — ok"
   npx --no-install session-compaction --help | grep -q "bench" || { echo "pack smoke test: session-compaction CLI failed" >&2; exit 1; }
   echo "pack smoke test: session-compaction CLI — ok"
   # An admin command opens a store through the installed package (schema created, then verified).
-  npx --no-install session-compaction migrate --url sqlite:./admin.db --json | grep -q '"appliedNow"' &&
-    npx --no-install session-compaction verify --all --url sqlite:./admin.db >/dev/null &&
-    echo "pack smoke test: session-compaction migrate / verify — ok"
+  npx --no-install session-compaction migrate --url sqlite:./admin.db --json | grep -q '"appliedNow"' || {
+    echo "pack smoke test: session-compaction migrate failed" >&2
+    exit 1
+  }
+  npx --no-install session-compaction verify --all --url sqlite:./admin.db >/dev/null
+  echo "pack smoke test: session-compaction migrate / verify — ok"
 done

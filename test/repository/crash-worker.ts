@@ -16,7 +16,7 @@ import { faultStrategy, turnEvents } from './faultWorkload.js';
 const logger = createDefaultLogger({ silent: true });
 
 /** Only the backend under test is loaded, so a worker starts fast enough for many kills per test. */
-async function open(backend: string, target: string, prefix: string): Promise<SessionRepository> {
+async function open(backend: string, target: string, prefix: string, tag: string): Promise<SessionRepository> {
   switch (backend) {
     case 'sqlite': {
       const { SqliteSessionRepository } = await import('../../src/repository/SqliteSessionRepository.js');
@@ -24,7 +24,10 @@ async function open(backend: string, target: string, prefix: string): Promise<Se
     }
     case 'postgres': {
       const { PostgresSessionRepository } = await import('../../src/repository/PostgresSessionRepository.js');
-      return new PostgresSessionRepository({ connectionString: target, prefix, logger });
+      // Named after the victim, so that the parent can wait for the server to end its connections (crashHarness.ts).
+      const url = new URL(target);
+      url.searchParams.set('application_name', `${prefix}-${tag}`);
+      return new PostgresSessionRepository({ connectionString: url.toString(), prefix, logger });
     }
     case 'redis': {
       const { RedisSessionRepository } = await import('../../src/repository/RedisSessionRepository.js');
@@ -37,7 +40,7 @@ async function open(backend: string, target: string, prefix: string): Promise<Se
 
 async function main(): Promise<void> {
   const [backend, target, prefix, sessionId, tag] = process.argv.slice(2) as [string, string, string, string, string];
-  const repo = await open(backend, target, prefix);
+  const repo = await open(backend, target, prefix, tag);
   const service = new DefaultSessionService(repo, { logger });
   const out = (line: string) => process.stdout.write(line + '\n');
   service.events.on('compactionStarted', () => out('compacting'));

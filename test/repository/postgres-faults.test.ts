@@ -238,6 +238,17 @@ describe('PostgresSessionRepository under connection faults', function () {
           target: PG_URL,
           prefix: crashPrefix,
           open: async () => new PostgresSessionRepository({ pool: admin, prefix: crashPrefix, logger: silent }),
+          // The worker names its connections `${prefix}-${tag}` (crash-worker.ts).
+          settled: async (tag) => {
+            for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 5))) {
+              const { rows } = await admin.query<{ n: number }>(
+                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+                [`${crashPrefix}-${tag}`],
+              );
+              if (rows[0]!.n === 0) return;
+              if (Date.now() > deadline) throw new Error(`the server kept ${rows[0]!.n} connection(s) of killed worker ${tag}`);
+            }
+          },
         },
         'crash',
       );

@@ -6,16 +6,18 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { EventFilter, Session, SqliteSessionRepository, createDefaultLogger } from '../../src/index.js';
 import { isTurnStart } from '../../src/spi.js';
+import { workerBundle } from '../support/workerBundle.js';
 import { runTorture } from './torture.js';
 import type { TortureWorkerReport } from './sqlite-worker-torture.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const logger = createDefaultLogger({ silent: true });
 
-/** Runs a worker script under tsx and resolves with its stdout once it exits successfully. */
-export function runWorker(script: string, args: string[]): Promise<string> {
+/** Runs a worker script (bundled, see workerBundle.ts) and resolves with its stdout once it exits successfully. */
+export async function runWorker(script: string, args: string[]): Promise<string> {
+  const worker = await workerBundle(join(here, script));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...args], {
+    const child = spawn(process.execPath, [...worker, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { workerBundle } from '../../support/workerBundle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -36,11 +37,9 @@ interface WorkerArgs {
   mode: 'run' | 'hang' | 'unlocked';
 }
 
-function startWorker(b: LockBackend, sessionId: string, a: WorkerArgs): Worker {
+function startWorker(worker: string[], b: LockBackend, sessionId: string, a: WorkerArgs): Worker {
   const args = [b.backend, b.target, b.prefix, sessionId, a.tag, a.attempts, a.intervals, a.leaseMs, a.waitMs, a.mode];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'lock-worker.ts'), ...args.map(String)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(process.execPath, [...worker, ...args.map(String)], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let onReady: () => void = () => undefined;
@@ -100,11 +99,12 @@ export async function runContention(
   sessionId: string,
   options: { processes: number; attempts: number; mode: 'run' | 'unlocked'; leaseMs?: number },
 ): Promise<ContentionRun> {
+  const worker = await workerBundle(join(here, 'lock-worker.ts'));
   const dir = mkdtempSync(join(tmpdir(), 'lock-intervals-'));
   const intervals = join(dir, 'intervals.txt');
   writeFileSync(intervals, '');
   const workers = Array.from({ length: options.processes }, (_, i) =>
-    startWorker(b, sessionId, {
+    startWorker(worker, b, sessionId, {
       tag: `p${i}`,
       attempts: options.attempts,
       intervals,
@@ -149,11 +149,12 @@ export interface KillRun {
  * kills the holder with SIGKILL once it is summarising, then lets the successor compact.
  */
 export async function runKill(b: LockBackend, sessionId: string, leaseMs: number, waitMs: number): Promise<KillRun> {
+  const worker = await workerBundle(join(here, 'lock-worker.ts'));
   const dir = mkdtempSync(join(tmpdir(), 'lock-kill-'));
   const intervals = join(dir, 'intervals.txt');
   writeFileSync(intervals, '');
-  const holder = startWorker(b, sessionId, { tag: 'holder', attempts: 1, intervals, leaseMs, waitMs: 0, mode: 'hang' });
-  const successor = startWorker(b, sessionId, { tag: 'successor', attempts: 1, intervals, leaseMs, waitMs, mode: 'run' });
+  const holder = startWorker(worker, b, sessionId, { tag: 'holder', attempts: 1, intervals, leaseMs, waitMs: 0, mode: 'hang' });
+  const successor = startWorker(worker, b, sessionId, { tag: 'successor', attempts: 1, intervals, leaseMs, waitMs, mode: 'run' });
   try {
     await Promise.all([holder.ready, successor.ready]);
     holder.child.stdin.end('go\n');
