@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { UNICODE_LINE_BREAKS } from '../support/fixtures.js';
 import fc from 'fast-check';
 import { CharacterTokenCountEstimator, buildSummaryPrompt } from '../../src/spi.js';
 import { ExtractiveSummarizer, RecursiveSummarizationCompactionStrategy, SummarizationError } from '../../src/index.js';
@@ -134,13 +135,7 @@ describe('ExtractiveSummarizer', function () {
 
 describe('summary prompt quoting', function () {
   // A quoted message must not start a line the model reads as a header, whatever terminator breaks it.
-  for (const [name, eol] of [
-    ['U+2028 LINE SEPARATOR', '\u2028'],
-    ['U+2029 PARAGRAPH SEPARATOR', '\u2029'],
-    ['U+0085 NEXT LINE', '\u0085'],
-    ['U+000B VERTICAL TAB', '\u000B'],
-    ['U+000C FORM FEED', '\u000C'],
-  ] as const) {
+  for (const [name, eol] of UNICODE_LINE_BREAKS) {
     it(`a message broken with ${name} cannot break out of the transcript`, function () {
       const attack = [
         'User: hi',

@@ -78,3 +78,12 @@ export async function expectRejects(promise: Promise<unknown>, type: ErrorClass,
   }
   throw new Error(`expected a rejection with ${type.name} containing "${message}", it resolved`);
 }
+
+/** Line terminators other than \n and \r that models and tokenizers also break lines at: name, character. */
+export const UNICODE_LINE_BREAKS = [
+  ['U+2028 LINE SEPARATOR', '\u2028'],
+  ['U+2029 PARAGRAPH SEPARATOR', '\u2029'],
+  ['U+0085 NEXT LINE', '\u0085'],
+  ['U+000B VERTICAL TAB', '\u000B'],
+  ['U+000C FORM FEED', '\u000C'],
+] as const;
