@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { UNICODE_LINE_BREAKS } from '../support/fixtures.js';
 import fc from 'fast-check';
 import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import { CharacterTokenCountEstimator, formatMessage } from '../../src/spi.js';
@@ -19,7 +18,7 @@ import {
 } from '../../src/index.js';
 import { RECALL_BLOCK_FOOTER, RECALL_BLOCK_HEADER } from '../../src/recall/recallBlock.js';
 import { eventSpecsArb, propertyParams, toEvents } from '../support/arbitraries.js';
-import { expectRejects } from '../support/fixtures.js';
+import { UNICODE_LINE_BREAKS, expectRejects } from '../support/fixtures.js';
 
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 const chars = new CharacterTokenCountEstimator();

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { UNICODE_LINE_BREAKS } from '../support/fixtures.js';
 import fc from 'fast-check';
 import { CharacterTokenCountEstimator, buildSummaryPrompt } from '../../src/spi.js';
 import { ExtractiveSummarizer, RecursiveSummarizationCompactionStrategy, SummarizationError } from '../../src/index.js';
 import { parseSummaryPrompt } from '../../src/summarization/prompts.js';
-import { compactionRequest, expectRejects, msgs } from '../support/fixtures.js';
+import { UNICODE_LINE_BREAKS, compactionRequest, expectRejects, msgs } from '../support/fixtures.js';
 import { silentLogger } from './support.js';
 
 const chars = new CharacterTokenCountEstimator();
