@@ -101,6 +101,27 @@ describe('SessionMemory usage and cost accounting', function () {
     expect((await h.repository.findById('s4'))!.metadata[METADATA_USAGE]).to.equal(undefined);
   });
 
+  for (const path of ['the metadata store (the repository)', "the service's updateMetadata"] as const) {
+    it(`concurrent turns of one session add up exactly in the usage totals, written through ${path}`, async function () {
+      const turns = 20;
+      const memory = h.memoryWith({
+        prices: GPT41,
+        ...(path === "the service's updateMetadata" ? {} : { metadataStore: h.repository }),
+      });
+      h.server.respondWith(() => ({ content: 'ok', usage: { prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 512 } }));
+      await memory.call({ sessionId: 'c1', messages: [user('first')] });
+      await Promise.all(Array.from({ length: turns - 1 }, (_, i) => memory.call({ sessionId: 'c1', messages: [user(`q${i}`)] })));
+      // Per turn: 488 × $2 + 512 × $0.50 + 10 × $8 = $0.001312.
+      expect(await totals('c1')).to.include({
+        turns,
+        inputTokens: turns * 1000,
+        cachedInputTokens: turns * 512,
+        outputTokens: turns * 10,
+        estimatedCostNanos: turns * 1_312_000,
+      });
+    });
+  }
+
   it('with compactBeforeCall, a cache-aware trigger compacts after a pause longer than the cache lifetime, before the call', async function () {
     let offsetMs = 0;
     const memory = h.memoryWith({
