@@ -19,6 +19,7 @@ export {
   type ScoredEvent,
   type ListSessionIdsOptions,
   type SessionIdPage,
+  type SessionMetadataUpdate,
 } from './repository/SessionRepository.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
 export {

@@ -1,9 +1,25 @@
 import type { Logger } from '../logging.js';
-import type { SessionRepository } from '../repository/SessionRepository.js';
+import type { SessionMetadataUpdate, SessionRepository } from '../repository/SessionRepository.js';
+import type { Session } from '../session/Session.js';
 import { METADATA_TOKEN_CALIBRATION, updateCalibration, type TokenCalibration } from '../tokens/calibration.js';
 
-/** Where session metadata is read and written: any repository (or an adapter with these two methods). */
-export type SessionMetadataStore = Pick<SessionRepository, 'findById' | 'save'>;
+/**
+ * Where session metadata is read and written: any repository (or an adapter with these methods). With the
+ * optional `updateSessionMetadata` (every built-in repository has it) the write is atomic; without it, it is a
+ * findById then a save, where a concurrent update may be lost.
+ */
+export type SessionMetadataStore = Pick<SessionRepository, 'findById' | 'save' | 'updateSessionMetadata'>;
+
+/** `update` applied to the stored session's metadata, atomically when the store can; null when the session is missing. */
+export async function updateStoredMetadata(
+  store: SessionMetadataStore,
+  sessionId: string,
+  update: SessionMetadataUpdate,
+): Promise<Session | null> {
+  if (typeof store.updateSessionMetadata === 'function') return store.updateSessionMetadata(sessionId, update);
+  const session = await store.findById(sessionId);
+  return session === null ? null : store.save(session.with({ metadata: update(session.metadata) }));
+}
 
 /** A service that can update metadata itself (DefaultSessionService does). */
 export interface SessionMetadataUpdater {
@@ -48,12 +64,13 @@ export class SessionCalibrator {
   ): Promise<TokenCalibration | null> {
     if (withCalibrationSample({}, providerPromptTokens, estimatedPromptTokens) === null) return null;
     try {
-      const session = await this.store.findById(sessionId);
+      // Atomic when the store has updateSessionMetadata; otherwise a concurrent request may overwrite one
+      // sample, which a running mean tolerates.
+      const session = await updateStoredMetadata(this.store, sessionId, (metadata) =>
+        withCalibrationSample(metadata, providerPromptTokens, estimatedPromptTokens)!,
+      );
       if (session === null) return null;
-      const metadata = withCalibrationSample(session.metadata, providerPromptTokens, estimatedPromptTokens)!;
-      // Read-modify-write without a version: a concurrent request may overwrite one sample, which a running mean tolerates.
-      await this.store.save(session.with({ metadata }));
-      return metadata[METADATA_TOKEN_CALIBRATION] as TokenCalibration;
+      return session.metadata[METADATA_TOKEN_CALIBRATION] as TokenCalibration;
     } catch (error) {
       this.logger.warn('could not save the token calibration', { sessionId, error: String(error) });
       return null;

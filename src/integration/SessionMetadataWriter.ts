@@ -1,13 +1,14 @@
 import type { Logger } from '../logging.js';
 import type { Session } from '../session/Session.js';
-import type { SessionMetadataStore, SessionMetadataUpdater } from './SessionCalibrator.js';
+import { updateStoredMetadata, type SessionMetadataStore, type SessionMetadataUpdater } from './SessionCalibrator.js';
 
 export type MetadataUpdate = (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>;
 
 /**
  * Writes a chat turn's advisory metadata (calibration, usage totals) in one read-modify-write: through a
- * caller's store (findById + save) or the service's own `updateMetadata` (one read, one write). Best effort:
- * a failure is logged and never fails the chat request, since these values are not conversation data.
+ * caller's store or the service's own `updateMetadata`, atomic in both cases when the repository has
+ * `updateSessionMetadata` (every built-in one does: concurrent turns of one session then all count). Best
+ * effort: a failure is logged and never fails the chat request, since these values are not conversation data.
  */
 export class SessionMetadataWriter {
   private constructor(
@@ -22,10 +23,7 @@ export class SessionMetadataWriter {
     logger: Logger,
   ): SessionMetadataWriter | undefined {
     if (store !== undefined) {
-      return new SessionMetadataWriter(async (sessionId, update) => {
-        const session = await store.findById(sessionId);
-        return session === null ? null : store.save(session.with({ metadata: update(session.metadata) }));
-      }, logger);
+      return new SessionMetadataWriter((sessionId, update) => updateStoredMetadata(store, sessionId, update), logger);
     }
     const updater = service.updateMetadata;
     if (typeof updater !== 'function') return undefined;

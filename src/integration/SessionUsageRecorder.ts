@@ -57,8 +57,8 @@ function stripCost(usage: UsageRecord): UsageRecord {
 
 /**
  * Adds each turn's usage to the session's `usage` metadata (written by SessionMemory together with the
- * calibration, in one best-effort read-modify-write that never fails the chat request). Without a version,
- * two concurrent turns of one session may lose one update.
+ * calibration, in one best-effort read-modify-write that never fails the chat request). Atomic when the
+ * repository has `updateSessionMetadata` (every built-in one does): concurrent turns of one session all count.
  */
 export class SessionUsageRecorder {
   constructor(

@@ -4,7 +4,13 @@ import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { freezeRecord, newestFirst, recordsCovering, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
-import type { EventLogState, ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import type {
+  EventLogState,
+  ListSessionIdsOptions,
+  SessionIdPage,
+  SessionMetadataUpdate,
+  SessionRepository,
+} from './SessionRepository.js';
 import {
   countKinds,
   lastActivity,
@@ -62,6 +68,14 @@ export class InMemorySessionRepository implements SessionRepository {
 
   async findById(id: string): Promise<Session | null> {
     return this.sessions.get(id)?.session ?? null;
+  }
+
+  /** Read, update and write with no await between them: atomic on Node's single thread. */
+  async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    const data = this.sessions.get(requireText(id, 'sessionId'));
+    if (data === undefined) return null;
+    data.session = data.session.with({ metadata: update(data.session.metadata) });
+    return data.session;
   }
 
   async findByUserId(userId: string): Promise<Session[]> {

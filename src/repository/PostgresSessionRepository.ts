@@ -28,6 +28,7 @@ import type {
   ListSessionIdsOptions,
   ScoredEvent,
   SessionIdPage,
+  SessionMetadataUpdate,
   SessionRepository,
 } from './SessionRepository.js';
 import {
@@ -259,6 +260,27 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
       await this.ready();
       const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1`, [id]);
       return rows[0] === undefined ? null : rowToSession(rows[0]);
+    });
+  }
+
+  /**
+   * One transaction holding the session row's lock (`SELECT … FOR UPDATE`) from the read to the write, so a
+   * concurrent update in any process waits for it and then reads what it wrote. Not retried: whether a commit
+   * whose connection dropped went through is unknown, and a second run would apply `update` twice.
+   */
+  async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    requireText(id, 'sessionId');
+    return this.connections.once('updateSessionMetadata', async () => {
+      await this.ready();
+      return this.connections.transaction(async (client) => {
+        const { rows } = await client.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1 FOR UPDATE`, [id]);
+        if (rows[0] === undefined) return null;
+        const current = rowToSession(rows[0]);
+        // A throw from `update` (or an invalid result) rolls the transaction back: nothing is written.
+        const next = current.with({ metadata: update(current.metadata) });
+        await client.query(this.sql.setMetadata, [id, JSON.stringify(next.metadata)]);
+        return next;
+      });
     });
   }
 
@@ -678,6 +700,7 @@ function statements(t: PostgresTables) {
     insertSessionIfAbsent: `INSERT INTO ${t.sessions} (id, user_id, created_at, expires_at, metadata)
       VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (id) DO NOTHING`,
     selectSession: `SELECT id, user_id, created_at, expires_at, metadata FROM ${t.sessions}`,
+    setMetadata: `UPDATE ${t.sessions} SET metadata = $2::jsonb WHERE id = $1`,
     // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
     // only when a row was inserted. The lock makes seq order equal commit order within the session.
     append: `WITH s AS (SELECT id FROM ${t.sessions} WHERE id = $1 FOR UPDATE),

@@ -7,7 +7,7 @@ import {
   type CompactionRecord,
 } from './CompactionRecord.js';
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError, requireText } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../errors.js';
 import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import { requireOptional } from '../optionalDependency.js';
@@ -17,7 +17,13 @@ import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { RedisConnections } from './redis/RedisConnections.js';
 import { RedisScript } from './redis/RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './redis/scripts.js';
-import type { EventLogState, ListSessionIdsOptions, SessionIdPage, SessionRepository } from './SessionRepository.js';
+import type {
+  EventLogState,
+  ListSessionIdsOptions,
+  SessionIdPage,
+  SessionMetadataUpdate,
+  SessionRepository,
+} from './SessionRepository.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './redis/redisMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
@@ -32,6 +38,7 @@ import {
   READ_SCRIPT,
   REWRITE_SCRIPT,
   SAVE_SCRIPT,
+  SET_METADATA_SCRIPT,
 } from './redis/scripts.js';
 import {
   lastActivity,
@@ -84,6 +91,8 @@ export interface RedisSessionRepositoryOptions {
 
 const PREFIX = /^[a-z0-9_.:-]+$/i;
 const MAX_RETRIES = 10;
+/** Compare-and-set attempts of one metadata update before it gives up. */
+const MAX_METADATA_ATTEMPTS = 20;
 const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
 
 const scripts = {
@@ -98,6 +107,7 @@ const scripts = {
   purgeArchived: new RedisScript(PURGE_ARCHIVED_SCRIPT),
   purgeTombstones: new RedisScript(PURGE_TOMBSTONES_SCRIPT),
   activity: new RedisScript(ACTIVITY_SCRIPT),
+  setMetadata: new RedisScript(SET_METADATA_SCRIPT),
 };
 
 /** SAVE_SCRIPT's reply when a tombstone refuses the id. */
@@ -133,6 +143,8 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   private readonly logger: Logger;
   private readonly initializeSchema: boolean;
   private schemaReady: Promise<void> | undefined;
+  /** The tail of each session's queue of metadata updates in this process (see updateSessionMetadata). */
+  private readonly metadataQueues = new Map<string, Promise<unknown>>();
 
   constructor(options: RedisSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -249,6 +261,56 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       return this.client.hgetall(this.sessionKeys(id)[0]);
     });
     return this.toSession(id, hash);
+  }
+
+  /**
+   * Optimistic: reads the session, applies `update`, and writes only if the stored metadata is still the one
+   * read (SET_METADATA_SCRIPT, a compare-and-set); otherwise re-reads and re-applies, after a short random
+   * pause, up to 20 attempts, then fails with IllegalStateError, writing nothing. Updates of one session queue
+   * behind each other within this process, so only another process's write can make an attempt lose.
+   */
+  async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    requireText(id, 'sessionId');
+    const previous = this.metadataQueues.get(id) ?? Promise.resolve();
+    const run = previous.then(
+      () => this.updateMetadataNow(id, update),
+      () => this.updateMetadataNow(id, update),
+    );
+    this.metadataQueues.set(id, run);
+    try {
+      return await run;
+    } finally {
+      // Only the last update of the queue removes it, so the map never grows with idle sessions.
+      if (this.metadataQueues.get(id) === run) this.metadataQueues.delete(id);
+    }
+  }
+
+  private async updateMetadataNow(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    const key = this.sessionKeys(id)[0];
+    for (let attempt = 1; attempt <= MAX_METADATA_ATTEMPTS; attempt++) {
+      const hash = await this.connections.idempotent('updateSessionMetadata', async () => {
+        await this.ready();
+        return this.client.hgetall(key);
+      });
+      const current = this.toSession(id, hash);
+      if (current === null) return null;
+      // A throw from `update` (or an invalid result) happens before the write: nothing is written.
+      const next = current.with({ metadata: update(current.metadata) });
+      const args = [hash.metadata ?? '', JSON.stringify(next.metadata), randomUUID()];
+      // Retried once on a lost connection, like compactEvents: the token makes a re-send of a write that did
+      // happen report 1 instead of losing to itself (unless another writer wrote in between, which is then retried).
+      const reply = await this.connections.idempotent('updateSessionMetadata', () =>
+        scripts.setMetadata.run(this.client, [key], args),
+      );
+      if (reply === 1) return next;
+      if (reply === -1) return null;
+      this.logger.debug('updateSessionMetadata: metadata changed concurrently; retrying', { sessionId: id, attempt });
+      // Spreads out processes updating one session at the same instant, so one of them wins the next round.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+    }
+    throw new IllegalStateError(
+      `Session metadata of ${id} changed concurrently on each of ${MAX_METADATA_ATTEMPTS} attempts; nothing was written`,
+    );
   }
 
   async findByUserId(userId: string): Promise<Session[]> {

@@ -40,6 +40,12 @@ export interface EventLogState {
   eventCount: number | null;
 }
 
+/**
+ * A synchronous, pure function from a session's metadata to its new metadata. A backend that applies it with an
+ * optimistic compare-and-set calls it again, on the metadata it re-read, when another writer got in first.
+ */
+export type SessionMetadataUpdate = (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>;
+
 /** A search hit: higher `score` is more relevant; scores compare only within one result list. */
 export interface ScoredEvent {
   event: SessionEvent;
@@ -69,6 +75,15 @@ export interface SessionRepository extends SessionLifecycleOperations {
    */
   saveIfAbsent?(session: SessionLike): Promise<boolean>;
   findById(id: string): Promise<Session | null>;
+  /**
+   * Optional: replaces the session's metadata with `update(metadata)` atomically — no concurrent metadata
+   * update of the session, from this process or another, is lost between the read and the write. `update` may
+   * run more than once (an optimistic backend retries it on the metadata it re-reads), so it must be pure; a
+   * throw from it (or an invalid result) changes nothing and is rethrown. Returns the session as written, or
+   * null when it is missing. Leaves the event log and its version alone. `SessionService.updateMetadata` uses
+   * it; without it the service reads then saves, and a concurrent update may be lost.
+   */
+  updateSessionMetadata?(id: string, update: SessionMetadataUpdate): Promise<Session | null>;
   findByUserId(userId: string): Promise<Session[]>;
   /** Ids of sessions with `expiresAt !== null && expiresAt < before`. */
   findExpiredSessionIds(before: Date): Promise<string[]>;

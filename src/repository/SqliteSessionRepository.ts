@@ -14,6 +14,7 @@ import type {
   ListSessionIdsOptions,
   ScoredEvent,
   SessionIdPage,
+  SessionMetadataUpdate,
   SessionRepository,
 } from './SessionRepository.js';
 import {
@@ -90,6 +91,7 @@ interface Statements {
   save: Database.Statement;
   insertSession: Database.Statement;
   findById: Database.Statement;
+  setMetadata: Database.Statement;
   findByUserId: Database.Statement;
   findExpired: Database.Statement;
   delete: Database.Statement;
@@ -102,6 +104,7 @@ interface Statements {
   deleteActive: Database.Statement;
   deleteEvent: Database.Statement;
   append: Database.Transaction<(sessionId: string, params: EventParams) => void>;
+  updateMetadata: Database.Transaction<(sessionId: string, update: SessionMetadataUpdate) => Session | null>;
   compact: Database.Transaction<
     (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number) => boolean
   >;
@@ -213,6 +216,11 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   async findById(id: string): Promise<Session | null> {
     const row = this.ready().findById.get(id) as SessionRow | undefined;
     return row === undefined ? null : toSession(row);
+  }
+
+  /** Read, update and write in one IMMEDIATE transaction: the write lock is held across processes throughout. */
+  async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    return this.ready().updateMetadata.immediate(requireText(id, 'sessionId'), update);
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
@@ -550,6 +558,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
          ON CONFLICT (id) DO NOTHING`,
       ),
       findById: p(`SELECT ${sessionColumns} FROM ${s} WHERE id = ?`),
+      setMetadata: p(`UPDATE ${s} SET metadata = ? WHERE id = ?`),
       findByUserId: p(`SELECT ${sessionColumns} FROM ${s} WHERE user_id = ? ORDER BY created_at, id`),
       findExpired: p(`SELECT id FROM ${s} WHERE expires_at IS NOT NULL AND expires_at < ?`),
       delete: p(`DELETE FROM ${s} WHERE id = ?`),
@@ -579,6 +588,15 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       if (st.version.get(sessionId) === undefined) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
       if (st.insertEvent.run(params).changes > 0) st.bumpVersion.run(sessionId);
     });
+    const updateMetadata = this.db.transaction((sessionId: string, update: SessionMetadataUpdate): Session | null => {
+      const row = st.findById.get(sessionId) as SessionRow | undefined;
+      if (row === undefined) return null;
+      const current = toSession(row);
+      // A throw from `update` (or an invalid result) rolls the transaction back: nothing is written.
+      const next = current.with({ metadata: update(current.metadata) });
+      st.setMetadata.run(JSON.stringify(next.metadata), sessionId);
+      return next;
+    });
     const compact = this.db.transaction(
       (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number): boolean => {
         if (st.version.get(sessionId) === undefined) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
@@ -595,7 +613,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
         return true;
       },
     );
-    return { ...st, append, compact };
+    return { ...st, append, updateMetadata, compact };
   }
 
   private statement(sql: string): Database.Statement {

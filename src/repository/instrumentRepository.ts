@@ -16,6 +16,7 @@ const SYSTEMS: Record<string, string> = {
 /** Operations whose first argument is a session id. */
 const BY_SESSION_ID = new Set([
   'findById',
+  'updateSessionMetadata',
   'delete',
   'getEventVersion',
   'getEventLogState',

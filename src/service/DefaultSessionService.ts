@@ -255,14 +255,24 @@ export class DefaultSessionService implements SessionService {
   }
 
   /**
-   * Read-modify-write of a session's metadata (e.g. the token calibration). Not versioned: a concurrent
-   * update may be overwritten, so keep conversation data in events and use this for advisory values.
+   * Read-modify-write of a session's metadata (the token calibration, usage totals, compaction stats).
+   * Atomic through the repository's `updateSessionMetadata` (every built-in repository has it): concurrent
+   * updates of one session, from this and other processes, all land. `update` may then run more than once, so
+   * keep it pure. A custom repository without that method gets a plain read then save, where a concurrent
+   * update may be overwritten.
    */
   async updateMetadata(
     sessionId: string,
     update: (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>,
   ): Promise<Session> {
-    const session = await this.repository.findById(requireStorableText(sessionId, 'sessionId'));
+    const id = requireStorableText(sessionId, 'sessionId');
+    if (typeof update !== 'function') throw new InvalidArgumentError('update must be a function');
+    if (this.repository.updateSessionMetadata !== undefined) {
+      const updated = await this.repository.updateSessionMetadata(id, update);
+      if (updated === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+      return updated;
+    }
+    const session = await this.repository.findById(id);
     if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
     return this.repository.save(session.with({ metadata: update(session.metadata) }));
   }

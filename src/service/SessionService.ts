@@ -157,8 +157,10 @@ export interface SessionService {
   /** Proves the coverage ledger over the whole log: every archived event is covered by exactly one summary or kept. */
   verifyCoverage(sessionId: string): Promise<CoverageReport>;
   /**
-   * Read-modify-write of a session's metadata (advisory values such as the token calibration; not versioned).
-   * "Session not found: <id>" when missing.
+   * Read-modify-write of a session's metadata (advisory values such as the token calibration and usage
+   * totals). DefaultSessionService makes it atomic when its repository has `updateSessionMetadata` (every
+   * built-in one does); `update` may then run more than once, so it must be pure. A throw from `update`
+   * changes nothing. "Session not found: <id>" when missing.
    */
   updateMetadata(
     sessionId: string,

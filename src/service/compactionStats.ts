@@ -43,8 +43,9 @@ export function isCompactionStatsHooks(hooks: CompactionHooks): boolean {
 /**
  * Hooks that keep `session.metadata.compactionStats` current after every committed compaction (OLLM's
  * `compressionCount` is `count`, its cumulative savings `tokensSaved`). DefaultSessionService registers them
- * with `recordCompactionStats: true`; registering your own, e.g. with another clock, replaces those. Session metadata is not versioned, so two processes compacting one session at
- * the same instant may lose an increment: the totals are advisory.
+ * with `recordCompactionStats: true`; registering your own, e.g. with another clock, replaces those. The
+ * update is atomic when the repository has `updateSessionMetadata` (every built-in one does); with a custom
+ * repository without it, two processes compacting one session at the same instant may lose an increment.
  */
 export function compactionStatsHooks(service: MetadataUpdater, now: () => Date = () => new Date()): CompactionHooks {
   const hooks: CompactionHooks = {

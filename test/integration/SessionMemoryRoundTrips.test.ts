@@ -70,9 +70,9 @@ describe('SessionMemory storage round trips per chat turn', function () {
     expect(calls.length, calls.join(', ')).to.be.at.most(JAVA_ADVISOR_ROUND_TRIPS);
   });
 
-  it('reads the session record twice per turn: once to resolve it, once to write calibration and usage together', async function () {
+  it('reads the session record twice per turn: once to resolve it, once to write calibration and usage together (one atomic call)', async function () {
     await memory.call({ sessionId: 's', messages: [user('second question')] });
-    expect(calls).to.deep.equal(['findById', 'findEvents', 'appendEvent', 'appendEvent', 'findById', 'save']);
+    expect(calls).to.deep.equal(['findById', 'findEvents', 'appendEvent', 'appendEvent', 'updateSessionMetadata']);
   });
 
   it('a streamed turn makes as few round trips as a non-streamed one', async function () {
@@ -108,7 +108,7 @@ describe('SessionMemory storage round trips per chat turn', function () {
       const response = await m.call({ sessionId: 'f', messages: [user('two')] });
       expect(response.compaction?.archivedEvents.map((e) => messageText(e.message))).to.deep.equal(['one', 'an answer']);
       expect(counted.calls).to.deep.equal([
-        ...['findById', 'findEvents', 'appendEvent', 'appendEvent', 'findById', 'save'],
+        ...['findById', 'findEvents', 'appendEvent', 'appendEvent', 'updateSessionMetadata'],
         ...['findById', 'getEventVersion', 'findEvents', 'compactEvents'],
       ]);
       // Once in the first turn; in the second about the turn's window, then about the stored one.
@@ -128,7 +128,7 @@ describe('SessionMemory storage round trips per chat turn', function () {
       await m.call({ sessionId: 'r', messages: [user('one')] });
       counted.calls.length = 0;
       await m.call({ sessionId: 'r', messages: [user('two')] });
-      expect(counted.calls.slice(6)).to.deep.equal(['findById', 'getEventVersion', 'findEvents', 'compactEvents']);
+      expect(counted.calls.slice(5)).to.deep.equal(['findById', 'getEventVersion', 'findEvents', 'compactEvents']);
     });
   });
 });

@@ -1,14 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import {
   CacheAwareTrigger,
+  DefaultSessionService,
   OpenAIChatClient,
   RecursiveSummarizationCompactionStrategy,
+  SessionMemory,
   SlidingWindowCompactionStrategy,
   TurnCountTrigger,
 } from '../../src/index.js';
 import { PROVIDER_PRESETS } from '../../src/spi.js';
 import { METADATA_USAGE, type SessionUsageTotals } from '../../src/integration/SessionUsageRecorder.js';
-import { harness, silent, type Harness } from './support/harness.js';
+import { allBackends } from '../support/backends.js';
+import { CHAT_MODEL, harness, silent, type Harness } from './support/harness.js';
 
 const user = (text: string) => ({ role: 'user' as const, content: text });
 const GPT41 = PROVIDER_PRESETS['openai-gpt-4.1']!.prices;
@@ -119,4 +123,54 @@ describe('SessionMemory usage and cost accounting', function () {
     expect(response.compaction?.archivedEvents.length).to.be.greaterThan(0);
     expect(h.chatRequests()[2]!.messages!.map((m) => m.content)).to.deep.equal(['q2', 'ok', 'q3']);
   });
+});
+
+describe('SessionMemory usage totals under concurrent turns of one session', function () {
+  for (const backend of allBackends()) {
+    describe(`on ${backend.name}`, function () {
+      let h: Harness;
+      before(async function () {
+        await backend.setup(this);
+      });
+      after(async function () {
+        await backend.teardown();
+      });
+      beforeEach(async function () {
+        h = await harness();
+      });
+      afterEach(async function () {
+        await h.close();
+      });
+
+      for (const path of ['the service', 'the metadata store'] as const) {
+        it(`20 concurrent turns add up exactly, written through ${path}`, async function () {
+          const turns = 20;
+          const repository = backend.repository();
+          const memory = new SessionMemory({
+            sessionService: new DefaultSessionService(repository, { logger: silent }),
+            client: h.client,
+            model: CHAT_MODEL,
+            prices: GPT41,
+            logger: silent,
+            ...(path === 'the metadata store' ? { metadataStore: repository } : {}),
+          });
+          const sessionId = `c-${randomUUID()}`;
+          h.server.respondWith(() => ({
+            content: 'ok',
+            usage: { prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 512 },
+          }));
+          await memory.call({ sessionId, messages: [user('first')] });
+          await Promise.all(Array.from({ length: turns - 1 }, (_, i) => memory.call({ sessionId, messages: [user(`q${i}`)] })));
+          // Per turn: 488 × $2 + 512 × $0.50 + 10 × $8 = $0.001312.
+          expect((await repository.findById(sessionId))!.metadata[METADATA_USAGE]).to.include({
+            turns,
+            inputTokens: turns * 1000,
+            cachedInputTokens: turns * 512,
+            outputTokens: turns * 10,
+            estimatedCostNanos: turns * 1_312_000,
+          });
+        });
+      }
+    });
+  }
 });

@@ -18,6 +18,7 @@ import { badInputDifferential } from './differential.js';
 import { tortureSuite } from './torture.js';
 import { PG_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
+import { atomicMetadataSuite } from './metadataContract.js';
 import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
 
 export { freshPostgresPrefix, dropPostgresTables };
@@ -45,6 +46,10 @@ describe('PostgresSessionRepository', function () {
   badInputDifferential('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
 
   tortureSuite('two app instances (separate pools)', () =>
+    [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix })),
+  );
+
+  atomicMetadataSuite('two app instances (separate pools)', () =>
     [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix })),
   );
 

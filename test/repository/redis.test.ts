@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import {
   EventFilter,
+  IllegalStateError,
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
@@ -19,6 +20,7 @@ import { tortureSuite } from './torture.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
+import { atomicMetadataSuite } from './metadataContract.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
 export { deleteRedisKeys, freshRedisPrefix, probeRedis };
@@ -44,6 +46,37 @@ describe('RedisSessionRepository', function () {
   tortureSuite('two app instances (separate connections)', () =>
     [0, 1].map(() => new RedisSessionRepository({ url: REDIS_URL, prefix })),
   );
+
+  atomicMetadataSuite('two app instances (separate connections)', () =>
+    [0, 1].map(() => new RedisSessionRepository({ url: REDIS_URL, prefix })),
+  );
+
+  describe('metadata compare-and-set', function () {
+    it("gives up with IllegalStateError after 20 lost compare-and-sets, leaving the other writer's metadata", async function () {
+      this.timeout(10_000);
+      const repo = new RedisSessionRepository({ client, prefix });
+      const s = await repo.save(Session.create({ id: `cas-${freshRedisPrefix()}`, userId: 'u', metadata: { n: 0 } }));
+      let calls = 0;
+      const error = await repo
+        .updateSessionMetadata(s.id, (m) => {
+          calls++;
+          // Another writer gets in between every read and write: queued on the same connection, it reaches
+          // Redis before this attempt's compare-and-set.
+          void client.hset(`${prefix}:{${s.id}}:session`, 'metadata', JSON.stringify({ n: -calls }));
+          return { ...m, n: 1 };
+        })
+        .then(
+          () => null,
+          (e: unknown) => e as Error,
+        );
+      expect(error).to.be.instanceOf(IllegalStateError);
+      expect(error!.message).to.equal(
+        `Session metadata of ${s.id} changed concurrently on each of 20 attempts; nothing was written`,
+      );
+      expect(calls).to.equal(20);
+      expect((await repo.findById(s.id))!.metadata).to.deep.equal({ n: -20 });
+    });
+  });
 
   describe('data model', function () {
     it('compaction leaves the archived list untouched except for appending the newly archived ids', async function () {

@@ -21,6 +21,7 @@ import {
 } from '../../src/index.js';
 import { SQLITE_MIGRATIONS } from '../../src/repository/sqlite/sqliteSchema.js';
 import { badInputDifferential } from './differential.js';
+import { atomicMetadataSuite } from './metadataContract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-repo-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,6 +66,11 @@ function rawEvents(path: string, table = 'session_compaction_events'): Array<{ s
 }
 
 describe('SqliteSessionRepository', function () {
+  atomicMetadataSuite('two connections to one SQLite file', () => {
+    const path = fresh();
+    return [0, 1].map(() => new SqliteSessionRepository({ path, logger }));
+  });
+
   describe('durability and file settings', function () {
     it('sessions, events, archive flags and versions survive closing and reopening the file', async function () {
       const path = fresh();

@@ -97,6 +97,22 @@ return 1
 `;
 
 /**
+ * Compare-and-set of a session's metadata: KEYS[1] the session hash; ARGV: the metadata JSON as read ('' =
+ * none), the new metadata JSON, a token unique to the call. Returns -1 missing session, 0 when the metadata
+ * changed since it was read (the caller re-reads and retries), 1 written — also when this very call (same
+ * token) wrote before: a re-send after a dropped connection.
+ */
+export const SET_METADATA_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if (redis.call('HGET', KEYS[1], 'metadata') or '') ~= ARGV[1] then
+  if redis.call('HGET', KEYS[1], 'metadataWrite') == ARGV[3] then return 1 end
+  return 0
+end
+redis.call('HSET', KEYS[1], 'metadata', ARGV[2], 'metadataWrite', ARGV[3])
+return 1
+`;
+
+/**
  * A consistent snapshot of the log in one call. ARGV[1]: 'all' (archive then window), 'active' (window only);
  * ARGV[2]: when set, only the newest N ids of that sequence. Returns the encoded values in log order.
  */
