@@ -25,7 +25,9 @@ export type RepositoryBackend = 'postgres' | 'redis';
  * failover, a network blip, a killed backend), or could not reach it within the configured time. The
  * operation did not half-apply: a write either committed entirely or not at all, and which one is unknown
  * when the connection dropped while the commit was in flight. Retrying is safe — appends are idempotent by
- * event id and compactions are compare-and-set — and the next call uses a fresh connection.
+ * event id and compactions are compare-and-set — and the next call uses a fresh connection. The exception is a
+ * metadata update (`updateMetadata` / `updateSessionMetadata`): its `update` function is not idempotent in
+ * general (an increment), so a retry after an unknown outcome may apply it twice; re-read the session first.
  */
 export class RepositoryConnectionError extends Error {
   /** Always true: the same call may succeed on a fresh connection. */
