@@ -28,15 +28,15 @@ export const DEFAULT_MAX_INDEXED_SESSIONS = 100;
  * and summaries included — or over every session of one user.
  *
  * The index of a session is built lazily, on its first search, and then kept current from the log's
- * version and event count: a search after N appends indexes only those N events; a compaction, an archive
- * purge (retention, which leaves the version alone, run by any process) or any other change is caught up by
- * diffing the log against the index, never by rebuilding it. One update per session runs at a time, so
- * concurrent searches of a cold session build its index once. Memory is bounded by `maxIndexedSessions`
- * (least recently searched dropped first).
+ * version and purge generation: a search after N appends indexes only those N events; a compaction, an
+ * archive purge (retention, which leaves the version alone but moves the generation, run by any process) or
+ * any other change is caught up by diffing the log against the index, never by rebuilding it. One update
+ * per session runs at a time, so concurrent searches of a cold session build its index once. Memory is
+ * bounded by `maxIndexedSessions` (least recently searched dropped first).
  *
  * With a service that has neither `getEventLogState` nor `getEventVersion`, every search re-reads the log
- * (still diffing, not rebuilding); with `getEventVersion` alone (or a repository that cannot count its
- * events), a purge run by another process is seen only at the session's next version change.
+ * (still diffing, not rebuilding); with `getEventVersion` alone (or a repository that cannot report the
+ * purge generation), a purge run by another process is seen only at the session's next version change.
  * DefaultSessionService has both.
  */
 export class Bm25Retriever implements Retriever {
@@ -154,27 +154,33 @@ export class Bm25Retriever implements Retriever {
       return;
     }
     const known = index.state;
-    if (known !== null && !compacted && known.version === state.version && known.eventCount === state.eventCount) return;
-    const appended = known === null || compacted ? -1 : state.version - known.version;
-    // Appends add exactly one event per version; a count that says otherwise means a purge (or a compaction)
-    // removed events too, and only a full read shows which.
-    const countAgrees =
-      known === null ||
-      known.eventCount === null ||
-      state.eventCount === null ||
-      state.eventCount === known.eventCount + appended;
-    if (appended > 0 && countAgrees && index.lastEventId !== null) {
-      // Pure appends leave the last indexed event, unchanged, right before `appended` unknown ones.
+    // A purge removes events without a version step; only a full read shows which.
+    const purged = known === null || known.purgeGeneration !== state.purgeGeneration;
+    if (!purged && !compacted && known.version === state.version) return;
+    const appended = purged || compacted ? -1 : state.version - known.version;
+    if (appended > 0 && index.lastEventId !== null) {
+      // Pure appends leave the last indexed event, unchanged, right before `appended` unknown ones. A
+      // synthetic one among them is compaction output: a compaction in another process that put its summary
+      // last takes one version step, like an append, and may have removed events (a superseded summary)
+      // that the tail does not show, so only a full read tells.
       const tail = await this.service.getEvents(id, EventFilter.lastN(appended + 1));
-      if (tail.length === appended + 1 && index.continues(tail[0]!) && index.append(tail.slice(1), state)) return;
+      const added = tail.slice(1);
+      if (
+        tail.length === appended + 1 &&
+        index.continues(tail[0]!) &&
+        !added.some((e) => e.isSynthetic()) &&
+        index.append(added, state)
+      )
+        return;
     }
     index.sync(await this.service.getEvents(id, EventFilter.all()), state);
   }
 
-  /** The version and event count to compare; the version alone (count null) from a service without the state; null without either. */
+  /** The version and purge generation to compare; the version alone (generation null) from a service without the state; null without either. */
   private async logState(id: string): Promise<EventLogState | null> {
     if (this.service.getEventLogState !== undefined) return this.service.getEventLogState(id);
-    if (this.service.getEventVersion !== undefined) return { version: await this.service.getEventVersion(id), eventCount: null };
+    if (this.service.getEventVersion !== undefined)
+      return { version: await this.service.getEventVersion(id), purgeGeneration: null };
     return null;
   }
 }

@@ -41,7 +41,7 @@ interface Entry {
  * Not safe for concurrent updates by itself: Bm25Retriever serialises them per session.
  */
 export class SessionIndex {
-  /** Log state (version and event count) the index reflects; null until the first update. */
+  /** Log state (version and purge generation) the index reflects; null until the first update. */
   state: EventLogState | null = null;
   private readonly search = new MiniSearch<IndexedText>({
     fields: ['text'],

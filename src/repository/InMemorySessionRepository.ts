@@ -36,8 +36,14 @@ interface SessionData {
   /** Event ids present in the log, for O(1) idempotent appends. */
   ids: Set<string>;
   version: number;
+  /** Archive purges that removed something (see EventLogState). */
+  purgeGeneration: number;
   /** Compaction records, oldest first. */
   compactions: CompactionRecord[];
+}
+
+function emptyLog(session: Session): SessionData {
+  return { session, archived: [], active: [], ids: new Set(), version: 0, purgeGeneration: 0, compactions: [] };
 }
 
 /**
@@ -54,7 +60,7 @@ export class InMemorySessionRepository implements SessionRepository {
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     const existing = this.sessions.get(s.id);
     if (existing) existing.session = s;
-    else this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0, compactions: [] });
+    else this.sessions.set(s.id, emptyLog(s));
     return s;
   }
 
@@ -62,7 +68,7 @@ export class InMemorySessionRepository implements SessionRepository {
     const s = Session.from(session);
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     if (this.sessions.has(s.id)) return false;
-    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0, compactions: [] });
+    this.sessions.set(s.id, emptyLog(s));
     return true;
   }
 
@@ -114,8 +120,8 @@ export class InMemorySessionRepository implements SessionRepository {
   async getEventLogState(id: string): Promise<EventLogState> {
     const data = this.sessions.get(id);
     return data === undefined
-      ? { version: 0, eventCount: 0 }
-      : { version: data.version, eventCount: data.archived.length + data.active.length };
+      ? { version: 0, purgeGeneration: 0 }
+      : { version: data.version, purgeGeneration: data.purgeGeneration };
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -239,7 +245,7 @@ export class InMemorySessionRepository implements SessionRepository {
     if (tombstone !== undefined && tombstone.ownerHash !== ownerHash(s.userId)) throw sessionDeletedError(s.id, tombstone);
     if (this.sessions.has(s.id)) return false;
     this.tombstones.delete(s.id);
-    this.sessions.set(s.id, { session: s, archived: [], active: [], ids: new Set(), version: 0, compactions: [] });
+    this.sessions.set(s.id, emptyLog(s));
     return true;
   }
 
@@ -296,6 +302,7 @@ export class InMemorySessionRepository implements SessionRepository {
     data.archived = data.archived.filter((e) => !doomed.has(e.id));
     data.active = data.active.filter((e) => !(e.isArchived() && doomed.has(e.id)));
     for (const d of doomed) data.ids.delete(d);
+    data.purgeGeneration++;
     // A compaction whose archived events are gone can no longer be reverted; its record (and the content of
     // the summaries it removed) goes with them.
     const stale = new Set(recordsCovering(data.compactions, doomed).map((r) => r.id));

@@ -8,7 +8,7 @@ import { SessionEvent } from '../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from './eventCodec.js';
 import { buildEventQuery } from './postgres/eventQuery.js';
 import { PostgresConnections } from './postgres/PostgresConnections.js';
-import { postgresTables, type PostgresTables } from './postgres/schema.js';
+import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './postgres/schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './postgres/postgresMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
@@ -172,6 +172,8 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private readonly lifecycle: PostgresLifecycle;
   private hasRecords = false;
   private warnedUnrecorded = false;
+  private hasPurgeGeneration = false;
+  private warnedNoPurgeGeneration = false;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
     const opts = options ?? {};
@@ -342,10 +344,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   async getEventVersion(id: string): Promise<number> {
     return this.connections.idempotent('getEventVersion', async () => {
       await this.ready();
-      const { rows } = await this.pool.query<{ event_version: string }>(
-        `SELECT event_version FROM ${this.tables.sessions} WHERE id = $1`,
-        [id],
-      );
+      const { rows } = await this.pool.query<{ event_version: string }>(this.sql.version, [id]);
       return rows[0] === undefined ? 0 : Number(rows[0].event_version);
     });
   }
@@ -353,17 +352,36 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   async getEventLogState(id: string): Promise<EventLogState> {
     return this.connections.idempotent('getEventLogState', async () => {
       await this.ready();
-      // One statement, so one snapshot: the count matches the version read with it.
-      const { rows } = await this.pool.query<{ event_version: string; event_count: string }>(
-        `SELECT s.event_version, (SELECT count(*) FROM ${this.tables.events} e WHERE e.session_id = s.id) AS event_count
-         FROM ${this.tables.sessions} s WHERE s.id = $1`,
-        [id],
-      );
+      if (!(await this.purgeGenerationMigrated(this.pool))) {
+        const { rows } = await this.pool.query<{ event_version: string }>(this.sql.version, [id]);
+        return { version: rows[0] === undefined ? 0 : Number(rows[0].event_version), purgeGeneration: null };
+      }
+      // One row, so one snapshot: the generation matches the version read with it.
+      const { rows } = await this.pool.query<{ event_version: string; purge_generation: string }>(this.sql.logState, [id]);
       const row = rows[0];
       return row === undefined
-        ? { version: 0, eventCount: 0 }
-        : { version: Number(row.event_version), eventCount: Number(row.event_count) };
+        ? { version: 0, purgeGeneration: 0 }
+        : { version: Number(row.event_version), purgeGeneration: Number(row.purge_generation) };
     });
+  }
+
+  /**
+   * False while the schema predates the purge generation (initializeSchema: false, not migrated yet): purges
+   * then work uncounted and readers have the version alone, and a warning says why. Checked until it is
+   * true: another instance may migrate meanwhile.
+   */
+  private async purgeGenerationMigrated(db: Pick<pg.ClientBase, 'query'>): Promise<boolean> {
+    if (this.hasPurgeGeneration) return true;
+    const { rows } = await db.query<{ found: boolean }>(this.sql.hasPurgeGeneration, [this.tables.sessions]);
+    this.hasPurgeGeneration = rows[0]?.found === true;
+    if (!this.hasPurgeGeneration && !this.warnedNoPurgeGeneration) {
+      this.warnedNoPurgeGeneration = true;
+      this.logger.warn('recall indexes of other processes miss archive purges until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: POSTGRES_PURGE_GENERATION_SCHEMA_VERSION,
+      });
+    }
+    return this.hasPurgeGeneration;
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -648,8 +666,17 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
       await this.ready();
       // Records of compactions whose archived events go are dropped in the same transaction.
       return this.connections.transaction(async (client) => {
+        // Until the column is known to exist, the session row is locked before looking: a concurrent
+        // migration's ALTER then has either committed (and is seen) or waits for this commit, so no reader
+        // holds a generation this purge skipped.
+        const counted =
+          this.hasPurgeGeneration ||
+          ((await client.query(this.sql.lockSession, [id])).rowCount !== 0 && (await this.purgeGenerationMigrated(client)));
         const purged = await this.lifecycle.purgeArchived(client, id, criteria);
-        if (purged.length > 0) await client.query(this.sql.dropCoveringCompactions, [id, purged]);
+        if (purged.length > 0) {
+          await client.query(this.sql.dropCoveringCompactions, [id, purged]);
+          if (counted) await client.query(this.sql.bumpPurgeGeneration, [id]);
+        }
         return purged;
       });
     });
@@ -701,6 +728,12 @@ function statements(t: PostgresTables) {
       VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (id) DO NOTHING`,
     selectSession: `SELECT id, user_id, created_at, expires_at, metadata FROM ${t.sessions}`,
     setMetadata: `UPDATE ${t.sessions} SET metadata = $2::jsonb WHERE id = $1`,
+    version: `SELECT event_version FROM ${t.sessions} WHERE id = $1`,
+    logState: `SELECT event_version, purge_generation FROM ${t.sessions} WHERE id = $1`,
+    hasPurgeGeneration: `SELECT EXISTS (SELECT 1 FROM pg_attribute
+      WHERE attrelid = to_regclass($1) AND attname = 'purge_generation' AND NOT attisdropped) AS found`,
+    lockSession: `SELECT 1 FROM ${t.sessions} WHERE id = $1 FOR UPDATE`,
+    bumpPurgeGeneration: `UPDATE ${t.sessions} SET purge_generation = purge_generation + 1 WHERE id = $1`,
     // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
     // only when a row was inserted. The lock makes seq order equal commit order within the session.
     append: `WITH s AS (SELECT id FROM ${t.sessions} WHERE id = $1 FOR UPDATE),

@@ -380,19 +380,16 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   }
 
   async getEventLogState(id: string): Promise<EventLogState> {
-    const [session, events] = this.sessionKeys(id);
+    const key = this.sessionKeys(id)[0];
     return this.connections.idempotent('getEventLogState', async () => {
       await this.ready();
-      // MULTI: both reads in one atomic step (the keys share the session's hash tag). The events hash holds
-      // every event of the log, archived and pending ones included.
-      const [version, count] = ((await this.client.multi().hget(session, 'version').hlen(events).exec()) ?? []).map(
-        ([error, value]) => {
-          if (error) throw error;
-          return value;
-        },
-      );
-      if (typeof version !== 'string') return { version: 0, eventCount: 0 };
-      return { version: Number(version), eventCount: Number(count) };
+      // Two fields of one hash: one command, one consistent read. No field: never purged.
+      const [version, generation] = await this.client.hmget(key, 'version', 'purgeGeneration');
+      if (version === null || version === undefined) return { version: 0, purgeGeneration: 0 };
+      return {
+        version: Number(version),
+        purgeGeneration: generation === null || generation === undefined ? 0 : Number(generation),
+      };
     });
   }
 

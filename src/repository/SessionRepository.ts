@@ -29,15 +29,21 @@ export interface EventSearchOptions {
 
 /**
  * What a reader of the log compares to tell whether something it derived from it (a search index) is stale:
- * the CAS version, which every append, compaction and rewrite bumps, and the number of events, which is
- * the only thing an archive purge (retention) changes — a purge leaves the version alone so that no
- * compaction loses its CAS to it.
+ * the CAS version, which every append, compaction and rewrite bumps, and the purge generation, which counts
+ * the operations that remove events without bumping it — archive purges (retention), which leave the
+ * version alone so that no compaction loses its CAS to them. Both are plain values on the session, so the
+ * read costs the same whatever the log's length.
  */
 export interface EventLogState {
   /** As `getEventVersion`: 0 for a missing session. */
   version: number;
-  /** Events in the log, archived and synthetic included (0 for a missing session); null when unknown. */
-  eventCount: number | null;
+  /**
+   * Archive purges that removed at least one event, counted per session (0 for a missing session or one
+   * never purged); it never decreases while the session exists, and appends and compactions leave it
+   * alone. Null when the store cannot tell (a repository without the counter, a store whose schema
+   * predates it): a reader then has the version alone.
+   */
+  purgeGeneration: number | null;
 }
 
 /**
@@ -96,9 +102,9 @@ export interface SessionRepository extends SessionLifecycleOperations {
   /** 0 when the session is missing. */
   getEventVersion(id: string): Promise<number>;
   /**
-   * Optional: the version and the event count, read together (one consistent read), so that an index in
-   * any process sees an archive purge, which does not change the version. `{ version: 0, eventCount: 0 }`
-   * when the session is missing. Without it, readers compare the version alone.
+   * Optional: the version and the purge generation, read together (one consistent read), so that an index
+   * in any process sees an archive purge, which does not change the version. `{ version: 0,
+   * purgeGeneration: 0 }` when the session is missing. Without it, readers compare the version alone.
    */
   getEventLogState?(id: string): Promise<EventLogState>;
   /** [] when the session is missing; log order; no filter = EventFilter.all(). */

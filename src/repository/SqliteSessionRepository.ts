@@ -31,7 +31,12 @@ import {
 } from './lifecycle.js';
 import { forgetDeletedWords, SqliteLifecycle } from './sqlite/sqliteLifecycle.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './sqlite/sqliteEventQuery.js';
-import { DEFAULT_SQLITE_PREFIX, sqliteTables, type SqliteTables } from './sqlite/sqliteSchema.js';
+import {
+  DEFAULT_SQLITE_PREFIX,
+  SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
+  sqliteTables,
+  type SqliteTables,
+} from './sqlite/sqliteSchema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './sqlite/sqliteMigrator.js';
 import type { MigratableRepository, MigrateOptions, SchemaStatus } from './schemaMigrations.js';
 import { buildSqliteSearch } from './sqlite/sqliteSearch.js';
@@ -96,7 +101,6 @@ interface Statements {
   findExpired: Database.Statement;
   delete: Database.Statement;
   version: Database.Statement;
-  logState: Database.Statement;
   insertEvent: Database.Statement;
   bumpVersion: Database.Statement;
   casVersion: Database.Statement;
@@ -108,6 +112,13 @@ interface Statements {
   compact: Database.Transaction<
     (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number) => boolean
   >;
+}
+
+/** Statements over the sessions' purge generation (schema version 6). */
+interface PurgeGenerationStatements {
+  /** The version and the generation from one row: one read, one snapshot. */
+  read: Database.Statement;
+  bump: Database.Statement;
 }
 
 const STATEMENT_CACHE_LIMIT = 128;
@@ -136,6 +147,8 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private lifecycleStatements: SqliteLifecycle | undefined;
   private compactionStatements: SqliteCompactions | undefined;
   private warnedUnrecorded = false;
+  private purgeGenerationStatements: PurgeGenerationStatements | undefined;
+  private warnedNoPurgeGeneration = false;
   private recordedWrite:
     | Database.Transaction<
         (
@@ -249,8 +262,10 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async getEventLogState(id: string): Promise<EventLogState> {
-    const row = this.ready().logState.get(id) as EventLogState | undefined;
-    return row ?? { version: 0, eventCount: 0 };
+    const generation = this.purgeGenerationIfMigrated();
+    if (generation === null) return { version: await this.getEventVersion(id), purgeGeneration: null };
+    const row = generation.read.get(id) as EventLogState | undefined;
+    return row ?? { version: 0, purgeGeneration: 0 };
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -385,6 +400,36 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     return this.compactionStatements;
   }
 
+  /**
+   * Null while the schema predates the purge generation (initializeSchema: false, not migrated yet): purges
+   * then work uncounted and readers have the version alone, and a warning says why. Tried again on each
+   * call until the column is there, since another process may migrate the file meanwhile.
+   */
+  private purgeGenerationIfMigrated(): PurgeGenerationStatements | null {
+    this.ready();
+    if (this.purgeGenerationStatements === undefined) {
+      const s = this.tables.sessions;
+      try {
+        this.purgeGenerationStatements = {
+          read: this.db.prepare(`SELECT event_version AS version, purge_generation AS purgeGeneration FROM ${s} WHERE id = ?`),
+          bump: this.db.prepare(`UPDATE ${s} SET purge_generation = purge_generation + 1 WHERE id = ?`),
+        };
+      } catch (error) {
+        if (!/no such column/i.test(String(error))) throw error;
+        if (!this.warnedNoPurgeGeneration) {
+          this.warnedNoPurgeGeneration = true;
+          this.logger.warn('recall indexes of other processes miss archive purges until the schema is migrated', {
+            path: this.path,
+            prefix: this.prefix,
+            version: SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
+          });
+        }
+        return null;
+      }
+    }
+    return this.purgeGenerationStatements;
+  }
+
   /** One IMMEDIATE transaction for the whole batch: a crash keeps all of it or none. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
@@ -453,6 +498,9 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       .transaction((): string[] => {
         const purged = lifecycle.purgeArchived(id, requirePurgeCriteria(criteria));
         compactions.dropCovering(id, purged);
+        // Looked up under the write lock: a migration by another process has either committed (and the
+        // column is seen) or waits for this commit, so no reader holds a generation this purge skipped.
+        if (purged.length > 0) this.purgeGenerationIfMigrated()?.bump.run(id);
         return purged;
       })
       .immediate();
@@ -470,6 +518,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     this.appendMany = undefined;
     this.lifecycleStatements = undefined;
     this.compactionStatements = undefined;
+    this.purgeGenerationStatements = undefined;
     this.recordedWrite = undefined;
     this.db.close();
   }
@@ -563,10 +612,6 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
       findExpired: p(`SELECT id FROM ${s} WHERE expires_at IS NOT NULL AND expires_at < ?`),
       delete: p(`DELETE FROM ${s} WHERE id = ?`),
       version: p(`SELECT event_version AS version FROM ${s} WHERE id = ?`),
-      // One statement, so one snapshot: the count (an index range scan) matches the version read with it.
-      logState: p(
-        `SELECT event_version AS version, (SELECT count(*) FROM ${e} WHERE session_id = ${s}.id) AS eventCount FROM ${s} WHERE id = ?`,
-      ),
       insertEvent: p(
         `INSERT INTO ${e} (session_id, id, timestamp, message_type, text, data, synthetic, archived, branch, metadata)
          VALUES (@sessionId, @id, @timestamp, @messageType, @text, @data, @synthetic, @archived, @branch, @metadata)

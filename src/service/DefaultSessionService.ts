@@ -371,7 +371,7 @@ export class DefaultSessionService implements SessionService {
     const id = requireStorableText(sessionId, 'sessionId');
     if (this.repository.getEventLogState !== undefined) return this.repository.getEventLogState(id);
     // A custom repository without it: the version alone (an archive purge elsewhere is not seen).
-    return { version: await this.repository.getEventVersion(id), eventCount: null };
+    return { version: await this.repository.getEventVersion(id), purgeGeneration: null };
   }
 
   /**

@@ -112,9 +112,10 @@ export interface SessionService {
    */
   getEventVersion?(sessionId: string): Promise<number>;
   /**
-   * The version and the number of events, read together: an archive purge (retention, in any process)
-   * changes the count but not the version, so a reader comparing both sees it. `eventCount` is null when the
-   * repository cannot report it. Optional for custom services; readers fall back to `getEventVersion`.
+   * The version and the purge generation, read together: an archive purge (retention, in any process)
+   * moves the generation but not the version, so a reader comparing both sees it. `purgeGeneration` is null
+   * when the repository cannot report it. Optional for custom services; readers fall back to
+   * `getEventVersion`.
    */
   getEventLogState?(sessionId: string): Promise<EventLogState>;
   /**

@@ -354,7 +354,7 @@ describe('Bm25Retriever', function () {
       expect(texts(hits)).to.deep.equal(['Another dog walked by.']);
     });
 
-    it('reads only the new events after appends when nothing was purged (the count agrees)', async function () {
+    it('reads only the new events after appends when nothing was purged (the purge generation did not move)', async function () {
       await session('s', 'alice', ...chat);
       await archiveAllBut('s', 2);
       await retriever.retrieve({ sessionId: 's', query: 'dog' });
@@ -362,6 +362,46 @@ describe('Bm25Retriever', function () {
       await service.appendMessage('s', Messages.user('Another dog walked by.'));
       await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
       expect(service.fullReads()).to.equal(before);
+    });
+
+    it('after a purge reads the whole log once, then appends take the tail path again', async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      await retriever.retrieve({ sessionId: 's', query: 'dog' });
+      await repository.purgeArchivedEvents('s', { keepLast: 1, limit: 100 });
+      const before = service.fullReads();
+      await retriever.retrieve({ sessionId: 's', query: 'dog' });
+      expect(service.fullReads()).to.equal(before + 1);
+      await service.appendMessage('s', Messages.user('Another dog walked by.'));
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      expect(service.fullReads()).to.equal(before + 1);
+    });
+
+    it('sees a compaction no event told it about that drops a summary and puts the new one last (one version step, like an append)', async function () {
+      const old = SessionEvent.create({
+        sessionId: 's',
+        message: Messages.assistant('old summary mentions zeppelins'),
+        metadata: { synthetic: true },
+      });
+      await service.create({ id: 's', userId: 'alice' });
+      await service.appendEvent(old);
+      await service.appendMessage('s', Messages.user('q1'));
+      await service.appendMessage('s', Messages.assistant('a1'));
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true }))).to.deep.equal([
+        'old summary mentions zeppelins',
+      ]);
+      // Another process consolidates: the old summary leaves the log, the new one follows the retained turn.
+      const [, q1, a1] = await service.getEvents('s');
+      const next = SessionEvent.create({
+        sessionId: 's',
+        message: Messages.assistant('new summary'),
+        metadata: { synthetic: true },
+      });
+      expect(await repository.compactEvents('s', [], [q1!, a1!, next], await repository.getEventVersion('s'))).to.equal(true);
+      expect(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true })).to.deep.equal([]);
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'new summary', includeActive: true }))).to.include(
+        'new summary',
+      );
     });
 
     it('works with a service that cannot report versions, by diffing a full read', async function () {

@@ -301,14 +301,30 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         expect(await repo.purgeArchivedEvents!(id, { before: new Date(Date.UTC(2030, 0, 4)), limit: 100 })).to.deep.equal([]);
       });
 
-      it('a purge keeps the version but lowers the event count getEventLogState reports, so any reader can see it', async function () {
+      it('a purge that removes events keeps the version and moves the purge generation by one, so any reader can see it', async function () {
         if (repo.getEventLogState === undefined) this.skip();
-        const { id } = await withHistory();
+        const { id, active } = await withHistory();
         const before = await repo.getEventLogState!(id);
-        expect(before.eventCount).to.equal((await repo.findEvents(id)).length);
-        const removed = await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 3 });
-        expect(removed).to.have.length(3);
-        expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version, eventCount: before.eventCount! - 3 });
+        expect(before).to.deep.equal({ version: await repo.getEventVersion(id), purgeGeneration: 0 });
+        expect(await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 3 })).to.have.length(3);
+        const purged = { version: before.version, purgeGeneration: 1 };
+        expect(await repo.getEventLogState!(id)).to.deep.equal(purged);
+        // Nothing matched: nothing to see.
+        expect(await repo.purgeArchivedEvents!(id, { before: new Date(Date.UTC(2000, 0, 1)), limit: 3 })).to.deep.equal([]);
+        expect(await repo.getEventLogState!(id)).to.deep.equal(purged);
+        // Appends, compactions and rewrites step the version and leave the generation.
+        await repo.appendEvent(user(id, 'after the purge'));
+        expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version + 1, purgeGeneration: 1 });
+        const window = await repo.findEvents(id, EventFilter.active());
+        expect(await repo.compactEvents(id, [window[0]!], window.slice(1), before.version + 1)).to.equal(true);
+        expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version + 2, purgeGeneration: 1 });
+        if (repo.rewriteEvents !== undefined) {
+          const redacted = active[1]!.with({ message: Messages.user('[redacted]') });
+          expect(await repo.rewriteEvents(id, [redacted], before.version + 2)).to.equal(true);
+          expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version + 3, purgeGeneration: 1 });
+        }
+        expect(await repo.purgeArchivedEvents!(id, { keepLast: 0, limit: 100 })).to.not.deep.equal([]);
+        expect((await repo.getEventLogState!(id)).purgeGeneration).to.equal(2);
       });
 
       it('keepLast keeps the newest archived events (the synthetic one counts but stays); limit bounds one call', async function () {
@@ -339,7 +355,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         expect(await repo.getEventVersion(id)).to.equal(version + 1);
       });
 
-      it('property: repeated bounded purges remove exactly the matching archived originals, keep the rest in order, and never change the version', async function () {
+      it('property: repeated bounded purges remove exactly the matching archived originals, keep the rest in order, never change the version, and count one purge generation per call that removed something', async function () {
         const day = (n: number) => new Date(Date.UTC(2030, 0, 1) + n * DAY);
         const shape = fc.record({ archived: fc.boolean(), synthetic: fc.boolean(), day: fc.integer({ min: 1, max: 10 }) });
         const criteria = fc
@@ -371,7 +387,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             const before = await repo.findEvents(id, EventFilter.all());
             const version = await repo.getEventVersion(id);
             if (repo.getEventLogState !== undefined) {
-              expect(await repo.getEventLogState(id)).to.deep.equal({ version, eventCount: before.length });
+              expect(await repo.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: 0 });
             }
             const archive = before.filter((e) => e.archived);
             const cutoff = c.before === undefined ? undefined : day(c.before);
@@ -386,6 +402,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
                 .map((e) => e.id),
             );
             const removed: string[] = [];
+            let removingCalls = 0;
             for (let call = 0; call <= before.length; call++) {
               const ids = await repo.purgeArchivedEvents!(id, {
                 ...(cutoff !== undefined ? { before: cutoff } : {}),
@@ -394,6 +411,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
               });
               expect(ids.length).to.be.at.most(c.limit);
               if (ids.length === 0) break;
+              removingCalls++;
               removed.push(...ids);
             }
             expect([...removed].sort()).to.deep.equal([...removable].sort());
@@ -402,7 +420,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             expect(kept(after)).to.deep.equal(kept(before.filter((e) => !removable.has(e.id))));
             expect(await repo.getEventVersion(id)).to.equal(version);
             if (repo.getEventLogState !== undefined) {
-              expect(await repo.getEventLogState(id)).to.deep.equal({ version, eventCount: after.length });
+              expect(await repo.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: removingCalls });
             }
           }),
           { numRuns: 30 },

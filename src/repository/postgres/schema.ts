@@ -34,6 +34,12 @@ export function postgresTables(prefix: string): PostgresTables {
   };
 }
 
+/**
+ * The schema version that adds each session's purge generation (`purge_generation`, see EventLogState):
+ * what a reader compares, with the version, to see an archive purge in one row read.
+ */
+export const POSTGRES_PURGE_GENERATION_SCHEMA_VERSION = 5;
+
 export interface Migration {
   version: number;
   name: string;
@@ -145,5 +151,14 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
       `CREATE INDEX ${t.prefix}_compactions_order_idx ON ${t.compactions} (session_id, version_after)`,
     ],
+  },
+  {
+    version: POSTGRES_PURGE_GENERATION_SCHEMA_VERSION,
+    name: 'purge generation of each session',
+    // An archive purge leaves the version alone (no compaction loses its CAS to retention), so a reader used
+    // to count the session's events to notice one: an index scan per check, on the hot path of every recall
+    // search. The purge bumps this column in its own transaction instead. A constant default makes the
+    // ALTER a catalog change (no table rewrite). Existing sessions start at 0.
+    statements: (t) => [`ALTER TABLE ${t.sessions} ADD COLUMN purge_generation BIGINT NOT NULL DEFAULT 0`],
   },
 ];

@@ -39,4 +39,11 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = Object.freeze([
     name: 'compaction records (reversible compaction)',
     statements: ["<prefix>:{<id>}:compactions hash ('c:<compaction id>' -> record JSON, 'r:<compaction id>' -> reverted at)"],
   },
+  {
+    // No key changes: the field appears with a session's first archive purge (absent reads as 0). Recording
+    // the version keeps an older release, whose purges would not count, off these keys.
+    version: 3,
+    name: 'purge generation of each session',
+    statements: ["<prefix>:{<id>}:session hash field 'purgeGeneration' (archive purges that removed events)"],
+  },
 ]);

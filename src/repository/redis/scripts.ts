@@ -280,7 +280,8 @@ return 1
  * non-synthetic events, oldest first: those older than `before`, and those beyond the newest `keepLast`
  * archived events. The archive in log order is the archived list, then ids appended already archived (in
  * the active list, tracked by the pending set). Compaction records that archived a removed event go too (a
- * revert could not restore it). Returns the removed ids. The version is not touched.
+ * revert could not restore it). Returns the removed ids. The version is not touched; the session's
+ * 'purgeGeneration' field grows by one when anything was removed.
  */
 export const PURGE_ARCHIVED_SCRIPT = `${FIELDS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
@@ -321,6 +322,8 @@ while i <= #archive and #removed < limit do
   i = last + 1
 end
 if #removed == 0 then return removed end
+-- The version stays (no compaction loses its CAS to retention); readers see the purge by this counter.
+redis.call('HINCRBY', KEYS[1], 'purgeGeneration', 1)
 for s = 1, #removed, 1000 do
   redis.call('HDEL', KEYS[2], unpack(removed, s, math.min(s + 999, #removed)))
 end

@@ -44,6 +44,12 @@ export function sqliteTables(prefix: string): SqliteTables {
  */
 export const FORGETTING_FTS_SCHEMA_VERSION = 5;
 
+/**
+ * The schema version that adds each session's purge generation (`purge_generation`, see EventLogState):
+ * what a reader compares, with the version, to see an archive purge in one row read.
+ */
+export const SQLITE_PURGE_GENERATION_SCHEMA_VERSION = 6;
+
 export interface SqliteMigration {
   version: number;
   name: string;
@@ -189,5 +195,16 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
     `;
     },
+  },
+  {
+    version: SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
+    name: 'purge generation of each session',
+    // An archive purge leaves the version alone (no compaction loses its CAS to retention), so a reader used
+    // to count the session's events to notice one: a range scan per check, on the hot path of every recall
+    // search. The purge bumps this column in its own transaction instead. A column with a constant default:
+    // no row is rewritten. Existing sessions start at 0; a reader holding no earlier value re-reads anyway.
+    sql: (t: SqliteTables) => `
+      ALTER TABLE ${t.sessions} ADD COLUMN purge_generation INTEGER NOT NULL DEFAULT 0;
+    `,
   },
 ]);
