@@ -35,6 +35,8 @@ export interface BenchConfig {
   probeAt: ProbeTiming;
   repository: BenchRepositoryKind;
   locomoDateHeaders: boolean;
+  /** LoCoMo: each turn's text starts with its speaker's name (see LocomoLoadOptions.speakerNames). */
+  locomoSpeakerNames: boolean;
   summarizer: SummarizerSettings;
   /** An OpenAI-compatible embedding model for the hybrid recall contenders; without it they are skipped. */
   embeddings?: { model: string; baseURL?: string };
@@ -117,6 +119,7 @@ export function fullConfig(data: string[], outDir: string): BenchConfig {
     probeAt: 'end',
     repository: 'memory',
     locomoDateHeaders: false,
+    locomoSpeakerNames: false,
     summarizer: {},
     scaling: { sizes: [1000, 10000, 100000], repositories: ['memory', 'sqlite'], budgetTokens: 8000, repeats: 3 },
     pricing: [...DEFAULT_PRICING],
@@ -172,6 +175,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'probeAt',
     'repository',
     'locomoDateHeaders',
+    'locomoSpeakerNames',
     'summarizer',
     'embeddings',
     'scaling',
@@ -215,6 +219,11 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     out.maxSessionsPerDataset = positiveInts([file.maxSessionsPerDataset], `${where}: maxSessionsPerDataset`)[0]!;
   if (file.probeAt !== undefined) out.probeAt = parseProbeTiming(file.probeAt);
   if (file.repository !== undefined) out.repository = repositoryKind(file.repository, `${where}: repository`);
+  if (file.locomoSpeakerNames !== undefined) {
+    if (typeof file.locomoSpeakerNames !== 'boolean')
+      throw new InvalidArgumentError(`${where}: locomoSpeakerNames must be a boolean`);
+    out.locomoSpeakerNames = file.locomoSpeakerNames;
+  }
   if (file.locomoDateHeaders !== undefined) {
     if (typeof file.locomoDateHeaders !== 'boolean')
       throw new InvalidArgumentError(`${where}: locomoDateHeaders must be a boolean`);

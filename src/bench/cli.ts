@@ -95,6 +95,7 @@ interface BenchFlags {
   scaling?: boolean;
   scalingSizes?: number[];
   dateHeaders?: boolean;
+  speakerNames?: boolean;
   list?: boolean;
   pricing?: string[];
 }
@@ -124,6 +125,7 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
   if (flags.embedModel !== undefined)
     config.embeddings = { model: flags.embedModel, ...(flags.embedBaseUrl !== undefined ? { baseURL: flags.embedBaseUrl } : {}) };
   if (flags.dateHeaders === true) config.locomoDateHeaders = true;
+  if (flags.speakerNames === true) config.locomoSpeakerNames = true;
   if (flags.pricing !== undefined) config.pricing = flags.pricing;
   if (flags.scaling === false) config.scaling = null;
   else if (flags.scalingSizes !== undefined && config.scaling !== null)
@@ -201,6 +203,7 @@ export function registerBenchCommand(program: Command, argv: readonly string[]):
     .option('--no-scaling', 'skip the compaction-cost-vs-length benchmark')
     .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
     .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")
+    .option('--speaker-names', "LoCoMo: start each turn's text with its speaker's name, as LoCoMo's QA prompt does")
     .option(
       '--pricing <presets>',
       `comma-separated provider presets every call is priced under (default ${DEFAULT_PRICING.join(',')}; known: ${Object.keys(PROVIDER_PRESETS).join(', ')})`,

@@ -107,7 +107,10 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
   const counter = new CountingChatClient(summarizer.client, estimator);
 
   const datasets: RecordedDataset[] = config.data.flatMap((path) =>
-    loadRecordedData(path, { sources: config.sources, locomo: { dateHeaders: config.locomoDateHeaders } }),
+    loadRecordedData(path, {
+      sources: config.sources,
+      locomo: { dateHeaders: config.locomoDateHeaders, speakerNames: config.locomoSpeakerNames },
+    }),
   );
   const infos: DatasetInfo[] = [];
   const plan: { dataset: RecordedDataset; sessions: RecordedSession[] }[] = [];

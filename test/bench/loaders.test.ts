@@ -80,6 +80,13 @@ describe('bench: LoCoMo loader', () => {
     });
   });
 
+  it("starts each turn with its speaker's name when asked, keeping evidence and probes in place", () => {
+    const plain = loadLocomo(writeConversation()).sessions[0]!;
+    const named = loadLocomo(writeConversation(), { speakerNames: true }).sessions[0]!;
+    expect(named.events.map((e) => e.content)).to.deep.equal(plain.events.map((e) => `${e.name}: ${e.content}`));
+    expect(named.probes).to.deep.equal(plain.probes);
+  });
+
   it('moves every evidence index when date headers are inserted', () => {
     const [session] = loadLocomo(writeConversation(), { dateHeaders: true }).sessions;
     expect(session!.events[0]).to.deep.include({ role: 'system', content: 'DATE: 1:56 pm on 8 May, 2023' });

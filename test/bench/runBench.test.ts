@@ -20,6 +20,15 @@ describe('bench: config', () => {
     );
   });
 
+  it('reads the LoCoMo rendering switches, and refuses a switch that is not a boolean', () => {
+    const config = applyConfigFile(fullConfig([], 'out'), { locomoSpeakerNames: true, locomoDateHeaders: true }, 'bench.json');
+    expect(config).to.include({ locomoSpeakerNames: true, locomoDateHeaders: true });
+    expect(fullConfig([], 'out').locomoSpeakerNames).to.equal(false);
+    expect(() => applyConfigFile(fullConfig([], 'out'), { locomoSpeakerNames: 'yes' }, 'bench.json')).to.throw(
+      'bench.json: locomoSpeakerNames must be a boolean',
+    );
+  });
+
   it('reads contenders as names or {name, label, options}', () => {
     const config = applyConfigFile(
       fullConfig([], 'out'),

@@ -8,6 +8,12 @@ export interface LocomoLoadOptions {
    * Off by default: strategies that always keep system events would then keep every date header.
    */
   dateHeaders?: boolean;
+  /**
+   * Start each turn's text with its speaker's name (`Caroline: …`), as LoCoMo's own QA prompt renders turns.
+   * The questions name the speakers ("What did Caroline research?"); with user/assistant roles alone, neither a
+   * model nor a search over the log can tell who said what. Off by default (it changes every token count).
+   */
+  speakerNames?: boolean;
 }
 
 const CATEGORIES: Readonly<Record<number, string>> = {
@@ -91,7 +97,7 @@ function convertConversation(sample: Record<string, unknown>, options: LocomoLoa
     for (const rawTurn of asArray(conversation[`session_${n}`], `${where}.conversation.session_${n}`)) {
       const turn = asRecord(rawTurn, `${where}.conversation.session_${n}[]`);
       const speaker = String(turn.speaker);
-      let content = String(turn.text ?? '');
+      let content = (options.speakerNames === true ? `${speaker}: ` : '') + String(turn.text ?? '');
       if (typeof turn.blip_caption === 'string' && turn.blip_caption !== '') content += ` [shares image: ${turn.blip_caption}]`;
       const event: RecordedEvent = { role: speaker === speakerA ? 'user' : 'assistant', content, name: speaker };
       if (timestamp !== undefined) event.timestamp = timestamp;
