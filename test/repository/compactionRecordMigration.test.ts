@@ -8,7 +8,6 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import {
   DefaultSessionService,
   EventFilter,
@@ -20,12 +19,10 @@ import {
   type SessionRepository,
 } from '../../src/index.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../src/repository/CompactionRecord.js';
-import { migratePostgres } from '../../src/repository/postgres/postgresMigrator.js';
-import { MIGRATIONS, postgresTables } from '../../src/repository/postgres/schema.js';
+import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
 import { migrateSqlite } from '../../src/repository/sqlite/sqliteMigrator.js';
 import { SQLITE_MIGRATIONS, sqliteTables } from '../../src/repository/sqlite/sqliteSchema.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
-import { PG_URL, requireService } from '../support/services.js';
+import { freshPostgresPrefix, migratePostgresBelow, postgresPoolFixture } from '../support/postgres.js';
 import { expectRejects } from '../support/fixtures.js';
 import { silentLogger } from '../summarization/support.js';
 
@@ -99,36 +96,12 @@ describe('compaction records on a SQLite database written at schema version 3', 
 
 describe('compaction records on a PostgreSQL schema written at version 3', function () {
   this.timeout(30_000);
-  let pool: pg.Pool;
   const prefix = freshPostgresPrefix();
-  before(async function () {
-    await requireService(this, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
-    pool = new pg.Pool({ connectionString: PG_URL, max: 3 });
-  });
-  after(async function () {
-    if (pool === undefined) return;
-    await dropPostgresTables(pool, prefix);
-    await pool.end();
-  });
+  const fixture = postgresPoolFixture(prefix);
 
   it('compacts unrecorded before the migration; migrates to version 4, data unchanged; then records and reverts', async function () {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await migratePostgres(
-        client,
-        postgresTables(prefix),
-        silentLogger,
-        MIGRATIONS.filter((m) => m.version < COMPACTION_RECORD_SCHEMA_VERSION),
-      );
-      await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
+    const pool = fixture.pool();
+    await migratePostgresBelow(pool, prefix, COMPACTION_RECORD_SCHEMA_VERSION);
     const old = new PostgresSessionRepository({ pool, prefix, initializeSchema: false, logger: silentLogger });
     const id = await writeAtVersion3(old);
     const before = await old.findEvents(id, EventFilter.all());

@@ -10,7 +10,6 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import {
   DefaultSessionService,
   EventFilter,
@@ -21,16 +20,14 @@ import {
   type Logger,
   type SessionRepository,
 } from '../../src/index.js';
-import { migratePostgres } from '../../src/repository/postgres/postgresMigrator.js';
-import { MIGRATIONS, POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables } from '../../src/repository/postgres/schema.js';
+import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION } from '../../src/repository/postgres/schema.js';
 import { migrateSqlite } from '../../src/repository/sqlite/sqliteMigrator.js';
 import {
   SQLITE_MIGRATIONS,
   SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
   sqliteTables,
 } from '../../src/repository/sqlite/sqliteSchema.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
-import { PG_URL, requireService } from '../support/services.js';
+import { freshPostgresPrefix, migratePostgresBelow, postgresPoolFixture } from '../support/postgres.js';
 import { silentLogger } from '../summarization/support.js';
 
 /** A logger that keeps the warnings, to see the one that says purges go unseen until the migration. */
@@ -124,36 +121,12 @@ describe('purge generation on a SQLite database written before schema version 6'
 
 describe('purge generation on a PostgreSQL schema written at version 4', function () {
   this.timeout(30_000);
-  let pool: pg.Pool;
   const prefix = freshPostgresPrefix();
-  before(async function () {
-    await requireService(this, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
-    pool = new pg.Pool({ connectionString: PG_URL, max: 3 });
-  });
-  after(async function () {
-    if (pool === undefined) return;
-    await dropPostgresTables(pool, prefix);
-    await pool.end();
-  });
+  const fixture = postgresPoolFixture(prefix);
 
   it('uncounted purges and the version alone until migrated; then generation 0, counted by every instance', async function () {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await migratePostgres(
-        client,
-        postgresTables(prefix),
-        silentLogger,
-        MIGRATIONS.filter((m) => m.version < POSTGRES_PURGE_GENERATION_SCHEMA_VERSION),
-      );
-      await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
+    const pool = fixture.pool();
+    await migratePostgresBelow(pool, prefix, POSTGRES_PURGE_GENERATION_SCHEMA_VERSION);
     const logger = warningsLogger();
     const old = new PostgresSessionRepository({ pool, prefix, initializeSchema: false, logger });
     await expectUncountedThenCounted(old, logger, async () => {

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
+import { migratePostgres } from '../../src/repository/postgres/postgresMigrator.js';
+import { MIGRATIONS, postgresTables } from '../../src/repository/postgres/schema.js';
+import { createDefaultLogger } from '../../src/logging.js';
+import { PG_URL, requireService } from './services.js';
 
 /** A prefix no other run uses, so parallel runs on one server never collide. */
 export function freshPostgresPrefix(): string {
@@ -12,4 +16,43 @@ export async function dropPostgresTables(pool: pg.Pool, prefix: string): Promise
     `DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`,
   );
   await pool.query(`DROP FUNCTION IF EXISTS ${prefix}_refuse_tombstoned()`);
+}
+
+/**
+ * A pool on the test server, skipped (or failed under CI) when it is unreachable; `after` drops the tables
+ * under `prefix` and ends the pool. For migration tests that write an older schema themselves.
+ */
+export function postgresPoolFixture(prefix: string): { pool: () => pg.Pool } {
+  let pool: pg.Pool | undefined;
+  before(async function () {
+    await requireService(this, 'PostgreSQL', async () => {
+      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+      await probe.connect();
+      await probe.end();
+    });
+    pool = new pg.Pool({ connectionString: PG_URL, max: 3 });
+  });
+  after(async function () {
+    if (pool === undefined) return;
+    await dropPostgresTables(pool, prefix);
+    await pool.end();
+  });
+  return { pool: () => pool! };
+}
+
+/** Writes the schema under `prefix` as a release that stopped before `version` left it. */
+export async function migratePostgresBelow(pool: pg.Pool, prefix: string, version: number): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await migratePostgres(
+      client,
+      postgresTables(prefix),
+      createDefaultLogger({ silent: true }),
+      MIGRATIONS.filter((m) => m.version < version),
+    );
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
 }
