@@ -1,25 +1,8 @@
 import type { Logger } from '../logging.js';
-import type { SessionMetadataUpdate, SessionRepository } from '../repository/SessionRepository.js';
-import type { Session } from '../session/Session.js';
+import { updateStoredMetadata, type SessionMetadataStore } from '../repository/updateStoredMetadata.js';
+
+export type { SessionMetadataStore };
 import { METADATA_TOKEN_CALIBRATION, updateCalibration, type TokenCalibration } from '../tokens/calibration.js';
-
-/**
- * Where session metadata is read and written: any repository (or an adapter with these methods). With the
- * optional `updateSessionMetadata` (every built-in repository has it) the write is atomic; without it, it is a
- * findById then a save, where a concurrent update may be lost.
- */
-export type SessionMetadataStore = Pick<SessionRepository, 'findById' | 'save' | 'updateSessionMetadata'>;
-
-/** `update` applied to the stored session's metadata, atomically when the store can; null when the session is missing. */
-export async function updateStoredMetadata(
-  store: SessionMetadataStore,
-  sessionId: string,
-  update: SessionMetadataUpdate,
-): Promise<Session | null> {
-  if (typeof store.updateSessionMetadata === 'function') return store.updateSessionMetadata(sessionId, update);
-  const session = await store.findById(sessionId);
-  return session === null ? null : store.save(session.with({ metadata: update(session.metadata) }));
-}
 
 /** A service that can update metadata itself (DefaultSessionService does). */
 export interface SessionMetadataUpdater {

@@ -1,6 +1,7 @@
 import type { Logger } from '../logging.js';
 import type { Session } from '../session/Session.js';
-import { updateStoredMetadata, type SessionMetadataStore, type SessionMetadataUpdater } from './SessionCalibrator.js';
+import { updateStoredMetadata } from '../repository/updateStoredMetadata.js';
+import type { SessionMetadataStore, SessionMetadataUpdater } from './SessionCalibrator.js';
 
 export type MetadataUpdate = (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>;
 

@@ -17,6 +17,7 @@ import {
 import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import type { EventLogState, SessionRepository } from '../repository/SessionRepository.js';
+import { updateStoredMetadata } from '../repository/updateStoredMetadata.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
@@ -267,14 +268,9 @@ export class DefaultSessionService implements SessionService {
   ): Promise<Session> {
     const id = requireStorableText(sessionId, 'sessionId');
     if (typeof update !== 'function') throw new InvalidArgumentError('update must be a function');
-    if (this.repository.updateSessionMetadata !== undefined) {
-      const updated = await this.repository.updateSessionMetadata(id, update);
-      if (updated === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
-      return updated;
-    }
-    const session = await this.repository.findById(id);
-    if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
-    return this.repository.save(session.with({ metadata: update(session.metadata) }));
+    const updated = await updateStoredMetadata(this.repository, id, update);
+    if (updated === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    return updated;
   }
 
   async delete(id: string): Promise<ErasureReport> {
