@@ -11,7 +11,7 @@ import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
 import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
-import type { Retriever } from './Retriever.js';
+import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { searchableText } from './searchTerms.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
@@ -503,7 +503,7 @@ function recallFilter(
  * ranked; equal scores keep log order.
  */
 function rankInContext(
-  hits: readonly { event: SessionEvent; score: number }[],
+  hits: readonly RetrievedEvent[],
   log: readonly SessionEvent[],
   position: ReadonlyMap<string, number>,
   eligible: (event: SessionEvent) => boolean,
