@@ -4,6 +4,7 @@ import { openAIEmbeddings } from '../recall/openAIEmbeddings.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { resolvePricing, type BenchConfig } from './BenchConfig.js';
 import { PromptSegmentCoder } from './cost/ConversationCostMeter.js';
+import { conversationFloors } from './cost/conversationFloor.js';
 import { loadRecordedData } from './loaders/loadRecordedData.js';
 import { aggregateRuns, type ContenderSummary } from './metrics/aggregateRuns.js';
 import type { RecordedDataset, RecordedSession } from './recorded/RecordedSession.js';
@@ -30,6 +31,12 @@ export interface DatasetInfo {
    * message once. A reference for the cost tables.
    */
   sendOnceCost: { preset: string; costPerConversation: number }[];
+  /**
+   * Per provider preset: `sendOnceCost` plus the system messages re-read from the prompt cache on every call
+   * after the first — the floor for any policy that keeps the instructions in every prompt (see
+   * `conversationFloors`).
+   */
+  floorCost: { preset: string; costPerConversation: number }[];
 }
 
 /** Tokens sent at each call of one session, per contender: the sawtooth chart. */
@@ -126,6 +133,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
       probes: sessions.reduce((s, x) => s + (x.probes?.length ?? 0), 0),
       unscoredProbes: 0,
       sendOnceCost: presets.map((p) => ({ preset: p.name, costPerConversation: 0 })),
+      floorCost: presets.map((p) => ({ preset: p.name, costPerConversation: 0 })),
     });
   }
 
@@ -154,11 +162,23 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           config.probeAt,
         );
         infos[di]!.unscoredProbes += prepared.unscoredProbes;
-        const inputTokens = prepared.history.reduce((sum, h) => sum + h.tokens, 0);
-        const outputTokens = prepared.replyTokens.reduce((sum, t) => sum + t, 0);
-        presets.forEach((p, i) => {
-          const cost = (inputTokens * p.prices.inputPerMTok + outputTokens * p.prices.outputPerMTok) / 1e6;
-          infos[di]!.sendOnceCost[i]!.costPerConversation += cost / sessions.length;
+        let systemTokens = 0;
+        for (const h of prepared.history) {
+          if (h.message.type !== 'system') break;
+          systemTokens += h.tokens;
+        }
+        const floors = conversationFloors(
+          {
+            inputTokens: prepared.history.reduce((sum, h) => sum + h.tokens, 0),
+            outputTokens: prepared.replyTokens.reduce((sum, t) => sum + t, 0),
+            systemTokens,
+            calls: prepared.callPoints.length,
+          },
+          presets,
+        );
+        floors.forEach((f, i) => {
+          infos[di]!.sendOnceCost[i]!.costPerConversation += f.sendOnce / sessions.length;
+          infos[di]!.floorCost[i]!.costPerConversation += f.withSystem / sessions.length;
         });
         for (const budgetTokens of config.budgets) {
           const context: ReplayContext = {

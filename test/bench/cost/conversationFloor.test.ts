@@ -1,0 +1,33 @@
+import { expect } from 'chai';
+import { conversationFloors } from '../../../src/bench/cost/conversationFloor.js';
+import { PROVIDER_PRESETS } from '../../../src/tokens/ModelPrices.js';
+
+const gpt41 = PROVIDER_PRESETS['openai-gpt-4.1']!;
+const sonnet = PROVIDER_PRESETS['anthropic-claude-sonnet-4.5']!;
+
+describe('bench: conversationFloors', () => {
+  it('prices every message once uncached plus the replies, and adds the system re-reads at the cache-read price (hand-computed)', () => {
+    const shape = { inputTokens: 10_000, outputTokens: 1_000, systemTokens: 1_250, calls: 13 };
+    const [openai, anthropic] = conversationFloors(shape, [gpt41, sonnet]);
+    // GPT-4.1: 10,000 × $2/M + 1,000 × $8/M = 0.028; 12 re-reads × 1,250 × $0.5/M = 0.0075.
+    expect(openai!.preset).to.equal('openai-gpt-4.1');
+    expect(openai!.sendOnce).to.be.closeTo(0.028, 1e-12);
+    expect(openai!.withSystem).to.be.closeTo(0.0355, 1e-12);
+    // Sonnet 4.5: 10,000 × $3/M + 1,000 × $15/M = 0.045; 12 × 1,250 × $0.3/M = 0.0045.
+    expect(anthropic!.sendOnce).to.be.closeTo(0.045, 1e-12);
+    expect(anthropic!.withSystem).to.be.closeTo(0.0495, 1e-12);
+  });
+
+  it('adds nothing for a conversation without system messages or with a single call', () => {
+    const [none] = conversationFloors({ inputTokens: 500, outputTokens: 50, systemTokens: 0, calls: 9 }, [gpt41]);
+    const [single] = conversationFloors({ inputTokens: 500, outputTokens: 50, systemTokens: 200, calls: 1 }, [gpt41]);
+    expect(none!.withSystem).to.equal(none!.sendOnce);
+    expect(single!.withSystem).to.equal(single!.sendOnce);
+  });
+
+  it('re-reads at the input price when a preset has no cached-input price', () => {
+    const custom = { ...gpt41, name: 'no-cache', prices: { inputPerMTok: 1, outputPerMTok: 2 } };
+    const [floor] = conversationFloors({ inputTokens: 1_000, outputTokens: 0, systemTokens: 100, calls: 3 }, [custom]);
+    expect(floor!.withSystem - floor!.sendOnce).to.be.closeTo((2 * 100 * 1) / 1e6, 1e-15);
+  });
+});
