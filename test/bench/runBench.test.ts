@@ -199,6 +199,20 @@ describe('bench: end to end on the shipped sample', function () {
     }
     const markdown = renderMarkdown(result, { retention: new Map(), sawtooth: new Map() });
     expect(markdown).to.include('## What a conversation costs: this library against `langchain-trim`');
+    // A cheaper configuration that finds every answer only by sending more than the budget is not chosen.
+    const base = result.summaries.find((s) => s.contender === 'token-count')!;
+    const overBudget = {
+      ...base,
+      contender: 'over-budget',
+      answerFound: 1,
+      overBudgetShare: 0.05,
+      cost: base.cost.map((c) => ({ ...c, costPerConversation: 0 })),
+    };
+    const chosen = cheapestAtEqualAnswer([...result.summaries, overBudget]);
+    expect(chosen.map((r) => r.best?.contender)).to.deep.equal(rows.map((r) => r.best?.contender));
+    expect(cheapestAtEqualAnswer([...result.summaries, { ...overBudget, overBudgetShare: 0 }])[0]!.best!.contender).to.equal(
+      'over-budget',
+    );
     expect(markdown).to.include('| cold cache | `token-count-cache-aware` vs `token-count` | recorded-sample | 2,000 |');
   });
 });

@@ -142,6 +142,8 @@ export function cheapestAtEqualAnswer(
           s.dataset === peer.dataset &&
           s.budgetTokens === peer.budgetTokens &&
           s.answerFound >= peer.answerFound &&
+          // Answers bought by prompts over the budget (a strategy with nothing to cut) are not at this budget.
+          s.overBudgetShare <= peer.overBudgetShare &&
           Number.isFinite(costOf(s)),
       );
       const best = candidates.sort((a, b) => costOf(a) - costOf(b))[0] ?? null;
