@@ -11,6 +11,18 @@ export function parseDuration(text: string, flag: string): number {
   return Math.round(Number(match[1]) * UNITS[match[2] ?? 'ms']!);
 }
 
+/**
+ * A command-line point in time: an ISO-8601 date or date-time (`2025-06-01`, `2025-06-01T12:00:00Z`). The
+ * shape is checked first because `new Date` also reads text such as `12` (as December 2001).
+ */
+export function parseTime(text: string, flag: string): Date {
+  const date = new Date(text.trim());
+  if (!/^[+-]?\d{4,6}-\d{2}-\d{2}(?:[T ]|$)/i.test(text.trim()) || Number.isNaN(date.getTime())) {
+    throw new InvalidArgumentError(`${flag} must be an ISO-8601 date or date-time such as 2025-06-01T12:00:00Z (got '${text}')`);
+  }
+  return date;
+}
+
 /** A positive integer flag. */
 export function parsePositiveInt(text: string, flag: string): number {
   const n = Number(text);
