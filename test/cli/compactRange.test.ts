@@ -201,6 +201,17 @@ describe('cli: compact with a range', function () {
     expect((await compact(url, id, '--until', '12')).stderr).to.include('--until must be an ISO-8601 date or date-time');
   });
 
+  it('a --since on a day the calendar does not have is refused, not rolled over into the next month', async function () {
+    const { url, id } = await store(2, Date.parse('2025-06-01T00:00:00Z'));
+    for (const text of ['2025-02-29', '2025-04-31T10:00:00Z', '2025-13-01']) {
+      const run = await compact(url, id, '--since', text);
+      expect(run.code, text).to.equal(2);
+      expect(run.stderr).to.include(`--since must be an ISO-8601 date or date-time such as 2025-06-01T12:00:00Z (got '${text}')`);
+    }
+    // A leap day is a day.
+    expect((await compact(url, id, '--since', '2024-02-29', '--dry-run')).code).to.equal(0);
+  });
+
   it('an --older-than that is not a duration is refused with the duration parser’s message', async function () {
     const { url, id } = await store(2, Date.parse('2025-06-01T00:00:00Z'));
     const run = await compact(url, id, '--older-than', 'a week');
