@@ -101,6 +101,11 @@ export function resolveCompactionRange(window: readonly SessionEvent[], range: C
   return { start, end };
 }
 
+/** The first and last event id of a resolved range: what a compaction record and a preview report. */
+export function rangeBounds(window: readonly SessionEvent[], range: ResolvedRange): { fromEventId: string; toEventId: string } {
+  return { fromEventId: window[range.start]!.id, toEventId: window[range.end - 1]!.id };
+}
+
 function indexOf(window: readonly SessionEvent[], id: string): number {
   const i = window.findIndex((e) => e.id === id);
   if (i < 0) throw new InvalidArgumentError(`Event not found in the active window: ${id}`);

@@ -44,6 +44,7 @@ import type {
 } from './SessionService.js';
 import {
   placeInWindow,
+  rangeBounds,
   requireCompactionRange,
   resolveCompactionRange,
   type CompactionRange,
@@ -71,6 +72,11 @@ import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceE
 
 /** How long a deleted session's id stays blocked by default: 30 days. */
 export const DEFAULT_TOMBSTONE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** The `range` field of a `compactionCompleted` payload: present only for a compaction limited to a range. */
+function rangeOf(range: CompactionRecordRange | null): { range?: CompactionRecordRange } {
+  return range === null ? {} : { range };
+}
 
 function requireKnownWindow(known: KnownWindow, sessionId: string): void {
   if (known === null || typeof known !== 'object') throw invalid('knownWindow', 'an object', known);
@@ -488,8 +494,14 @@ export class DefaultSessionService implements SessionService {
     const t = toCompactionTrigger(trigger);
     const s = toCompactionStrategy(strategy);
     const { request } = await this.readWindow(sessionId);
+    // Resolved before the trigger runs, as compact does: a bad range is an error whatever the trigger says.
+    const scope = options.range === undefined ? null : resolveCompactionRange(request.events, options.range, this.now());
     const tokensBefore = estimateEventsTokens(request.events, this.estimator);
-    const base = { tokensBefore, eventsBefore: request.events.length };
+    const base = {
+      tokensBefore,
+      eventsBefore: request.events.length,
+      ...(options.range !== undefined ? { range: scope === null ? null : rangeBounds(request.events, scope) } : {}),
+    };
     if (!(await t.shouldCompact(request))) {
       return {
         ...base,
@@ -501,7 +513,6 @@ export class DefaultSessionService implements SessionService {
       };
     }
     // With a range, the strategy previews the range only and its result takes the range's place.
-    const scope = options.range === undefined ? null : resolveCompactionRange(request.events, options.range, this.now());
     if (options.range !== undefined && scope === null) {
       return {
         ...base,
@@ -622,8 +633,7 @@ export class DefaultSessionService implements SessionService {
       before.instructions.length === 0 && scope === null
         ? read
         : CompactionRequest.of(read.session, inScope, { originals: read.originals.values(), instructions: before.instructions });
-    const recordRange: CompactionRecordRange | null =
-      scope === null ? null : { fromEventId: events[scope.start]!.id, toEventId: events[scope.end - 1]!.id };
+    const recordRange = scope === null ? null : rangeBounds(events, scope);
     const commit = (
       windowBefore: readonly SessionEvent[],
       archived: readonly SessionEvent[],
@@ -661,7 +671,7 @@ export class DefaultSessionService implements SessionService {
       const committed = await commit(events, result.archivedEvents, result.compactedEvents, version);
       if (committed !== false) {
         telemetry?.committed(this.committedFigures(result), false);
-        this.emit('compactionCompleted', { sessionId, result, rebased: false, ...committed });
+        this.emit('compactionCompleted', { sessionId, result, rebased: false, ...committed, ...rangeOf(recordRange) });
         await this.afterCommit(sessionId, events, result);
         return result;
       }
@@ -670,7 +680,7 @@ export class DefaultSessionService implements SessionService {
       if (rebase !== null) {
         const { result: rebased, compactionId } = rebase;
         telemetry?.committed(this.committedFigures(rebased), true);
-        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true, ...compactionId });
+        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true, ...compactionId, ...rangeOf(recordRange) });
         await this.afterCommit(sessionId, events, rebased);
         return rebased;
       }

@@ -19,7 +19,7 @@ import type {
 } from './lifecycle/reports.js';
 import type { SessionServiceEvents } from './SessionServiceEvents.js';
 import type { CompactionRange } from '../compaction/CompactionRange.js';
-import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
 import type { EventLogState } from '../repository/SessionRepository.js';
 import type { CompactionAccessOptions, RevertResult } from './CompactionReverter.js';
 import type { ForkSessionOptions } from './SessionForker.js';
@@ -74,6 +74,11 @@ export interface CompactionPreview {
   summarizedEvents?: readonly SessionEvent[];
   /** For a staged strategy (pipeline, pressure bands): each stage that ran, with tokens before and after. */
   stages?: readonly CompactionStageReport[];
+  /**
+   * Only with `options.range`: the range as resolved against the window read (widened to its `snap`
+   * boundaries), the first and last event the strategy was given; null when a time range selected no event.
+   */
+  range?: CompactionRecordRange | null;
 }
 
 export interface SessionService {

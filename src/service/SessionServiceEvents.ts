@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { CompactionResult } from '../compaction/CompactionResult.js';
+import type { CompactionRecordRange } from '../repository/CompactionRecord.js';
 import type { ErasureReason } from './lifecycle/reports.js';
 
 export type CompactionSkipReason =
@@ -16,8 +17,17 @@ export type CompactionSkipReason =
 export interface SessionServiceEventMap {
   /** The trigger fired and the strategy is about to run (before any summariser call). */
   compactionStarted: { sessionId: string };
-  /** `compactionId`: the record of the compaction, when the repository keeps compaction records. */
-  compactionCompleted: { sessionId: string; result: CompactionResult; rebased: boolean; compactionId?: string };
+  /**
+   * `compactionId`: the record of the compaction, when the repository keeps compaction records. `range`: for a
+   * compaction limited to a range, the range as resolved (the same as the record's, even when none is kept).
+   */
+  compactionCompleted: {
+    sessionId: string;
+    result: CompactionResult;
+    rebased: boolean;
+    compactionId?: string;
+    range?: CompactionRecordRange;
+  };
   /** A compaction was reverted: the active window changed (derived indexes must follow). */
   compactionReverted: { sessionId: string; compactionId: string; restoredEventIds: readonly string[] };
   compactionSkipped: { sessionId: string; reason: CompactionSkipReason };

@@ -288,6 +288,16 @@ describe('cli: session-compaction admin commands', function () {
     expect(report.failures.map((f) => f.line)).to.deep.equal([2]);
   });
 
+  it('expire --before that is not an ISO-8601 time (a bare number) exits 2, names it and deletes nothing', async function () {
+    const path = store();
+    const run = await runCli('expire', '--url', `sqlite:${path}`, '--before', '2030');
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.include("--before must be an ISO-8601 date or date-time such as 2025-06-01T12:00:00Z (got '2030')");
+    const repo = new SqliteSessionRepository({ path });
+    expect(await repo.findById('fixture-expired')).to.not.equal(null);
+    await repo.close();
+  });
+
   it('expire --dry-run lists expired sessions; expire deletes them', async function () {
     const path = store();
     const dry = await runCli('expire', '--url', `sqlite:${path}`, '--before', '2025-01-01T00:00:00Z', '--dry-run', '--json');

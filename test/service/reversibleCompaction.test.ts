@@ -323,6 +323,39 @@ for (const backend of allBackends()) {
         expect(ids(result.compactedEvents)).to.deep.equal([...ids(window.slice(0, 3)), ...ids(window.slice(7))]);
       });
 
+      it('previewCompaction and compactionCompleted report the range as resolved (widened to whole turns)', async function () {
+        const id = await conversation(service, 6);
+        const window = await active(service, id);
+        // From an answer (widened back to its question) to a question (widened on to its answer).
+        const range = { fromEventId: window[4]!.id, toEventId: window[7]!.id };
+        const resolved = { fromEventId: window[3]!.id, toEventId: window[8]!.id };
+        const preview = await service.previewCompaction(id, always, slidingWindow(2), { range });
+        expect(preview.range).to.deep.equal(resolved);
+        let completed: unknown;
+        service.events.on('compactionCompleted', (e) => void (completed = e.range));
+        await service.compact(id, always, slidingWindow(2), { range });
+        expect(completed).to.deep.equal(resolved);
+      });
+
+      it('previewCompaction reports range null for a time range that selects no event, and no range without one', async function () {
+        const id = await conversation(service, 3);
+        const future = new Date(Date.now() + 60 * 60 * 1000);
+        const empty = await service.previewCompaction(id, always, slidingWindow(2), { range: { since: future } });
+        expect(empty.range).to.equal(null);
+        expect(empty.result.archivedEvents).to.deep.equal([]);
+        const whole = await service.previewCompaction(id, always, slidingWindow(2));
+        expect(whole).to.not.have.property('range');
+      });
+
+      it('previewCompaction refuses an unknown id even when the trigger does not fire', async function () {
+        const id = await conversation(service, 3);
+        await expectRejects(
+          service.previewCompaction(id, () => false, slidingWindow(), { range: { fromEventId: 'ghost' } }),
+          InvalidArgumentError,
+          'Event not found in the active window: ghost',
+        );
+      });
+
       it("snap 'tool-pair' keeps a tool call with its result inside one long turn", async function () {
         const { id } = await service.create({ userId: 'alice' });
         await service.appendMessage(id, Messages.user('the task'));

@@ -14,6 +14,9 @@ import type { CompactionStageReport, CompactionStrategyLike } from '../../compac
 import type { CompactionTriggerLike } from '../../compaction/CompactionTrigger.js';
 import { loadConfigurationFile } from '../../config/loadConfiguration.js';
 import { ResolvedConfiguration } from '../../config/ResolvedConfiguration.js';
+import { requireCompactionRange, type CompactionRange } from '../../compaction/CompactionRange.js';
+import type { CompactionRecordRange } from '../../repository/CompactionRecord.js';
+import { parseDuration, parseTime } from '../admin/durations.js';
 
 const DEFAULT_BUDGET = 8000;
 
@@ -28,6 +31,39 @@ interface CompactFlags extends UrlFlags {
   model?: string;
   baseUrl?: string;
   set?: string[];
+  from?: string;
+  to?: string;
+  since?: string;
+  until?: string;
+  olderThan?: string;
+  snap?: string;
+}
+
+/**
+ * The range the flags ask for, checked by the service's own validation (so that its messages are the API's)
+ * before the store is opened; undefined when no range flag is given.
+ */
+function requestedRange(flags: CompactFlags): CompactionRange | undefined {
+  const range: Record<string, unknown> = {};
+  if (flags.from !== undefined) range.fromEventId = flags.from;
+  if (flags.to !== undefined) range.toEventId = flags.to;
+  if (flags.since !== undefined) range.since = parseTime(flags.since, '--since');
+  if (flags.until !== undefined) range.until = parseTime(flags.until, '--until');
+  if (flags.olderThan !== undefined) range.olderThanMs = parseDuration(flags.olderThan, '--older-than');
+  if (flags.snap !== undefined) range.snap = flags.snap;
+  return Object.keys(range).length === 0 ? undefined : requireCompactionRange(range);
+}
+
+/** The range as the user gave it, for the report: flags in their command-line spelling. */
+function describeRange(flags: CompactFlags, range: CompactionRange): string {
+  const parts = [
+    flags.from !== undefined ? `--from ${flags.from}` : '',
+    flags.to !== undefined ? `--to ${flags.to}` : '',
+    range.since !== undefined ? `--since ${range.since.toISOString()}` : '',
+    range.until !== undefined ? `--until ${range.until.toISOString()}` : '',
+    flags.olderThan !== undefined ? `--older-than ${flags.olderThan}` : '',
+  ];
+  return `${parts.filter((p) => p !== '').join(' ')}, snap ${range.snap ?? 'turn'}`;
 }
 
 /** `--set key=value` pairs as strategy options; numbers and booleans are parsed. */
@@ -48,7 +84,7 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
     program
       .command('compact')
       .description(
-        'Compact one session with a named strategy (the names `bench --list` shows) or compaction profile, or preview it with --dry-run.',
+        'Compact one session with a named strategy (the names `bench --list` shows) or compaction profile, or preview it with --dry-run; --from/--to, --since/--until or --older-than limit it to part of the active window.',
       )
       .argument('<sessionId>')
       .option(
@@ -68,6 +104,12 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
       .option('--force', 'compact even when the strategy’s trigger would not fire')
       .option('--dry-run', 'show what would be archived and kept; write nothing')
       .option('--call-model', 'with --dry-run: let summarising strategies call the summariser')
+      .option('--from <eventId>', 'compact only from this active event on (inclusive; widened to its turn start)')
+      .option('--to <eventId>', 'compact only up to this active event (inclusive; widened to its turn end)')
+      .option('--since <time>', 'compact only the events at or after this ISO-8601 time (not with --from/--to)')
+      .option('--until <time>', 'compact only the events at or before this ISO-8601 time (not with --from/--to)')
+      .option('--older-than <duration>', 'compact only the events older than this, e.g. 7d, 12h (not with --until)')
+      .option('--snap <mode>', "widen the range to whole turns ('turn', default) or only to tool pairs ('tool-pair')")
       .option(
         '--model <name>',
         'summarise with this model at an OpenAI-compatible endpoint (else the offline extractive summariser)',
@@ -78,6 +120,7 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
       throw new InvalidArgumentError('give either --strategy or --profile');
     }
     if (flags.config !== undefined && flags.profile === undefined) throw new InvalidArgumentError('--config needs --profile');
+    const range = requestedRange(flags);
     const estimator = defaultTokenCountEstimator();
     const configuration =
       flags.config === undefined
@@ -128,7 +171,7 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
       { ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
       async (repository, where) => {
         const service = new DefaultSessionService(repository, { logger: ctx.logger, tokenCountEstimator: estimator });
-        type Outcome = 'dry-run' | 'not-triggered' | 'nothing-to-archive' | 'committed' | 'cas-lost' | 'rebased';
+        type Outcome = 'dry-run' | 'not-triggered' | 'empty-range' | 'nothing-to-archive' | 'committed' | 'cas-lost' | 'rebased';
         let outcome: Outcome;
         let triggered: boolean;
         let before: { events: number; tokens: number };
@@ -136,11 +179,15 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
         let archivedIds: string[];
         let modelCalled: boolean | null = null;
         let stages: readonly CompactionStageReport[] | null = null;
+        // The range as the service resolved it (snapped); null when it selected nothing or nothing was compacted.
+        let resolved: CompactionRecordRange | null = null;
         if (flags.dryRun === true) {
           const preview = await service.previewCompaction(sessionId, trigger, configured.strategy, {
             callModel: flags.callModel === true,
+            ...(range !== undefined ? { range } : {}),
           });
-          outcome = preview.triggered ? 'dry-run' : 'not-triggered';
+          resolved = preview.range ?? null;
+          outcome = !preview.triggered ? 'not-triggered' : preview.range === null ? 'empty-range' : 'dry-run';
           stages = preview.stages ?? null;
           triggered = preview.triggered;
           before = { events: preview.eventsBefore, tokens: preview.tokensBefore };
@@ -153,8 +200,11 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
           let skipReason: string | undefined;
           let rebased = false;
           service.events.on('compactionSkipped', (e) => (skipReason = e.reason));
-          service.events.on('compactionCompleted', (e) => (rebased = e.rebased));
-          const result = await service.compact(sessionId, trigger, configured.strategy);
+          service.events.on('compactionCompleted', (e) => {
+            rebased = e.rebased;
+            resolved = e.range ?? null;
+          });
+          const result = await service.compact(sessionId, trigger, configured.strategy, range !== undefined ? { range } : {});
           const windowAfter = await repository.findEvents(sessionId, EventFilter.active());
           after = { events: windowAfter.length, tokens: estimateEventsTokens(windowAfter, estimator) };
           triggered = skipReason !== 'trigger-not-fired';
@@ -163,11 +213,13 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
               ? 'not-triggered'
               : skipReason === 'cas-conflict'
                 ? 'cas-lost'
-                : skipReason !== undefined
-                  ? 'nothing-to-archive'
-                  : rebased
-                    ? 'rebased'
-                    : 'committed';
+                : skipReason === 'empty-range'
+                  ? 'empty-range'
+                  : skipReason !== undefined
+                    ? 'nothing-to-archive'
+                    : rebased
+                      ? 'rebased'
+                      : 'committed';
           archivedIds = outcome === 'committed' || outcome === 'rebased' ? result.archivedEvents.map((e) => e.id) : [];
           if (outcome === 'cas-lost') ctx.fail();
         }
@@ -185,6 +237,8 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
           archived: archivedIds.length,
           archivedIds,
           modelCalled,
+          // What was asked (times as ISO strings) and the bounds the service resolved it to after snapping.
+          range: range === undefined ? null : { requested: { ...range, snap: range.snap ?? 'turn' }, resolved },
           ...(stages !== null ? { stages } : {}),
         };
         printResult(ctx.io, flags.json === true, report, () => {
@@ -193,8 +247,19 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
             (st) =>
               `  ${st.name}: ${st.tokensBefore} → ${st.tokensAfter} tokens, ${st.eventsBefore} → ${st.eventsAfter} events\n`,
           );
+          const rangeLine =
+            range === undefined
+              ? ''
+              : `  range ${describeRange(flags, range)} → ${
+                  resolved !== null
+                    ? `${resolved.fromEventId} … ${resolved.toEventId}`
+                    : outcome === 'empty-range'
+                      ? 'no active event in it'
+                      : 'nothing compacted'
+                }\n`;
           return (
             `${sessionId} with ${name}: ${outcome}\n` +
+            rangeLine +
             `  active window ${report.before.events} → ${report.after.events} events, ${report.before.tokens} → ${report.after.tokens} tokens; ${verb} ${report.archived} event(s)\n` +
             stageLines.join('')
           );

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../../errors.js';
 import { DefaultSessionService } from '../../service/DefaultSessionService.js';
+import { parseTime } from '../admin/durations.js';
 import { hasTombstones } from '../admin/lifecycleSchema.js';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { printResult, progressReporter } from '../CliIo.js';
@@ -19,9 +19,7 @@ export function registerExpireCommand(program: Command, ctx: AdminContext): void
       .option('--before <iso-date>', 'expiry cut-off (default now)')
       .option('--dry-run', 'list the sessions that would be deleted'),
   ).action(async (flags: ExpireFlags) => {
-    const before = flags.before === undefined ? new Date() : new Date(flags.before);
-    if (Number.isNaN(before.getTime()))
-      throw new InvalidArgumentError(`--before must be an ISO-8601 date (got '${flags.before}')`);
+    const before = flags.before === undefined ? new Date() : parseTime(flags.before, '--before');
     await ctx.withRepository(
       flags.url,
       { ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
