@@ -94,6 +94,12 @@ const MAX_RETRIES = 10;
 /** Compare-and-set attempts of one metadata update before it gives up. */
 const MAX_METADATA_ATTEMPTS = 20;
 const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
+/**
+ * The shortest time the token of an applied write stays recognisable; with a long commandTimeoutMs, ten of
+ * those. A reply anyone still waits for comes within two command timeouts of the first send (one attempt
+ * and one retry, each bounded by the timeout); a re-send arriving later finds nobody waiting for its reply.
+ */
+const MIN_APPLIED_RETENTION_MS = 60_000;
 
 const scripts = {
   append: new RedisScript(APPEND_SCRIPT),
@@ -140,6 +146,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   private readonly connections: RedisConnections;
   private readonly prefix: string;
   private readonly ttlFlag: '0' | '1';
+  private readonly appliedRetentionMs: number;
   private readonly logger: Logger;
   private readonly initializeSchema: boolean;
   private schemaReady: Promise<void> | undefined;
@@ -167,6 +174,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       this.client = new ioredis.Redis(opts.url);
     }
     this.ttlFlag = opts.keyTtlFromSession === true ? '1' : '0';
+    this.appliedRetentionMs = Math.max(MIN_APPLIED_RETENTION_MS, 10 * commandTimeoutMs);
     this.initializeSchema = opts.initializeSchema ?? true;
     this.logger = opts.logger ?? defaultLogger();
     this.connections = new RedisConnections(
@@ -241,6 +249,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
         this.tombstoneKey(s.id),
         this.tombstoneIndexKey(),
         this.compactionsKey(s.id),
+        this.appliedKey(s.id),
       ],
       [
         expectedOwner,
@@ -267,7 +276,9 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
    * Optimistic: reads the session, applies `update`, and writes only if the stored metadata is still the one
    * read (SET_METADATA_SCRIPT, a compare-and-set); otherwise re-reads and re-applies, after a short random
    * pause, up to 20 attempts, then fails with IllegalStateError, writing nothing. Updates of one session queue
-   * behind each other within this process, so only another process's write can make an attempt lose.
+   * behind each other within this process, so only another process's write can make an attempt lose. Each
+   * attempt's write carries a token recorded with it, so a re-send after a lost reply is recognised as
+   * applied and `update` (typically an accumulation) never takes effect twice.
    */
   async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
     requireText(id, 'sessionId');
@@ -287,6 +298,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
 
   private async updateMetadataNow(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
     const key = this.sessionKeys(id)[0];
+    const keys = [key, this.appliedKey(id)];
     for (let attempt = 1; attempt <= MAX_METADATA_ATTEMPTS; attempt++) {
       const hash = await this.connections.idempotent('updateSessionMetadata', async () => {
         await this.ready();
@@ -296,11 +308,11 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
       if (current === null) return null;
       // A throw from `update` (or an invalid result) happens before the write: nothing is written.
       const next = current.with({ metadata: update(current.metadata) });
-      const args = [hash.metadata ?? '', JSON.stringify(next.metadata), randomUUID()];
+      const args = [hash.metadata ?? '', JSON.stringify(next.metadata), randomUUID(), this.appliedRetentionMs, this.ttlFlag];
       // Retried once on a lost connection, like compactEvents: the token makes a re-send of a write that did
-      // happen report 1 instead of losing to itself (unless another writer wrote in between, which is then retried).
+      // happen report 1, even when another writer wrote in between; only a write that did not happen loses.
       const reply = await this.connections.idempotent('updateSessionMetadata', () =>
-        scripts.setMetadata.run(this.client, [key], args),
+        scripts.setMetadata.run(this.client, keys, args),
       );
       if (reply === 1) return next;
       if (reply === -1) return null;
@@ -355,7 +367,11 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     await this.connections.idempotent('delete', async () => {
       await this.ready();
       await this.withOwner(id, (owner) =>
-        scripts.delete.run(this.client, [...keys, this.userKey(owner), this.expiryKey(), this.compactionsKey(id)], [owner, id]),
+        scripts.delete.run(
+          this.client,
+          [...keys, this.userKey(owner), this.expiryKey(), this.compactionsKey(id), this.appliedKey(id)],
+          [owner, id],
+        ),
       );
     });
   }
@@ -421,7 +437,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     requireText(id, 'sessionId');
     // ioredis re-sends a command whose connection dropped before the reply, and a lost connection is retried
     // once here: the token lets a repeated compaction that had in fact committed report so, instead of losing
-    // to its own version bump.
+    // to its own version bump (or to a compaction that committed after it).
     if (record !== undefined) requireRecordOf(id, record);
     const field =
       record === undefined ? (['', '', ''] as const) : ([`c:${record.id}`, encodeCompactionRecord(record), ''] as const);
@@ -463,13 +479,20 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
     expectedVersion: number,
     recordField: readonly [field: string, value: string, mustExist: string],
   ): Promise<boolean> {
-    const args: (string | number)[] = [String(expectedVersion), this.ttlFlag, archived.length, randomUUID(), ...recordField];
+    const args: (string | number)[] = [
+      String(expectedVersion),
+      this.ttlFlag,
+      archived.length,
+      randomUUID(),
+      ...recordField,
+      this.appliedRetentionMs,
+    ];
     for (const e of archived) args.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
     for (const e of retained) args.push(e.id, encodeValue(e, false));
     const result = await this.connections.idempotent(operation, async () => {
       await this.ready();
-      return scripts.compact.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id)], args);
+      return scripts.compact.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id)], args);
     });
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
     if (result === -4) throw new InvalidArgumentError(`Compaction not found: ${recordField[2].slice(2)}`);
@@ -555,6 +578,7 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
           this.tombstoneKey(id),
           this.tombstoneIndexKey(),
           this.compactionsKey(id),
+          this.appliedKey(id),
         ],
         [
           owner,
@@ -712,6 +736,11 @@ export class RedisSessionRepository implements SessionRepository, MigratableRepo
   /** Compaction records: same hash tag, so a compaction writes its record in the same script. */
   private compactionsKey(id: string): string {
     return `${this.prefix}:{${id}}:compactions`;
+  }
+
+  /** Tokens of the recently applied compactions and metadata writes (APPLIED in scripts.ts): same hash tag. */
+  private appliedKey(id: string): string {
+    return `${this.prefix}:{${id}}:applied`;
   }
 
   /** Shares the session's hash tag, so a save can check it in the same script. */

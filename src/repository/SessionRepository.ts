@@ -87,9 +87,11 @@ export interface SessionRepository extends SessionLifecycleOperations {
    * run more than once (an optimistic backend retries it on the metadata it re-reads), so it must be pure; a
    * throw from it (or an invalid result) changes nothing and is rethrown. Returns the session as written, or
    * null when it is missing. Leaves the event log and its version alone. `SessionService.updateMetadata` uses
-   * it; without it the service reads then saves, and a concurrent update may be lost. A
-   * RepositoryConnectionError from it leaves the outcome unknown: the update may have committed, so re-read
-   * before applying a non-idempotent update again.
+   * it; without it the service reads then saves, and a concurrent update may be lost. Once it resolves,
+   * `update` has taken effect exactly once: a store that repeats its write after a lost connection recognises
+   * a repeat of a write it applied, even with another write in between. A RepositoryConnectionError from it
+   * leaves the outcome unknown: the update may have committed, so re-read before applying a non-idempotent
+   * update again.
    */
   updateSessionMetadata?(id: string, update: SessionMetadataUpdate): Promise<Session | null>;
   findByUserId(userId: string): Promise<Session[]>;

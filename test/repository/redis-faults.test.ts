@@ -4,7 +4,8 @@ import { Redis } from 'ioredis';
 import { Messages, RepositoryConnectionError, Session, SessionEvent, createDefaultLogger } from '../../src/index.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
 import { RedisScript } from '../../src/repository/redis/RedisScript.js';
-import { COMPACT_SCRIPT } from '../../src/repository/redis/scripts.js';
+import { COMPACT_SCRIPT, SET_METADATA_SCRIPT } from '../../src/repository/redis/scripts.js';
+import { ReplyDroppingProxy } from '../support/ReplyDroppingProxy.js';
 import { REDIS_URL, freshServicePrefix, requireService } from '../support/services.js';
 import { describeChaos, runConnectionChaos } from './connectionFaults.js';
 import { describeCrashSummary, runCrashes } from './crashHarness.js';
@@ -188,10 +189,10 @@ describe('RedisSessionRepository under connection faults', function () {
     const events = ['a', 'b', 'c'].map((t) => SessionEvent.create({ sessionId: id, message: Messages.user(t) }));
     for (const e of events) await repo.appendEvent(e);
     const base = `${prefix}:{${id}}`;
-    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions'].map((k) => `${base}:${k}`);
+    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions', 'applied'].map((k) => `${base}:${k}`);
     const value = (e: SessionEvent, archived: boolean) =>
       (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
-    // No record field to write ('', ''), none required ('').
+    // No record field to write ('', ''), none required (''); tokens kept for a minute.
     const noRecord = ['', '', ''];
     const args = [
       '3',
@@ -199,6 +200,7 @@ describe('RedisSessionRepository under connection faults', function () {
       1,
       'token-1',
       ...noRecord,
+      60_000,
       events[0]!.id,
       value(events[0]!, true),
       events[1]!.id,
@@ -209,6 +211,98 @@ describe('RedisSessionRepository under connection faults', function () {
     expect(await script.run(admin, keys, args)).to.equal(1);
     expect(await repo.getEventVersion(id)).to.equal(4);
     expect(await script.run(admin, keys, [...args.slice(0, 3), 'token-2', ...args.slice(4)])).to.equal(0);
+  });
+
+  describe('a reply lost while another writer commits before the re-send', function () {
+    const setMetadataSha = new RedisScript(SET_METADATA_SCRIPT).sha;
+    const compactSha = new RedisScript(COMPACT_SCRIPT).sha;
+    let proxy: ReplyDroppingProxy;
+    before(async function () {
+      proxy = await ReplyDroppingProxy.start(REDIS_URL);
+    });
+    after(async function () {
+      await proxy?.close();
+    });
+
+    /** What SessionUsageRecorder does to session metadata: an accumulation, wrong if applied twice. */
+    const addCost = (usd: number) => (m: Record<string, unknown>) => ({ ...m, costUsd: (m.costUsd as number) + usd });
+
+    /** Session `id` at costUsd 1, updated once through `through` so that its next update is an EVALSHA. */
+    const accumulatingSession = async (id: string, through: RedisSessionRepository, direct: RedisSessionRepository) => {
+      await direct.save(Session.create({ id, userId: 'u', metadata: { costUsd: 0 } }));
+      await through.updateSessionMetadata(id, addCost(1));
+    };
+
+    const lostMetadataReplyAppliesOnce = async (id: string, through: RedisSessionRepository) => {
+      const direct = new RedisSessionRepository({ client: admin, prefix, logger: silent });
+      await accumulatingSession(id, through, direct);
+      const lost = proxy.drop({
+        request: (chunk) => chunk.includes(setMetadataSha),
+        between: async () => {
+          await direct.updateSessionMetadata(id, addCost(10));
+        },
+      });
+      let runs = 0;
+      const written = await through.updateSessionMetadata(id, (m) => {
+        runs++;
+        return addCost(100)(m);
+      });
+      await lost;
+      expect(runs, 'update applications').to.equal(1);
+      expect(written!.metadata).to.deep.equal({ costUsd: 101 });
+      expect((await direct.findById(id))!.metadata).to.deep.equal({ costUsd: 111 });
+    };
+
+    it('a metadata update re-sent by ioredis after another writer updated the session applies once: the costs add up exactly', async function () {
+      const through = new RedisSessionRepository({ url: proxy.url, prefix, logger: silent });
+      try {
+        await lostMetadataReplyAppliesOnce(`lost-md-${prefix}`, through);
+      } finally {
+        await through.close();
+      }
+    });
+
+    it('a metadata update re-sent by the repository’s own retry after another writer updated the session applies once', async function () {
+      // With maxRetriesPerRequest 0 ioredis fails the command in flight at the disconnect instead of re-sending
+      // it (MaxRetriesPerRequestError), and the repository's retry sends it again.
+      const client = new Redis(proxy.url, { maxRetriesPerRequest: 0 });
+      const warnings: string[] = [];
+      const logger = { error() {}, info() {}, debug() {}, warn: (message: string) => void warnings.push(message) };
+      const through = new RedisSessionRepository({ client, prefix, logger });
+      try {
+        await lostMetadataReplyAppliesOnce(`lost-md-retry-${prefix}`, through);
+        expect(warnings).to.include('Redis connection lost; retrying once');
+      } finally {
+        await through.close();
+        client.disconnect();
+      }
+    });
+
+    it('a compaction re-sent after another compaction committed reports committed, and the log holds both once', async function () {
+      const id = `lost-compaction-${prefix}`;
+      const through = new RedisSessionRepository({ url: proxy.url, prefix, logger: silent });
+      const direct = new RedisSessionRepository({ client: admin, prefix, logger: silent });
+      try {
+        await direct.save(Session.create({ id, userId: 'u' }));
+        const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((t) => SessionEvent.create({ sessionId: id, message: Messages.user(t) }));
+        for (const e of [a!, b!, c!, d!]) await direct.appendEvent(e);
+        // Cached by the server from here on: the compaction below is an EVALSHA.
+        expect(await through.compactEvents(id, [a!], [b!, c!, d!], 4)).to.equal(true);
+        const lost = proxy.drop({
+          request: (chunk) => chunk.includes(compactSha),
+          between: async () => {
+            expect(await direct.compactEvents(id, [c!], [d!], 6)).to.equal(true);
+          },
+        });
+        expect(await through.compactEvents(id, [b!], [c!, d!], 5)).to.equal(true);
+        await lost;
+        expect(await direct.getEventVersion(id)).to.equal(7);
+        const log = await direct.findEvents(id);
+        expect(log.map((e) => `${e.text}:${e.archived}`)).to.deep.equal(['a:true', 'b:true', 'c:true', 'd:false']);
+      } finally {
+        await through.close();
+      }
+    });
   });
 
   describe('SIGKILL mid-compaction', function () {

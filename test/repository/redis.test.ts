@@ -18,6 +18,8 @@ import { Container } from 'inversify';
 import { badInputDifferential } from './differential.js';
 import { tortureSuite } from './torture.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
+import { RedisScript } from '../../src/repository/redis/RedisScript.js';
+import { SET_METADATA_SCRIPT } from '../../src/repository/redis/scripts.js';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { repositoryContract } from './contract.js';
 import { atomicMetadataSuite } from './metadataContract.js';
@@ -127,6 +129,101 @@ describe('RedisSessionRepository', function () {
           /prefix must match/,
         );
       }
+    });
+  });
+
+  describe('applied-write tokens', function () {
+    const opened: RedisSessionRepository[] = [];
+    /** A repository on the shared client, closed after the test (each adds an 'error' listener to it). */
+    const open = (options: { prefix: string; keyTtlFromSession?: boolean }) => {
+      const repo = new RedisSessionRepository({ client, ...options });
+      opened.push(repo);
+      return repo;
+    };
+    afterEach(async function () {
+      for (const repo of opened.splice(0)) await repo.close();
+    });
+
+    /** Every key of session `id` under `p`: they all carry its hash tag. */
+    const keysOfSession = async (p: string, id: string) => {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', `${p}:{${id}}:*`, 'COUNT', 1000);
+        found.push(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      return found.sort();
+    };
+
+    /** A session with a compaction and a metadata update behind it, so its applied-writes set exists. */
+    const withAppliedWrites = async (repo: RedisSessionRepository, p: string, expiresAt: Date | null = null) => {
+      const s = await repo.save(Session.create({ id: `applied-${freshRedisPrefix()}`, userId: 'u', expiresAt }));
+      const [a, b] = ['a', 'b'].map((t) => SessionEvent.create({ sessionId: s.id, message: Messages.user(t) }));
+      await repo.appendEvents(s.id, [a!, b!]);
+      expect(await repo.compactEvents(s.id, [a!], [b!], 2)).to.equal(true);
+      await repo.updateSessionMetadata(s.id, (m) => ({ ...m, n: 1 }));
+      expect(await client.zcard(`${p}:{${s.id}}:applied`)).to.equal(2);
+      return s;
+    };
+
+    it('delete leaves no key of the session behind, the applied-writes set included', async function () {
+      const repo = open({ prefix });
+      const s = await withAppliedWrites(repo, prefix);
+      await repo.delete(s.id);
+      expect(await keysOfSession(prefix, s.id)).to.deep.equal([]);
+    });
+
+    it('erasure leaves only the tombstone, the applied-writes set gone', async function () {
+      const repo = open({ prefix });
+      const s = await withAppliedWrites(repo, prefix);
+      await repo.eraseSession(s.id, { tombstone: { deletedAt: new Date(), expiresAt: null } });
+      expect(await keysOfSession(prefix, s.id)).to.deep.equal([`${prefix}:{${s.id}}:tombstone`]);
+    });
+
+    it('the set expires a minute after the newest write, and never after the session with keyTtlFromSession', async function () {
+      const plain = open({ prefix });
+      const kept = await withAppliedWrites(plain, prefix);
+      expect(await client.pttl(`${prefix}:{${kept.id}}:applied`)).to.be.within(50_000, 60_000);
+      const p = `${prefix}:ttl`;
+      const repo = open({ prefix: p, keyTtlFromSession: true });
+      const expiresAt = new Date(Date.now() + 30_000);
+      const s = await withAppliedWrites(repo, p, expiresAt);
+      expect(await client.pexpiretime(`${p}:{${s.id}}:applied`)).to.equal(expiresAt.getTime());
+    });
+
+    it('a session saved already expired takes its applied-writes set with it (keyTtlFromSession)', async function () {
+      const p = `${prefix}:ttl`;
+      const repo = open({ prefix: p, keyTtlFromSession: true });
+      const s = await withAppliedWrites(repo, p, new Date(Date.now() + 3_600_000));
+      await repo.save(s.with({ expiresAt: new Date(Date.now() - 1000) }));
+      expect(await keysOfSession(p, s.id)).to.deep.equal([]);
+    });
+
+    it('a write drops the tokens older than the retention period', async function () {
+      const repo = open({ prefix });
+      const s = await repo.save(Session.create({ id: `retention-${freshRedisPrefix()}`, userId: 'u', metadata: {} }));
+      const keys = [`${prefix}:{${s.id}}:session`, `${prefix}:{${s.id}}:applied`];
+      const script = new RedisScript(SET_METADATA_SCRIPT);
+      // A 50 ms retention instead of the repository's minute.
+      expect(await script.run(client, keys, ['{}', '{"n":1}', 'first', 50, '0'])).to.equal(1);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(await script.run(client, keys, ['{"n":1}', '{"n":2}', 'second', 50, '0'])).to.equal(1);
+      expect(await client.zrange(keys[1]!, 0, -1)).to.deep.equal(['second']);
+      expect(await client.pttl(keys[1]!)).to.be.within(1, 50);
+    });
+
+    it('a write drops the token fields of layout version 3 from the session hash', async function () {
+      const repo = open({ prefix });
+      const s = await repo.save(Session.create({ id: `legacy-${freshRedisPrefix()}`, userId: 'u' }));
+      const key = `${prefix}:{${s.id}}:session`;
+      await client.hset(key, 'compaction', 'old-token', 'metadataWrite', 'old-token');
+      const e = SessionEvent.create({ sessionId: s.id, message: Messages.user('a') });
+      await repo.appendEvent(e);
+      await repo.compactEvents(s.id, [], [e], 1);
+      expect(await client.hexists(key, 'compaction')).to.equal(0);
+      await repo.updateSessionMetadata(s.id, (m) => ({ ...m, n: 1 }));
+      expect(await client.hexists(key, 'metadataWrite')).to.equal(0);
     });
   });
 

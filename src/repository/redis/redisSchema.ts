@@ -46,4 +46,16 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = Object.freeze([
     name: 'purge generation of each session',
     statements: ["<prefix>:{<id>}:session hash field 'purgeGeneration' (archive purges that removed events)"],
   },
+  {
+    // No key changes: the set appears with a session's next compaction or metadata write, and the hash fields
+    // it replaces are dropped by those writes. Recording the version keeps an older release off these keys: its
+    // delete would leave the set behind, and its re-sent metadata writes, looking for their token in a field
+    // this version drops, could apply twice.
+    version: 4,
+    name: 'applied-write tokens of each session',
+    statements: [
+      '<prefix>:{<id>}:applied sorted set (token of each compaction and metadata write -> applied at, ms; ' +
+        "expires a retention period after the newest), replacing the session hash fields 'compaction' and 'metadataWrite'",
+    ],
+  },
 ]);

@@ -6,10 +6,14 @@
  * Per-session keys (all share the `{sessionId}` hash tag): KEYS[1] session hash, KEYS[2] events hash
  * (event id → flag + JSON, flag '1' = archived), KEYS[3] active id list, KEYS[4] archived id list,
  * KEYS[5] set of ids appended already archived (they join the archive at the next compaction), and, where a
- * script takes it, KEYS[6] the compaction-record hash ('c:<id>' → record JSON, 'r:<id>' → reverted-at ms).
+ * script takes it, KEYS[6] the compaction-record hash ('c:<id>' → record JSON, 'r:<id>' → reverted-at ms)
+ * and the applied-writes sorted set (see APPLIED).
  */
 
-/** Aligns every per-session key's expiry with the session's expiresAt (ms), or removes it when there is none. */
+/**
+ * Aligns the expiry of the first six per-session keys with the session's expiresAt (ms), or removes it when
+ * there is none. The applied-writes set keeps its own expiry (APPLIED), never later than the session's.
+ */
 const ALIGN_TTL = `
 local function align_ttl(keys)
   local at = redis.call('HGET', keys[1], 'expiresAt')
@@ -21,6 +25,40 @@ local function push_all(key, ids)
   for s = 1, #ids, 1000 do
     redis.call('RPUSH', key, unpack(ids, s, math.min(s + 999, #ids)))
   end
+end
+`;
+
+/**
+ * The tokens of a session's recently applied compactions and metadata writes: a sorted set, token → server
+ * time (ms) of the write. A call re-sent after a lost reply carries the token of its first send, so finding
+ * it here means "already applied" whatever other writers did in between (a single last-token field would be
+ * overwritten by them). Each write drops the tokens older than the retention and sets the key to expire one
+ * retention after the newest (with key expiry from the session, no later than the session's expiresAt), so
+ * the set holds only the writes of the last retention period and an idle session's set goes by itself.
+ */
+const APPLIED = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function applied(key, token)
+  return redis.call('ZSCORE', key, token) ~= false
+end
+local function record_applied(key, token, retention_ms, session_key, ttl_flag)
+  local now = now_ms()
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. (now - retention_ms))
+  redis.call('ZADD', key, now, token)
+  local expire_at = now + retention_ms
+  if ttl_flag == '1' then
+    local at = tonumber(redis.call('HGET', session_key, 'expiresAt') or '')
+    if at and at < expire_at then expire_at = at end
+  end
+  redis.call('PEXPIREAT', key, expire_at)
+end
+local function cap_expiry(key, at)
+  local left = redis.call('PTTL', key)
+  if left == -2 then return end
+  if left == -1 or now_ms() + left > tonumber(at) then redis.call('PEXPIREAT', key, at) end
 end
 `;
 
@@ -36,21 +74,20 @@ return 1
 `;
 
 /**
- * ARGV: expected version, ttl flag, number of archived events, a token unique to the call, a field to write
- * into the record hash KEYS[6] ('' = none) and its value, a record field that must exist ('' = none), then
- * (id, value) pairs of the archived events, then (id, value) pairs of the retained ones. Returns -1 missing
- * session, -4 missing record, 0 stale version, 1 committed — also when this very call (same token)
- * committed before: a re-send. The record field is written only with a committed compaction (a compaction
- * record, or a revert's mark). Touches only the active window and the given events: cost independent of
- * the archive's length.
+ * KEYS[7] the applied-writes set. ARGV: expected version, ttl flag, number of archived events, a token unique
+ * to the call, a field to write into the record hash KEYS[6] ('' = none) and its value, a record field that
+ * must exist ('' = none), the applied-token retention (ms), then (id, value) pairs of the archived events,
+ * then (id, value) pairs of the retained ones. Returns -1 missing session, -4 missing record, 0 stale
+ * version, 1 committed — also when this very call (same token) committed before: a re-send, even after other
+ * compactions. The record field is written only with a committed compaction (a compaction record, or a
+ * revert's mark). Touches only the active window and the given events: cost independent of the archive's
+ * length.
  */
-export const COMPACT_SCRIPT = `${ALIGN_TTL}
+export const COMPACT_SCRIPT = `${ALIGN_TTL}${APPLIED}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return -1 end
-if version ~= ARGV[1] then
-  if redis.call('HGET', KEYS[1], 'compaction') == ARGV[4] then return 1 end
-  return 0
-end
+if applied(KEYS[7], ARGV[4]) then return 1 end
+if version ~= ARGV[1] then return 0 end
 if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[7]) == 0 then return -4 end
 local active = redis.call('LRANGE', KEYS[3], 0, -1)
 local was_active = {}
@@ -63,7 +100,7 @@ for _, id in ipairs(active) do
   if pending[id] then to_archive[#to_archive + 1] = id; keep[id] = true end
 end
 redis.call('DEL', KEYS[5])
-local i = 8
+local i = 9
 for _ = 1, tonumber(ARGV[3]) do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   to_archive[#to_archive + 1] = ARGV[i]
@@ -90,25 +127,30 @@ push_all(KEYS[4], to_archive)
 redis.call('DEL', KEYS[3])
 push_all(KEYS[3], window)
 redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('HSET', KEYS[1], 'compaction', ARGV[4])
+-- The token's field of layout version 3 and earlier, now in the applied-writes set.
+redis.call('HDEL', KEYS[1], 'compaction')
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[6], ARGV[5], ARGV[6]) end
 if ARGV[2] == '1' then align_ttl(KEYS) end
+record_applied(KEYS[7], ARGV[4], tonumber(ARGV[8]), KEYS[1], ARGV[2])
 return 1
 `;
 
 /**
- * Compare-and-set of a session's metadata: KEYS[1] the session hash; ARGV: the metadata JSON as read ('' =
- * none), the new metadata JSON, a token unique to the call. Returns -1 missing session, 0 when the metadata
- * changed since it was read (the caller re-reads and retries), 1 written — also when this very call (same
- * token) wrote before: a re-send after a dropped connection.
+ * Compare-and-set of a session's metadata: KEYS[1] the session hash, KEYS[2] the applied-writes set; ARGV:
+ * the metadata JSON as read ('' = none), the new metadata JSON, a token unique to the call, the applied-token
+ * retention (ms), ttl flag. Returns -1 missing session, 0 when the metadata changed since it was read (the
+ * caller re-reads and re-applies its update), 1 written — also when this very call (same token) wrote before:
+ * a re-send after a lost reply, even when other writers changed the metadata since. The token is looked up
+ * first: a re-send must not apply again even if the metadata came back to the value it read.
  */
-export const SET_METADATA_SCRIPT = `
+export const SET_METADATA_SCRIPT = `${APPLIED}
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if (redis.call('HGET', KEYS[1], 'metadata') or '') ~= ARGV[1] then
-  if redis.call('HGET', KEYS[1], 'metadataWrite') == ARGV[3] then return 1 end
-  return 0
-end
-redis.call('HSET', KEYS[1], 'metadata', ARGV[2], 'metadataWrite', ARGV[3])
+if applied(KEYS[2], ARGV[3]) then return 1 end
+if (redis.call('HGET', KEYS[1], 'metadata') or '') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'metadata', ARGV[2])
+-- The token's field of layout version 3 and earlier, now in the applied-writes set.
+redis.call('HDEL', KEYS[1], 'metadataWrite')
+record_applied(KEYS[2], ARGV[3], tonumber(ARGV[4]), KEYS[1], ARGV[5])
 return 1
 `;
 
@@ -145,12 +187,12 @@ return out
 /**
  * KEYS[1] session hash, KEYS[2] new user's set, KEYS[3] expiry zset, KEYS[4] previous user's set, KEYS[5..8]
  * the other per-session keys, KEYS[9] the id's tombstone hash, KEYS[10] the tombstone index, KEYS[11] the
- * compaction records. ARGV: previous
- * userId ('' = none), id, userId, createdAt, expiresAt ('' = never), metadata JSON, ttl flag, and the owner
- * hash whose tombstone may be replaced ('' = none: a tombstone refuses the save). Returns 0 when the stored
- * userId changed since it was read (the caller retries), -2 when a tombstone refuses the id.
+ * compaction records, KEYS[12] the applied-writes set (its expiry only shortened, to the new expiresAt).
+ * ARGV: previous userId ('' = none), id, userId, createdAt, expiresAt ('' = never), metadata JSON, ttl flag,
+ * and the owner hash whose tombstone may be replaced ('' = none: a tombstone refuses the save). Returns 0 when
+ * the stored userId changed since it was read (the caller retries), -2 when a tombstone refuses the id.
  */
-export const SAVE_SCRIPT = `
+export const SAVE_SCRIPT = `${APPLIED}
 local previous = redis.call('HGET', KEYS[1], 'userId')
 if (previous or '') ~= ARGV[1] then return 0 end
 local tomb = redis.call('HGET', KEYS[9], 'ownerHash')
@@ -169,18 +211,20 @@ if ARGV[7] == '1' then
   for _, k in ipairs(keys) do
     if ARGV[5] ~= '' then redis.call('PEXPIREAT', k, ARGV[5]) else redis.call('PERSIST', k) end
   end
+  if ARGV[5] ~= '' then cap_expiry(KEYS[12], ARGV[5]) end
 end
 return 1
 `;
 
 /**
- * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset, KEYS[8] compaction records.
- * ARGV: userId read before ('' = none), id. Returns 0 when the owner changed since it was read (the caller retries).
+ * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset, KEYS[8] compaction records,
+ * KEYS[9] the applied-writes set. ARGV: userId read before ('' = none), id. Returns 0 when the owner changed
+ * since it was read (the caller retries).
  */
 export const DELETE_SCRIPT = `
 local owner = redis.call('HGET', KEYS[1], 'userId')
 if (owner or '') ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9])
 if owner then redis.call('SREM', KEYS[6], ARGV[2]) end
 redis.call('ZREM', KEYS[7], ARGV[2])
 return 1
@@ -220,10 +264,11 @@ end
 
 /**
  * KEYS[1..5] per-session keys, KEYS[6] the owner's user set, KEYS[7] expiry zset, KEYS[8] tombstone hash,
- * KEYS[9] tombstone index, KEYS[10] compaction records. ARGV: owner read before ('' = none), id, write tombstone ('1'/'0'), owner hash,
- * deletedAt, expiresAt ('' = never), idleBefore ('' = unconditional). Returns 0 when the owner changed (the
- * caller retries), -1 when there is no session, -3 when it is not idle, else the counts by kind
- * {active, archived, summaries, masked copies}. O(events): every event is decoded once to classify it.
+ * KEYS[9] tombstone index, KEYS[10] compaction records, KEYS[11] the applied-writes set. ARGV: owner read
+ * before ('' = none), id, write tombstone ('1'/'0'), owner hash, deletedAt, expiresAt ('' = never),
+ * idleBefore ('' = unconditional). Returns 0 when the owner changed (the caller retries), -1 when there is no
+ * session, -3 when it is not idle, else the counts by kind {active, archived, summaries, masked copies}.
+ * O(events): every event is decoded once to classify it.
  */
 export const ERASE_SCRIPT = `${FIELDS}
 local owner = redis.call('HGET', KEYS[1], 'userId')
@@ -244,7 +289,7 @@ for _, value in ipairs(redis.call('HVALS', KEYS[2])) do
   elseif string.sub(value, 1, 1) == '1' then counts[2] = counts[2] + 1
   else counts[1] = counts[1] + 1 end
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[10], KEYS[11])
 redis.call('SREM', KEYS[6], ARGV[2])
 redis.call('ZREM', KEYS[7], ARGV[2])
 if ARGV[3] == '1' then
