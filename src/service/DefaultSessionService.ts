@@ -18,6 +18,7 @@ import { EventFilter } from '../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../logging.js';
 import type { EventLogState, SessionRepository } from '../repository/SessionRepository.js';
 import { updateStoredMetadata } from '../repository/updateStoredMetadata.js';
+import { readEventLogState } from '../repository/readEventLogState.js';
 import { estimateEventsTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
@@ -370,10 +371,7 @@ export class DefaultSessionService implements SessionService {
   }
 
   async getEventLogState(sessionId: string): Promise<EventLogState> {
-    const id = requireStorableText(sessionId, 'sessionId');
-    if (this.repository.getEventLogState !== undefined) return this.repository.getEventLogState(id);
-    // A custom repository without it: the version alone (an archive purge elsewhere is not seen).
-    return { version: await this.repository.getEventVersion(id), purgeGeneration: null };
+    return readEventLogState(this.repository, requireStorableText(sessionId, 'sessionId'));
   }
 
   /**

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { Logger } from '../logging.js';
-import type { SessionRepository } from '../repository/SessionRepository.js';
+import { readEventLogState } from '../repository/readEventLogState.js';
+import type { EventLogState, SessionRepository } from '../repository/SessionRepository.js';
 import { Session } from '../session/Session.js';
 import { restoreSessionEvent, type SessionEvent } from '../session/SessionEvent.js';
 import { requireOffsetDate, requireStorableText } from '../validation/inputs.js';
@@ -11,7 +12,7 @@ import { accessDenied } from './sessionAccess.js';
 /** Session metadata key under which a fork records its origin. */
 export const METADATA_FORKED_FROM = 'forkedFrom';
 
-/** Reads before a fork gives up getting a snapshot that no concurrent write changed. */
+/** Reads before a fork gives up getting a snapshot that no concurrent write or archive purge changed. */
 const MAX_SNAPSHOT_ATTEMPTS = 5;
 
 export interface ForkSessionOptions {
@@ -32,6 +33,12 @@ export interface ForkOrigin {
   atEventId: string | null;
   /** The source's log version the copy was taken at. */
   version: number;
+  /**
+   * The source's purge generation the copy was taken at: with `version`, it names the log that was copied
+   * (an archive purge removes archived events without a version step). Null when the repository cannot
+   * report it; absent in forks recorded before it was added.
+   */
+  purgeGeneration?: number | null;
   forkedAt: string;
 }
 
@@ -54,13 +61,14 @@ export class SessionForker {
     if (source === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
     if (opts.userId !== undefined && source.userId !== requireStorableText(opts.userId, 'userId'))
       throw accessDenied(sessionId, opts.userId);
-    const { version, log } = await this.snapshot(sessionId);
+    const { state, log } = await this.snapshot(sessionId);
     const { events, unarchive } = prefix(log, opts.atEventId);
     const now = this.context.now();
     const origin: ForkOrigin = {
       sessionId,
       atEventId: events.length === 0 ? null : events[events.length - 1]!.id,
-      version,
+      version: state.version,
+      purgeGeneration: state.purgeGeneration,
       forkedAt: now.toISOString(),
     };
     const fork = Session.create({
@@ -86,13 +94,18 @@ export class SessionForker {
     return fork;
   }
 
-  /** The whole log and the version it was read at, retried until no write landed in between. */
-  private async snapshot(sessionId: string): Promise<{ version: number; log: SessionEvent[] }> {
+  /**
+   * The whole log and the state it was read at, retried until neither a write nor an archive purge landed in
+   * between: a purge leaves the version alone, so the version alone would accept a log read half before and
+   * half after one. Without `getEventLogState` the repository gives the version alone (generation null).
+   */
+  private async snapshot(sessionId: string): Promise<{ state: EventLogState; log: SessionEvent[] }> {
     const { repository } = this.context;
     for (let attempt = 0; attempt < MAX_SNAPSHOT_ATTEMPTS; attempt++) {
-      const version = await repository.getEventVersion(sessionId);
+      const state = await readEventLogState(repository, sessionId);
       const log = await repository.findEvents(sessionId, EventFilter.all());
-      if ((await repository.getEventVersion(sessionId)) === version) return { version, log };
+      const after = await readEventLogState(repository, sessionId);
+      if (after.version === state.version && after.purgeGeneration === state.purgeGeneration) return { state, log };
     }
     throw new IllegalStateError(`Could not fork ${sessionId}: the session kept changing (${MAX_SNAPSHOT_ATTEMPTS} attempts)`);
   }

@@ -456,6 +456,7 @@ for (const backend of allBackends()) {
           sessionId: id,
           atEventId: sourceLog.at(-1)!.id,
           version: sourceVersion,
+          purgeGeneration: 0,
         });
         expect(snapshot(await service.getEvents(fork.id))).to.deep.equal(snapshot(sourceLog));
         expect(snapshot(await service.getEvents(id))).to.deep.equal(snapshot(sourceLog));

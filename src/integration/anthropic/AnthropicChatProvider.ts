@@ -21,6 +21,7 @@ import {
   anthropicPrompt,
   fromAnthropicMessage,
   fromAnthropicReply,
+  renderAnthropicPrompt,
   type AnthropicPrompt,
   type ToAnthropicOptions,
 } from './AnthropicMessages.js';
@@ -113,7 +114,8 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
     );
     const off = this.cacheBreakpoints === 'off';
     const limited = limitStoredBreakpoints(history, off ? MAX_CACHE_BREAKPOINTS - own : 0);
-    const prompt = anthropicPrompt(limited.history, messages, params.system, this.promptOptions);
+    const rendered = renderAnthropicPrompt(limited.history, messages, params.system, this.promptOptions);
+    const { prompt } = rendered;
     if (off) {
       if (limited.dropped > 0) {
         this.logger?.debug('stored cache_control breakpoints left out: a request takes at most 4', {
@@ -124,7 +126,7 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
       }
       return prompt;
     }
-    return withCacheBreakpoints(prompt, params, stableHistoryEnd(limited.history, prompt, this.promptOptions));
+    return withCacheBreakpoints(prompt, params, stableHistoryEnd(limited.history, rendered));
   }
 
   requestMessages(messages: readonly MessageParam[], params: AnthropicChatParams): Message[] {

@@ -44,10 +44,12 @@ export const DEFAULT_MISSING_TOOL_RESULT = '[no result was recorded for this too
 type Blocks = ContentBlockParam[];
 type Content = string | Blocks;
 
-/** One event rendered as Anthropic content, before neighbours of the same role are merged. */
+/** One event rendered as Anthropic content, before neighbours of the same role are merged; then one message. */
 interface Part {
   role: 'user' | 'assistant';
   content: Content;
+  /** Per block of `content` (a non-empty string is one): the index of what it was rendered from (see RenderedPrompt). */
+  origins: number[];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -225,7 +227,7 @@ function assistantContent(message: AssistantMessage, forceBlocks: boolean): Cont
   return blocks;
 }
 
-function partOf(item: SessionEvent | Message, system: Content[]): Part | null {
+function partOf(item: SessionEvent | Message, system: Content[], origin: number): Part | null {
   const message = messageOf(item);
   const native = nativeValue(item, ANTHROPIC_FORMAT) as Content | undefined;
   switch (message.type) {
@@ -233,16 +235,44 @@ function partOf(item: SessionEvent | Message, system: Content[]): Part | null {
       system.push(native ?? message.text);
       return null;
     case 'user':
-      return { role: 'user', content: native ?? message.text };
+      return part('user', native ?? message.text, origin);
     case 'assistant':
-      return { role: 'assistant', content: native ?? assistantContent(message, false) };
+      return part('assistant', native ?? assistantContent(message, false), origin);
     case 'tool':
-      return { role: 'user', content: native ?? toolResultBlocks(message) };
+      return part('user', native ?? toolResultBlocks(message), origin);
   }
+}
+
+function part(role: Part['role'], content: Content, origin: number): Part {
+  const blocks = typeof content === 'string' ? (content === '' ? 0 : 1) : content.length;
+  return { role, content, origins: new Array<number>(blocks).fill(origin) };
 }
 
 const toBlocks = (content: Content): Blocks =>
   typeof content === 'string' ? (content === '' ? [] : [{ type: 'text', text: content }]) : content;
+
+/** A copy of the part with only the blocks for which `keep` holds, and their origins. */
+function keepBlocks(part: Part, keep: (block: ContentBlockParam) => boolean): Part {
+  const content: Blocks = [];
+  const origins: number[] = [];
+  toBlocks(part.content).forEach((block, i) => {
+    if (!keep(block)) return;
+    content.push(block);
+    origins.push(part.origins[i]!);
+  });
+  return { role: part.role, content, origins };
+}
+
+/** The part's tool results first, the rest after, each in its order (a part already in that order is returned as it is). */
+function resultsFirst(part: Part): Part {
+  if (typeof part.content === 'string') return part;
+  const blocks = part.content;
+  const firstOther = blocks.findIndex((b) => b.type !== 'tool_result');
+  if (firstOther < 0 || !blocks.some((b, i) => i > firstOther && b.type === 'tool_result')) return part;
+  const results = [...blocks.keys()].filter((i) => blocks[i]!.type === 'tool_result');
+  const order = [...results, ...[...blocks.keys()].filter((i) => blocks[i]!.type !== 'tool_result')];
+  return { role: part.role, content: order.map((i) => blocks[i]!), origins: order.map((i) => part.origins[i]!) };
+}
 
 function isEmpty(content: Content): boolean {
   return typeof content === 'string' ? content === '' : content.length === 0;
@@ -254,31 +284,36 @@ function merge(parts: readonly Part[]): Part[] {
   for (const part of parts) {
     if (isEmpty(part.content)) continue;
     const last = out[out.length - 1];
-    if (last !== undefined && last.role === part.role) last.content = [...toBlocks(last.content), ...toBlocks(part.content)];
-    else out.push({ ...part });
+    if (last !== undefined && last.role === part.role) {
+      last.content = [...toBlocks(last.content), ...toBlocks(part.content)];
+      last.origins = [...last.origins, ...part.origins];
+    } else out.push({ ...part });
   }
-  for (const part of out) {
-    if (part.role !== 'user' || typeof part.content === 'string') continue;
-    const results = part.content.filter((b) => b.type === 'tool_result');
-    if (results.length === 0 || part.content.slice(0, results.length).every((b) => b.type === 'tool_result')) continue;
-    part.content = [...results, ...part.content.filter((b) => b.type !== 'tool_result')];
-  }
+  for (let k = 0; k < out.length; k++) if (out[k]!.role === 'user') out[k] = resultsFirst(out[k]!);
   return out;
 }
 
-const toolUseIds = (part: Part | undefined): string[] =>
-  part === undefined || part.role !== 'assistant' || typeof part.content === 'string'
-    ? []
-    : part.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+/** The `tool_use` blocks of an assistant part: their ids and origins. */
+function toolUses(part: Part | undefined): { ids: string[]; origins: number[] } {
+  const uses = { ids: [] as string[], origins: [] as number[] };
+  if (part === undefined || part.role !== 'assistant' || typeof part.content === 'string') return uses;
+  part.content.forEach((b, i) => {
+    if (b.type !== 'tool_use') return;
+    uses.ids.push(b.id);
+    uses.origins.push(part.origins[i]!);
+  });
+  return uses;
+}
 
 function applyThinkingPolicy(parts: Part[], policy: 'keep' | 'drop'): void {
-  for (const part of parts) {
-    if (part.role !== 'assistant' || typeof part.content === 'string') continue;
-    part.content = part.content.filter((b) => {
-      if (b.type === 'redacted_thinking') return policy === 'keep';
-      if (b.type === 'thinking') return policy === 'keep' && typeof b.signature === 'string' && b.signature !== '';
-      return true;
-    });
+  const sent = (b: ContentBlockParam): boolean => {
+    if (b.type === 'redacted_thinking') return policy === 'keep';
+    if (b.type === 'thinking') return policy === 'keep' && typeof b.signature === 'string' && b.signature !== '';
+    return true;
+  };
+  for (let k = 0; k < parts.length; k++) {
+    const part = parts[k]!;
+    if (part.role === 'assistant' && typeof part.content !== 'string') parts[k] = keepBlocks(part, sent);
   }
 }
 
@@ -294,37 +329,42 @@ function pairToolUse(parts: Part[], missingText: string): Part[] {
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
     if (part.role === 'user' && typeof part.content !== 'string') {
-      const open = new Set(toolUseIds(parts[i - 1]));
-      const content = part.content.filter((b) => b.type !== 'tool_result' || open.has(b.tool_use_id));
-      if (content.length !== part.content.length) {
-        if (content.length === 0) continue;
-        kept.push({ role: 'user', content });
+      const open = new Set(toolUses(parts[i - 1]).ids);
+      const answers = (b: ContentBlockParam) => b.type !== 'tool_result' || open.has(b.tool_use_id);
+      if (!part.content.every(answers)) {
+        const answered = keepBlocks(part, answers);
+        if (answered.content.length > 0) kept.push(answered);
         continue;
       }
     }
     kept.push(part);
   }
   const merged = merge(kept);
-  // 2. Missing results in.
+  // 2. Missing results in; each has the origin of its tool_use.
   for (let i = 0; i < merged.length; i++) {
-    const ids = toolUseIds(merged[i]);
-    if (ids.length === 0) continue;
+    const uses = toolUses(merged[i]);
+    if (uses.ids.length === 0) continue;
     const next = merged[i + 1];
     const present = new Set(
       next === undefined || next.role !== 'user' || typeof next.content === 'string'
         ? []
         : next.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])),
     );
-    const missing: ToolResultBlockParam[] = ids
-      .filter((id) => !present.has(id))
-      .map((id) => ({ type: 'tool_result', tool_use_id: id, content: missingText, is_error: true }));
-    if (missing.length === 0) continue;
-    if (next === undefined || next.role !== 'user') merged.splice(i + 1, 0, { role: 'user', content: missing });
-    else {
-      const blocks = toBlocks(next.content);
-      const results = blocks.filter((b) => b.type === 'tool_result');
-      next.content = [...results, ...missing, ...blocks.filter((b) => b.type !== 'tool_result')];
-    }
+    const content: ToolResultBlockParam[] = [];
+    const origins: number[] = [];
+    uses.ids.forEach((id, k) => {
+      if (present.has(id)) return;
+      content.push({ type: 'tool_result', tool_use_id: id, content: missingText, is_error: true });
+      origins.push(uses.origins[k]!);
+    });
+    if (content.length === 0) continue;
+    if (next === undefined || next.role !== 'user') merged.splice(i + 1, 0, { role: 'user', content, origins });
+    else
+      merged[i + 1] = resultsFirst({
+        role: 'user',
+        content: [...toBlocks(next.content), ...content],
+        origins: [...next.origins, ...origins],
+      });
   }
   return merged;
 }
@@ -356,25 +396,44 @@ export function anthropicPrompt(
   requestSystem: string | TextBlockParam[] | undefined,
   options: ToAnthropicOptions = {},
 ): AnthropicPrompt {
+  return renderAnthropicPrompt(items, request, requestSystem, options).prompt;
+}
+
+/** A prompt with, per block of its messages, what the block was rendered from. */
+export interface RenderedPrompt {
+  prompt: AnthropicPrompt;
+  /**
+   * `origins[m][b]`: the index in `items` of the item block `b` of message `m` was rendered from
+   * (`items.length + i` for request message `i`); a result added for a tool call whose result is missing has
+   * the call's. A string content is one block.
+   */
+  origins: number[][];
+}
+
+/** anthropicPrompt, saying where each block came from: merging and tool pairing move blocks across messages. */
+export function renderAnthropicPrompt(
+  items: ReadonlyArray<SessionEvent | Message>,
+  request: readonly MessageParam[],
+  requestSystem: string | TextBlockParam[] | undefined,
+  options: ToAnthropicOptions = {},
+): RenderedPrompt {
   if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
   const thinking = options.thinking ?? 'keep';
   if (thinking !== 'keep' && thinking !== 'drop') throw new InvalidArgumentError("thinking must be 'keep' or 'drop'");
   const system: Content[] = [];
   const parts: Part[] = [];
-  for (const item of items) {
-    const part = partOf(item, system);
-    if (part !== null) parts.push(part);
-  }
-  for (const message of request) {
+  items.forEach((item, i) => {
+    const p = partOf(item, system, i);
+    if (p !== null) parts.push(p);
+  });
+  request.forEach((message, i) => {
     if (message.role === 'system') system.push(message.content as Content);
-    else parts.push({ role: message.role, content: message.content as Content });
-  }
+    else parts.push(part(message.role, message.content as Content, items.length + i));
+  });
   if (requestSystem !== undefined) system.push(requestSystem);
   applyThinkingPolicy(parts, thinking);
-  const messages = pairToolUse(merge(parts), options.missingToolResult ?? DEFAULT_MISSING_TOOL_RESULT).map((p): MessageParam => ({
-    role: p.role,
-    content: p.content,
-  }));
+  const rendered = pairToolUse(merge(parts), options.missingToolResult ?? DEFAULT_MISSING_TOOL_RESULT);
+  const messages = rendered.map((p): MessageParam => ({ role: p.role, content: p.content }));
   const prompt = systemPrompt(system);
-  return prompt === undefined ? { messages } : { system: prompt, messages };
+  return { prompt: prompt === undefined ? { messages } : { system: prompt, messages }, origins: rendered.map((p) => p.origins) };
 }

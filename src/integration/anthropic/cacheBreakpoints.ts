@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type {
   CacheControlEphemeral,
   ContentBlockParam,
@@ -10,7 +9,7 @@ import type {
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import { METADATA_NATIVE, nativeValue, type NativeRecord } from '../nativeMessages.js';
 import { METADATA_RECALL_BLOCK } from '../recallSupport.js';
-import { ANTHROPIC_FORMAT, anthropicPrompt, type AnthropicPrompt, type ToAnthropicOptions } from './AnthropicMessages.js';
+import { ANTHROPIC_FORMAT, type AnthropicPrompt, type RenderedPrompt } from './AnthropicMessages.js';
 
 /** The API refuses a request with more `cache_control` breakpoints than this (tools, system and messages together). */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -47,34 +46,24 @@ function isCacheable(block: ContentBlockParam): block is CacheableBlock {
  * the history, the last block rendered before it (the block and everything after it are rebuilt every turn,
  * and a cache write costs 1.25× input); without one, the prompt's last block, which the next request repeats
  * and finds within the API's 20-block lookback. None when nothing precedes the recall block ('after-system').
+ * `rendered` is the rendering of `history` (and the request after it).
  */
-export function stableHistoryEnd(
-  history: readonly SessionEvent[],
-  prompt: AnthropicPrompt,
-  options: ToAnthropicOptions,
-): BlockPosition | undefined {
+export function stableHistoryEnd(history: readonly SessionEvent[], rendered: RenderedPrompt): BlockPosition | undefined {
+  const { messages } = rendered.prompt;
   const recallAt = history.findIndex((e) => e.metadata[METADATA_RECALL_BLOCK] === true);
   if (recallAt < 0) {
-    const last = prompt.messages.length - 1;
-    return last < 0 ? undefined : { message: last, block: blocksOf(prompt.messages[last]!.content).length - 1 };
+    const last = messages.length - 1;
+    return last < 0 ? undefined : { message: last, block: blocksOf(messages[last]!.content).length - 1 };
   }
-  // Merging and tool pairing may fold the recall block into the message before it (a user turn of tool
-  // results does): the end is the last block the history before the block renders to on its own as well.
-  const before = anthropicPrompt(history.slice(0, recallAt), [], undefined, options).messages;
-  return commonEnd(before, prompt.messages);
-}
-
-/** The last block where `prefix` and `messages` still agree, block by block (a string is one text block). */
-function commonEnd(prefix: readonly MessageParam[], messages: readonly MessageParam[]): BlockPosition | undefined {
+  // Merging and tool pairing may fold the recall block into the message before it, and put a later tool
+  // result ahead of earlier text there (a user turn of tool results does): the end is the block before the
+  // first one that comes from the recall block or anything after it, in prompt order.
   let end: BlockPosition | undefined;
-  for (let m = 0; m < prefix.length && m < messages.length; m++) {
-    if (prefix[m]!.role !== messages[m]!.role) break;
-    const a = blocksOf(prefix[m]!.content);
-    const b = blocksOf(messages[m]!.content);
-    let j = 0;
-    while (j < a.length && j < b.length && isDeepStrictEqual(a[j], b[j])) end = { message: m, block: j++ };
-    // A message that differs, or continues past the prefix's, ends the agreement.
-    if (j < a.length || j < b.length) break;
+  for (const [message, origins] of rendered.origins.entries()) {
+    for (const [block, origin] of origins.entries()) {
+      if (origin >= recallAt) return end;
+      end = { message, block };
+    }
   }
   return end;
 }
