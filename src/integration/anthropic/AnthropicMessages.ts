@@ -281,13 +281,20 @@ function isEmpty(content: Content): boolean {
 /** Neighbours of one role become one message (the API combines them the same way); tool results lead a user message. */
 function merge(parts: readonly Part[]): Part[] {
   const out: Part[] = [];
+  // Parts whose content array merge made itself and may append to (a part's own array is the caller's), so a
+  // long run of one role is joined in linear time rather than re-copied at every message.
+  const owned = new Set<Part>();
   for (const part of parts) {
     if (isEmpty(part.content)) continue;
     const last = out[out.length - 1];
     if (last !== undefined && last.role === part.role) {
-      last.content = [...toBlocks(last.content), ...toBlocks(part.content)];
-      last.origins = [...last.origins, ...part.origins];
-    } else out.push({ ...part });
+      if (!owned.has(last)) {
+        last.content = [...toBlocks(last.content)];
+        owned.add(last);
+      }
+      (last.content as Blocks).push(...toBlocks(part.content));
+      last.origins.push(...part.origins);
+    } else out.push({ ...part, origins: [...part.origins] });
   }
   for (let k = 0; k < out.length; k++) if (out[k]!.role === 'user') out[k] = resultsFirst(out[k]!);
   return out;
