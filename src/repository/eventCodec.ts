@@ -169,14 +169,13 @@ function salvageList<T>(value: unknown, field: string, ok: (item: unknown) => it
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+// An empty id is a valid one (parseMessage accepts it; providers without call ids send none), so it is kept.
 function isToolCall(v: unknown): v is ToolCall {
-  return isRecord(v) && typeof v.id === 'string' && v.id !== '' && typeof v.name === 'string' && typeof v.arguments === 'string';
+  return isRecord(v) && typeof v.id === 'string' && typeof v.name === 'string' && typeof v.arguments === 'string';
 }
 
 function isToolResponse(v: unknown): v is ToolResponse {
-  return (
-    isRecord(v) && typeof v.id === 'string' && v.id !== '' && typeof v.name === 'string' && typeof v.responseData === 'string'
-  );
+  return isRecord(v) && typeof v.id === 'string' && typeof v.name === 'string' && typeof v.responseData === 'string';
 }
 
 /** Escapes LIKE wildcards so that a user's `%` or `_` matches itself; pair with `ESCAPE '\\'`. */

@@ -138,6 +138,22 @@ export function fidelityContract(getRepository: () => SessionRepository): void {
       expect((await repo.findEvents(id)).map((e) => e.message)).to.deep.equal(appended.map((e) => e.message));
     });
 
+    it('a tool call and a tool response with an empty id read back as appended (providers without call ids send none)', async function () {
+      const id = await newSession();
+      const call = await service.appendMessage(id, {
+        type: 'assistant',
+        text: null,
+        toolCalls: [{ id: '', type: 'function', name: 'lookup', arguments: '{}' }],
+      });
+      const result = await service.appendMessage(id, {
+        type: 'tool',
+        responses: [{ id: '', name: 'lookup', responseData: 'found' }],
+      });
+      const read = await service.getEvents(id);
+      expect(read.map(shape)).to.deep.equal([call, result].map(shape));
+      expect((await service.verifyCoverage(id)).malformed).to.deep.equal([]);
+    });
+
     it('keywords holding NUL, a lone surrogate or the escape character match exactly as in memory', async function () {
       const id = await newSession();
       const events: SessionEvent[] = [];
