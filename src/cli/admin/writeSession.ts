@@ -30,7 +30,10 @@ export interface WriteOutcome {
  * - versions never go down: a target that starts empty first takes `snapshot.version - events` empty
  *   compactions (each +1, touching no event), so after the appends its version equals the source's. When
  *   compactions left fewer version steps than events (summaries inserted by a compaction), the target's
- *   version ends higher than the source's, which a CAS client sees as "changed", never as "unchanged".
+ *   version ends higher than the source's, which a CAS client sees as "changed", never as "unchanged";
+ * - an overwritten log's version is never reached again: the rewritten session ends above it (and so above
+ *   the source's when the replaced one was higher), so a writer or an index holding the replaced log's
+ *   version sees "changed".
  */
 export async function writeSession(
   target: SessionRepository,
@@ -45,6 +48,7 @@ export async function writeSession(
   }
   let current = existing === null ? [] : await target.findEvents(id, EventFilter.all());
   let overwritten = false;
+  let replacedVersion = -1;
   const diverges =
     current.length > snapshot.events.length ||
     current.some((e, i) => eventFingerprint(e) !== eventFingerprint(snapshot.events[i]!));
@@ -54,6 +58,7 @@ export async function writeSession(
         `session ${id}: the target's log differs from the source's; rerun with overwrite to replace it`,
       );
     }
+    replacedVersion = await target.getEventVersion(id);
     await target.delete(id);
     current = [];
     overwritten = true;
@@ -63,7 +68,9 @@ export async function writeSession(
 
   let versionBumps = 0;
   if (current.length === 0) {
-    const base = snapshot.version - snapshot.events.length;
+    // A replaced log's version is never reached again: a CAS write or a warm recall index of the old log must
+    // see "changed" (each append below adds one, so the base sits past the replaced version minus them).
+    const base = Math.max(snapshot.version, replacedVersion + 1) - snapshot.events.length;
     let version = await target.getEventVersion(id);
     while (version < base) {
       // Nothing archived, nothing retained, on an empty log: only the version moves.

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import {
+  Bm25Retriever,
+  DefaultSessionService,
   EventFilter,
   IllegalStateError,
   InMemorySessionRepository,
@@ -62,6 +64,29 @@ describe('cli: writeSession', function () {
     expect((error as Error).message).to.include("the target's log differs");
     expect(await writeSession(target, source, { overwrite: true })).to.deep.include({ status: 'overwritten' });
     expect(compareSnapshots(source, await readSnapshot(target, 's1'))).to.equal(null);
+  });
+
+  it('the version of an overwritten log is never reached again: a stale CAS write and a warm recall index see the change', async function () {
+    const target = new InMemorySessionRepository();
+    const source = snapshot();
+    // The target's own log (same session row, other events) happens to stand at the source's version, 8.
+    await target.save(source.session);
+    for (let i = 0; i < 8; i++) {
+      const text = i === 3 ? 'the zebra password is hunter2' : `local ${i}`;
+      await target.appendEvent(SessionEvent.create({ sessionId: 's1', id: `local${i}`, message: Messages.user(text) }));
+    }
+    const replaced = await target.getEventVersion('s1');
+    expect(replaced).to.equal(8);
+    // Another process's retriever, warm on the replaced log (no lifecycle hook of ours reaches it).
+    const retriever = new Bm25Retriever({ sessionService: new DefaultSessionService(target) });
+    const query = { sessionId: 's1', query: 'zebra password', includeActive: true };
+    expect((await retriever.retrieve(query)).map((h) => h.event.id)).to.deep.equal(['local3']);
+
+    expect(await writeSession(target, source, { overwrite: true })).to.deep.include({ status: 'overwritten' });
+    expect(await target.getEventVersion('s1')).to.equal(replaced + 1);
+    expect(await target.compactEvents('s1', [], [], replaced)).to.equal(false);
+    expect(await retriever.retrieve(query)).to.deep.equal([]);
+    expect((await target.findEvents('s1', EventFilter.all())).map((e) => e.id)).to.deep.equal(source.events.map((e) => e.id));
   });
 
   it('never takes over a session id that belongs to another user in the target', async function () {
