@@ -20,6 +20,25 @@ export default tseslint.config(
     rules: { 'no-console': 'off', '@typescript-eslint/no-unused-expressions': 'off' },
   },
   {
+    // A spec imported by another file is loaded twice (once as mocha's spec, once as the import, in another
+    // module format): its suites run twice and its fast-check runs lose the fixed seed. Shared helpers live
+    // in test/support.
+    files: ['test/**', 'benchmarks/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/*.test', '**/*.test.js', '**/*.test.ts'],
+              message: 'Import helpers from test/support, not from a spec.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -18,8 +18,8 @@ import { readSnapshot } from '../../src/cli/admin/sessionSnapshot.js';
 import { collectSessionIds } from '../../src/cli/admin/sessionIds.js';
 import { populateStore } from '../support/populateStore.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../repository/postgres.test.js';
-import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../repository/redis.test.js';
+import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { json, runCli } from './support/runCli.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));

@@ -21,8 +21,8 @@ import {
   type SessionRepository,
 } from '../../src/index.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
-import { dropPostgresTables, freshPostgresPrefix } from './postgres.test.js';
-import { deleteRedisKeys, freshRedisPrefix, probeRedis } from './redis.test.js';
+import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
 type Bulk = SessionRepository & Required<Pick<SessionRepository, 'appendEvents' | 'listSessionIds'>>;
 

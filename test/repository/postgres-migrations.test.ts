@@ -4,7 +4,7 @@ import { createDefaultLogger, PostgresSessionRepository, SchemaVersionError } fr
 import { migratePostgres } from '../../src/repository/postgres/postgresMigrator.js';
 import { MIGRATIONS, postgresTables, type Migration } from '../../src/repository/postgres/schema.js';
 import { PG_URL, requireService } from '../support/services.js';
-import { dropPostgresTables, freshPostgresPrefix } from './postgres.test.js';
+import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
 
 const logger = createDefaultLogger({ silent: true });
 const allVersions = MIGRATIONS.map((m) => m.version).sort((a, b) => a - b);

@@ -21,8 +21,6 @@ import { repositoryContract } from './contract.js';
 import { atomicMetadataSuite } from './metadataContract.js';
 import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
 
-export { freshPostgresPrefix, dropPostgresTables };
-
 describe('PostgresSessionRepository', function () {
   const prefix = freshPostgresPrefix();
   let pool: pg.Pool;

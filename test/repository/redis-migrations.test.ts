@@ -4,7 +4,7 @@ import { createDefaultLogger, RedisSessionRepository, SchemaVersionError, Sessio
 import { migrateRedis, migrationsKey } from '../../src/repository/redis/redisMigrator.js';
 import { REDIS_MIGRATIONS, type RedisMigration } from '../../src/repository/redis/redisSchema.js';
 import { REDIS_URL, requireService } from '../support/services.js';
-import { deleteRedisKeys, freshRedisPrefix, probeRedis } from './redis.test.js';
+import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
 const logger = createDefaultLogger({ silent: true });
 const allVersions = REDIS_MIGRATIONS.map((m) => m.version).sort((a, b) => a - b);

@@ -25,8 +25,6 @@ import { repositoryContract } from './contract.js';
 import { atomicMetadataSuite } from './metadataContract.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
-export { deleteRedisKeys, freshRedisPrefix, probeRedis };
-
 describe('RedisSessionRepository', function () {
   const prefix = freshRedisPrefix();
   let client: Redis;
