@@ -36,6 +36,12 @@ export interface RevertContext {
    * compact does; `held()` says whether the lease is still held (always true without one).
    */
   locked: <T>(sessionId: string, work: (held: () => boolean) => Promise<T>) => Promise<T>;
+  /**
+   * Finishes a committed revert while the locks are still held (the service regenerates restored summaries
+   * written from since-redacted content there, so no compaction elsewhere reads them in between); its result
+   * is the revert's.
+   */
+  settle?: (sessionId: string, result: RevertResult) => Promise<RevertResult>;
 }
 
 /** listCompactions / revertCompaction of DefaultSessionService. */
@@ -58,7 +64,7 @@ export class CompactionReverter {
     return this.context.locked(sessionId, async (held) => {
       for (let attempt = 0; attempt < MAX_REVERT_ATTEMPTS; attempt++) {
         const outcome = await this.attempt(sessionId, compactionId, held);
-        if (outcome !== null) return outcome;
+        if (outcome !== null) return this.context.settle === undefined ? outcome : this.context.settle(sessionId, outcome);
       }
       throw new IllegalStateError(
         `Could not revert compaction ${compactionId}: the session kept changing (${MAX_REVERT_ATTEMPTS} attempts)`,

@@ -226,6 +226,7 @@ export class DefaultSessionService implements SessionService {
         const leased = () => this.underCompactionLease(sessionId, work);
         return this.lock === null ? leased() : this.lock.run(sessionId, leased);
       },
+      settle: (sessionId, result) => this.regenerateRestoredSummaries(sessionId, result),
     });
     this.forker = new SessionForker({
       repository: this.repository,
@@ -551,15 +552,23 @@ export class DefaultSessionService implements SessionService {
    * appends interfere; never half-applied). Only the latest compaction that stands can be reverted
    * (IllegalStateError naming the later one otherwise); its record is kept, marked reverted. Runs under the
    * same locks as compact — the in-process one and the configured `compactionLock` lease (waiting up to its
-   * `waitMs`; IllegalStateError, nothing changed, when another holder keeps it).
+   * `waitMs`; IllegalStateError, nothing changed, when another holder keeps it); a restored summary written
+   * from since-redacted content is regenerated before they are released.
    */
   async revertCompaction(sessionId: string, compactionId: string, options: CompactionAccessOptions = {}): Promise<RevertResult> {
     const result = await this.reverter.revert(sessionId, compactionId, options ?? {}).catch(async (error: unknown) => {
       throw await this.eraser.explain(error, sessionId);
     });
     this.emit('compactionReverted', { sessionId, compactionId, restoredEventIds: result.restoredEventIds });
+    return result;
+  }
+
+  /**
+   * A restored summary written from since-redacted content is rewritten before any model can read it: under
+   * the revert's locks, so a compaction in another process cannot summarise it in between.
+   */
+  private async regenerateRestoredSummaries(sessionId: string, result: RevertResult): Promise<RevertResult> {
     if (!this.redactor.hasTainted(result.events)) return result;
-    // A restored summary written from since-redacted content is rewritten before any model can read it.
     await this.reclaiming(this.redactor.regenerate(sessionId, undefined));
     const events = await this.repository.findEvents(sessionId, EventFilter.active());
     return { ...result, events, version: await this.repository.getEventVersion(sessionId) };

@@ -122,12 +122,16 @@ for (const shared of sharedLocks) {
     after(() => rmSync(dir, { recursive: true, force: true }));
 
     /** A service as one process runs it: its own repository on the shared file, its own lock handle. */
-    function process(waitMs = 0): { service: DefaultSessionService; repository: SqliteSessionRepository } {
+    function process(
+      waitMs = 0,
+      summaryRegenerationClient?: ScriptedChatClient,
+    ): { service: DefaultSessionService; repository: SqliteSessionRepository } {
       const repository = new SqliteSessionRepository({ path: join(dir, 'sessions.db'), logger });
       repositories.push(repository);
       const service = new DefaultSessionService(repository, {
         logger: silentLogger,
         compactionLock: { lock: shared.open(), waitMs },
+        ...(summaryRegenerationClient !== undefined ? { summaryRegenerationClient } : {}),
       });
       return { service, repository };
     }
@@ -212,6 +216,34 @@ for (const shared of sharedLocks) {
       expect(client.callCount).to.equal(0);
       const reverted = await revert;
       expect(reverted.compactionId).to.equal(compactionId);
+    });
+
+    it('a restored summary written from since-redacted content is regenerated under the lease: a compaction elsewhere meanwhile skips', async function () {
+      const regeneration = new ScriptedChatClient(['a summary without the secret'], { delayMs: 400 });
+      const one = process(0, regeneration);
+      const two = process(0);
+      const { id } = await one.service.create({ userId: 'alice' });
+      const secret = await one.service.appendMessage(id, Messages.user('my password is hunter2'));
+      await one.service.appendMessage(id, Messages.assistant('noted'));
+      for (let i = 0; i < 3; i++) {
+        await one.service.appendMessage(id, Messages.user(`question ${i}`));
+        await one.service.appendMessage(id, Messages.assistant(`answer ${i}`));
+      }
+      await one.service.compact(id, () => true, summarizer(new ScriptedChatClient(['the password is hunter2'])));
+      for (let i = 0; i < 3; i++) await one.service.appendMessage(id, Messages.user(`more ${i}`));
+      await one.service.compact(id, () => true, summarizer(new ScriptedChatClient(['second summary'])));
+      await one.service.redactEvent(id, secret.id, { reason: 'user request' });
+      const [latest] = await one.service.listCompactions(id);
+      // The revert restores the first summary, tainted; regenerating it takes the model 400 ms.
+      const revert = one.service.revertCompaction(id, latest!.id);
+      while (regeneration.callCount === 0) await sleep(10);
+      const client = new ScriptedChatClient(['summary']);
+      const result = await two.service.compact(id, () => true, summarizer(client));
+      expect(result.skipReason).to.equal('lock-held');
+      expect(client.callCount).to.equal(0);
+      const reverted = await revert;
+      expect(reverted.events.map((e) => e.text ?? '').join(' ')).to.not.include('hunter2');
+      expect(reverted.events.map((e) => e.text ?? '').join(' ')).to.include('a summary without the secret');
     });
   });
 }
