@@ -22,14 +22,11 @@ import {
 } from '../src/integration/anthropic/cacheBreakpoints.js';
 import { METADATA_RECALL_BLOCK } from '../src/integration/recallSupport.js';
 import { referenceStableHistoryEnd } from '../test/support/anthropicStableEndReference.js';
+import { numberArg } from './support/args.js';
 
-function arg(name: string, fallback: string): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return Number(i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback);
-}
-const EVENTS = arg('events', '2000');
-const ROUNDS = arg('rounds', '15');
-const CALLS = arg('calls', '20');
+const EVENTS = numberArg('events', '2000');
+const ROUNDS = numberArg('rounds', '15');
+const CALLS = numberArg('calls', '20');
 
 /** The Messages API form of a neutral message, as the client sent it or the API replied. */
 function param(message: Message): MessageParam {

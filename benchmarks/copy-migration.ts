@@ -24,13 +24,10 @@ import { readSnapshot } from '../src/cli/admin/sessionSnapshot.js';
 import { forEachConcurrently } from '../src/cli/admin/forEachConcurrently.js';
 import { main } from '../src/cli/main.js';
 import { populateStore } from '../test/support/populateStore.js';
+import { arg } from './support/args.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const SESSIONS = Number(arg('sessions', '1000'));
 const EVENTS = Number(arg('events', '200'));
 const CONCURRENCY = arg('concurrency', '4');

@@ -14,11 +14,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDefaultLogger, DefaultSessionService, Session, SessionEvent, SqliteSessionRepository } from '../src/index.js';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
+import { arg } from './support/args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const SESSIONS = Number(arg('sessions', '1000'));
 const EVENTS = Number(arg('events', '500'));
 const DELETES = Number(arg('deletes', '20'));

@@ -24,14 +24,11 @@ import {
   SessionEvent,
   type SessionRepository,
 } from '../src/index.js';
+import { arg } from './support/args.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const LARGE_ARCHIVE = Number(arg('archived', '100000'));
 const BACKENDS = arg('backends', 'memory,sqlite,postgres,redis').split(',');
 

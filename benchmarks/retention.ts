@@ -43,17 +43,13 @@ import {
 import type { RetentionProgress, RetentionReport } from '../src/entries/lifecycle.js';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 import { mulberry32 } from '../src/bench/prng.js';
+import { arg } from './support/args.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DAY = 86_400_000;
 const SELF = fileURLToPath(import.meta.url);
 const DEFAULT_OUT = fileURLToPath(new URL('../docs/benchmarks/retention.md', import.meta.url));
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 
 type Backend = 'sqlite' | 'postgres' | 'redis';
 /** Where a backend's store is: everything a writer process needs to open its own connection. */

@@ -35,11 +35,8 @@ import { RepositoryRetriever } from '../src/recall/RepositoryRetriever.js';
 import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
 import { toMessage } from '../src/bench/recorded/toMessage.js';
 import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';
+import { arg } from './support/args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const EVENTS = Number(arg('events', '10000'));
 const QUERIES = Number(arg('queries', '300'));
 const LOCOMO = arg('locomo', process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json'));

@@ -12,11 +12,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EventFilter, Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from '../src/index.js';
 import type { SqliteSessionRepositoryOptions } from '../src/entries/sqlite.js';
+import { arg } from './support/args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 const ARCHIVES = arg('archived', '100,100000').split(',').map(Number);
 const ITERATIONS = Number(arg('iterations', '300'));
 const WINDOW = 20;

@@ -27,14 +27,11 @@ import {
 } from '../src/index.js';
 import { configureTelemetry } from '../src/entries/telemetry.js';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
+import { numberArg } from './support/args.js';
 
-function arg(name: string, fallback: string): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return Number(i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback);
-}
-const ROUNDS = arg('rounds', '9');
-const SESSIONS = arg('sessions', '200');
-const EVENTS = arg('events', '120');
+const ROUNDS = numberArg('rounds', '9');
+const SESSIONS = numberArg('sessions', '200');
+const EVENTS = numberArg('events', '120');
 const OUT = fileURLToPath(new URL('../docs/benchmarks/telemetry-overhead.md', import.meta.url));
 const gc = (globalThis as { gc?: () => void }).gc;
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
