@@ -18,7 +18,7 @@ import { readSnapshot } from '../../src/cli/admin/sessionSnapshot.js';
 import { collectSessionIds } from '../../src/cli/admin/sessionIds.js';
 import { populateStore } from '../support/populateStore.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { dropPostgresTables, freshPostgresPrefix, probePostgres } from '../support/postgres.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { json, runCli } from './support/runCli.js';
 
@@ -56,11 +56,7 @@ describe('cli: copy between backends', function () {
     const pgPrefix = freshPostgresPrefix();
     const redisPrefix = freshRedisPrefix();
     before(async function () {
-      await requireService(this, 'PostgreSQL', async () => {
-        const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-        await probe.connect();
-        await probe.end();
-      });
+      await requireService(this, 'PostgreSQL', probePostgres);
       await requireService(this, 'Redis', probeRedis);
       pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
       client = new Redis(REDIS_URL);

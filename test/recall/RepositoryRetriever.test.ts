@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { expect } from 'chai';
 import {
   DefaultSessionService,
@@ -16,8 +14,10 @@ import {
   type SessionRepository,
 } from '../../src/index.js';
 import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
-import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
+import { REDIS_URL, requireService } from '../support/services.js';
+import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { rankingContract } from './rankingContract.js';
+import { freshPostgresPrefix, postgresPoolFixture } from '../support/postgres.js';
 
 const logger = createDefaultLogger({ silent: true });
 
@@ -62,29 +62,13 @@ describe('RepositoryRetriever', function () {
   });
 
   describe('PostgreSQL', function () {
-    const prefix = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-    let pool: pg.Pool | undefined;
-    before(async function () {
-      await requireService(this, 'PostgreSQL', async () => {
-        const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-        await probe.connect();
-        await probe.end();
-      });
-      pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
-    });
-    after(async function () {
-      if (pool !== undefined) {
-        await pool.query(
-          `DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`,
-        );
-        await pool.end();
-      }
-    });
+    const prefix = freshPostgresPrefix();
+    const db = postgresPoolFixture(prefix, { max: 4 });
 
     rankingContract(
       'PostgresSessionRepository.searchEvents',
       async () => {
-        const repository = new PostgresSessionRepository({ pool: pool!, prefix, logger });
+        const repository = new PostgresSessionRepository({ pool: db.pool(), prefix, logger });
         return {
           service: new DefaultSessionService(repository, { logger }),
           retriever: searchEventsOf(repository),
@@ -95,40 +79,22 @@ describe('RepositoryRetriever', function () {
     );
 
     rankingContract('PostgreSQL full-text (push-down)', async () => {
-      const repository = new PostgresSessionRepository({ pool: pool!, prefix, logger });
+      const repository = new PostgresSessionRepository({ pool: db.pool(), prefix, logger });
       const retriever = new RepositoryRetriever({ repository });
       return { service: new DefaultSessionService(repository, { logger }), retriever, close: async () => {} };
     });
   });
 
   describe('Redis', function () {
-    const prefix = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+    const prefix = freshRedisPrefix();
     let client: Redis | undefined;
     before(async function () {
-      await requireService(this, 'Redis', async () => {
-        const probe = new Redis(REDIS_URL, {
-          lazyConnect: true,
-          connectTimeout: 2000,
-          maxRetriesPerRequest: 0,
-          retryStrategy: () => null,
-        });
-        try {
-          await probe.connect();
-          await probe.ping();
-        } finally {
-          probe.disconnect();
-        }
-      });
+      await requireService(this, 'Redis', probeRedis);
       client = new Redis(REDIS_URL);
     });
     after(async function () {
       if (client === undefined) return;
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        if (keys.length > 0) await client.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteRedisKeys(client, prefix);
       client.disconnect();
     });
 

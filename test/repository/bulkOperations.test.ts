@@ -21,7 +21,7 @@ import {
   type SessionRepository,
 } from '../../src/index.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { dropPostgresTables, freshPostgresPrefix, probePostgres } from '../support/postgres.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
 type Bulk = SessionRepository & Required<Pick<SessionRepository, 'appendEvents' | 'listSessionIds'>>;
@@ -135,11 +135,7 @@ bulkContract(
   'PostgresSessionRepository',
   async () => new PostgresSessionRepository({ pool: pool!, prefix: pgPrefix }),
   async (ctx) => {
-    await requireService(ctx, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
+    await requireService(ctx, 'PostgreSQL', probePostgres);
     pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
   },
 );

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import {
   DefaultSessionService,
   EventFilter,
@@ -23,7 +22,9 @@ import {
 import { PostgresSessionRepository } from '../../src/repository/PostgresSessionRepository.js';
 import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
 import { SqliteSessionRepository } from '../../src/repository/SqliteSessionRepository.js';
-import { PG_URL, REDIS_URL, freshServicePrefix, requireService } from '../support/services.js';
+import { REDIS_URL, freshServicePrefix, requireService } from '../support/services.js';
+import { postgresPoolFixture } from '../support/postgres.js';
+import { deleteRedisKeys, probeRedis } from '../support/redis.js';
 
 const logger = createDefaultLogger({ silent: true });
 
@@ -94,22 +95,10 @@ describe('events stored malformed by an older release', function () {
 
   describe('PostgreSQL', function () {
     const prefix = freshServicePrefix();
-    let pool: pg.Pool;
-    before(async function () {
-      await requireService(this, 'PostgreSQL', async () => {
-        const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-        await probe.connect();
-        await probe.end();
-      });
-      pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
-    });
-    after(async function () {
-      if (pool === undefined) return;
-      await pool.query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations CASCADE`);
-      await pool.end();
-    });
+    const db = postgresPoolFixture(prefix, { max: 2 });
 
     it('read back repaired: filters, compaction and the coverage verifier keep working', async function () {
+      const pool = db.pool();
       const repo = new PostgresSessionRepository({ pool, prefix, logger });
       await repo.save(Session.create({ id: 's', userId: 'u' }));
       for (const r of LEGACY) {
@@ -128,29 +117,12 @@ describe('events stored malformed by an older release', function () {
     const prefix = freshServicePrefix();
     let client: Redis;
     before(async function () {
-      await requireService(this, 'Redis', async () => {
-        const probe = new Redis(REDIS_URL, {
-          lazyConnect: true,
-          connectTimeout: 2000,
-          maxRetriesPerRequest: 0,
-          retryStrategy: () => null,
-        });
-        try {
-          await probe.connect();
-        } finally {
-          probe.disconnect();
-        }
-      });
+      await requireService(this, 'Redis', probeRedis);
       client = new Redis(REDIS_URL);
     });
     after(async function () {
       if (client === undefined) return;
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        if (keys.length > 0) await client.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteRedisKeys(client, prefix);
       await client.quit();
     });
 

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Redis } from 'ioredis';
 import {
   InMemorySessionRepository,
@@ -11,7 +10,7 @@ import {
 } from '../../src/index.js';
 import { createDefaultLogger } from '../../src/logging.js';
 import { lifecycleServiceContract } from '../service/lifecycleServiceContract.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { freshPostgresPrefix, postgresPoolFixture } from '../support/postgres.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
 import { lifecycleRepositoryContract } from './lifecycleContract.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
@@ -43,21 +42,8 @@ describe('data lifecycle on every backend', function () {
 
   describe('PostgreSQL', function () {
     const prefix = freshPostgresPrefix();
-    let pool: pg.Pool | undefined;
-    before(async function () {
-      await requireService(this, 'PostgreSQL', async () => {
-        const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-        await probe.connect();
-        await probe.end();
-      });
-      pool = new pg.Pool({ connectionString: PG_URL, max: 10 });
-    });
-    after(async function () {
-      if (pool === undefined) return;
-      await dropPostgresTables(pool, prefix);
-      await pool.end();
-    });
-    const open = async () => new PostgresSessionRepository({ pool: pool!, prefix, logger });
+    const db = postgresPoolFixture(prefix, { max: 10 });
+    const open = async () => new PostgresSessionRepository({ pool: db.pool(), prefix, logger });
     lifecycleRepositoryContract('PostgresSessionRepository', open);
     lifecycleServiceContract({ name: 'PostgresSessionRepository', open, cli: { url: PG_URL, prefix } });
   });

@@ -6,6 +6,7 @@ import { PostgresSessionRepository } from '../../src/repository/PostgresSessionR
 import { PG_URL, freshServicePrefix, requireService } from '../support/services.js';
 import { describeChaos, runConnectionChaos } from './connectionFaults.js';
 import { describeCrashSummary, runCrashes } from './crashHarness.js';
+import { dropPostgresTables, probePostgres } from '../support/postgres.js';
 
 const silent = createDefaultLogger({ silent: true });
 
@@ -36,27 +37,19 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function dropTables(pool: pg.Pool, prefix: string): Promise<void> {
-  await pool.query(`DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations`);
-}
-
 describe('PostgresSessionRepository under connection faults', function () {
   this.timeout(120_000);
   const prefix = freshServicePrefix();
   let admin: pg.Pool;
 
   before(async function () {
-    await requireService(this, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
+    await requireService(this, 'PostgreSQL', probePostgres);
     admin = new pg.Pool({ connectionString: PG_URL, max: 2 });
     await new PostgresSessionRepository({ pool: admin, prefix, logger: silent }).migrate();
   });
   after(async function () {
     if (admin === undefined) return;
-    await dropTables(admin, prefix);
+    await dropPostgresTables(admin, prefix);
     await admin.end();
   });
 
@@ -227,7 +220,7 @@ describe('PostgresSessionRepository under connection faults', function () {
   describe('SIGKILL mid-compaction', function () {
     const crashPrefix = freshServicePrefix();
     after(async function () {
-      if (admin !== undefined) await dropTables(admin, crashPrefix);
+      if (admin !== undefined) await dropPostgresTables(admin, crashPrefix);
     });
 
     it('20 kills of a process appending and compacting: every acknowledged append survives once, no compaction is half-applied', async function () {

@@ -4,7 +4,7 @@ import { createDefaultLogger, PostgresSessionRepository, SchemaVersionError } fr
 import { migratePostgres } from '../../src/repository/postgres/postgresMigrator.js';
 import { MIGRATIONS, postgresTables, type Migration } from '../../src/repository/postgres/schema.js';
 import { PG_URL, requireService } from '../support/services.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { dropPostgresTables, freshPostgresPrefix, probePostgres } from '../support/postgres.js';
 
 const logger = createDefaultLogger({ silent: true });
 const allVersions = MIGRATIONS.map((m) => m.version).sort((a, b) => a - b);
@@ -19,11 +19,7 @@ describe('PostgreSQL schema versions', function () {
   };
 
   before(async function () {
-    await requireService(this, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
+    await requireService(this, 'PostgreSQL', probePostgres);
     pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
   });
   after(async function () {

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { expect } from 'chai';
 import {
   InvalidArgumentError,
@@ -16,32 +15,17 @@ import { PostgresSessionRepository } from '../../src/repository/PostgresSessionR
 import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
 import { badInputDifferential } from './differential.js';
 import { tortureSuite } from './torture.js';
-import { PG_URL, requireService } from '../support/services.js';
+import { PG_URL } from '../support/services.js';
 import { repositoryContract } from './contract.js';
 import { atomicMetadataSuite } from './metadataContract.js';
-import { dropPostgresTables, freshPostgresPrefix } from '../support/postgres.js';
+import { dropPostgresTables, freshPostgresPrefix, postgresPoolFixture } from '../support/postgres.js';
 
 describe('PostgresSessionRepository', function () {
   const prefix = freshPostgresPrefix();
-  let pool: pg.Pool;
+  const db = postgresPoolFixture(prefix, { max: 20 });
 
-  before(async function () {
-    await requireService(this, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
-    pool = new pg.Pool({ connectionString: PG_URL, max: 20 });
-  });
-  after(async function () {
-    if (pool !== undefined) {
-      await dropPostgresTables(pool, prefix);
-      await pool.end();
-    }
-  });
-
-  repositoryContract('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
-  badInputDifferential('PostgreSQL', async () => new PostgresSessionRepository({ pool, prefix }));
+  repositoryContract('PostgreSQL', async () => new PostgresSessionRepository({ pool: db.pool(), prefix }));
+  badInputDifferential('PostgreSQL', async () => new PostgresSessionRepository({ pool: db.pool(), prefix }));
 
   tortureSuite('two app instances (separate pools)', () =>
     [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix })),
@@ -54,21 +38,24 @@ describe('PostgresSessionRepository', function () {
   describe('schema and migrations', function () {
     it('concurrent first use by several instances applies each migration exactly once', async function () {
       const p = freshPostgresPrefix();
-      const repos = Array.from({ length: 6 }, () => new PostgresSessionRepository({ pool, prefix: p, initializeSchema: false }));
+      const repos = Array.from(
+        { length: 6 },
+        () => new PostgresSessionRepository({ pool: db.pool(), prefix: p, initializeSchema: false }),
+      );
       try {
         const applied = await Promise.all(repos.map((r) => r.migrate()));
         expect(applied.flat()).to.deep.equal(MIGRATIONS.map((m) => m.version));
-        const { rows } = await pool.query(`SELECT version FROM ${p}_migrations ORDER BY version`);
+        const { rows } = await db.pool().query(`SELECT version FROM ${p}_migrations ORDER BY version`);
         expect(rows.map((r: { version: number }) => r.version)).to.deep.equal(MIGRATIONS.map((m) => m.version));
         expect(await repos[0]!.migrate()).to.deep.equal([]);
       } finally {
-        await dropPostgresTables(pool, p);
+        await dropPostgresTables(db.pool(), p);
       }
     });
 
     it('with initializeSchema: false nothing is created until migrate() is called', async function () {
       const p = freshPostgresPrefix();
-      const repo = new PostgresSessionRepository({ pool, prefix: p, initializeSchema: false });
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix: p, initializeSchema: false });
       try {
         let error: unknown;
         try {
@@ -80,13 +67,13 @@ describe('PostgresSessionRepository', function () {
         await repo.migrate();
         expect(await repo.findById('x')).to.equal(null);
       } finally {
-        await dropPostgresTables(pool, p);
+        await dropPostgresTables(db.pool(), p);
       }
     });
 
     it('rejects a prefix that is not a plain identifier', function () {
       for (const bad of ['x; DROP TABLE y', 'a-b', '1abc', '', 'a'.repeat(40)]) {
-        expect(() => new PostgresSessionRepository({ pool, prefix: bad }), bad).to.throw(
+        expect(() => new PostgresSessionRepository({ pool: db.pool(), prefix: bad }), bad).to.throw(
           InvalidArgumentError,
           /prefix must match/,
         );
@@ -97,20 +84,22 @@ describe('PostgresSessionRepository', function () {
       const own = new PostgresSessionRepository({ connectionString: PG_URL, prefix });
       await own.findById('x');
       await own.close();
-      const borrowed = new PostgresSessionRepository({ pool, prefix });
+      const borrowed = new PostgresSessionRepository({ pool: db.pool(), prefix });
       await borrowed.close();
-      expect((await pool.query('SELECT 1 AS one')).rows[0]).to.deep.equal({ one: 1 });
+      expect((await db.pool().query('SELECT 1 AS one')).rows[0]).to.deep.equal({ one: 1 });
     });
 
     it('compaction touches only the active window: archived rows keep their seq', async function () {
-      const repo = new PostgresSessionRepository({ pool, prefix });
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix });
       const s = await repo.save(Session.create({ id: `seq-${freshPostgresPrefix()}`, userId: 'u' }));
       const events = ['a', 'b', 'c', 'd'].map((t) => SessionEvent.create({ sessionId: s.id, message: Messages.user(t) }));
       for (const e of events) await repo.appendEvent(e);
       const seqOf = async () =>
         new Map(
           (
-            await pool.query<{ id: string; seq: string }>(`SELECT id, seq FROM ${prefix}_events WHERE session_id = $1`, [s.id])
+            await db
+              .pool()
+              .query<{ id: string; seq: string }>(`SELECT id, seq FROM ${prefix}_events WHERE session_id = $1`, [s.id])
           ).rows.map((r) => [r.id, r.seq]),
         );
       await repo.compactEvents(s.id, events.slice(0, 2), events.slice(2), 4);

@@ -6,35 +6,12 @@ import { RedisSessionRepository } from '../../src/repository/RedisSessionReposit
 import { RedisScript } from '../../src/repository/redis/RedisScript.js';
 import { COMPACT_SCRIPT, SET_METADATA_SCRIPT } from '../../src/repository/redis/scripts.js';
 import { ReplyDroppingProxy } from '../support/ReplyDroppingProxy.js';
+import { deleteRedisKeys, probeRedis } from '../support/redis.js';
 import { REDIS_URL, freshServicePrefix, requireService } from '../support/services.js';
 import { describeChaos, runConnectionChaos } from './connectionFaults.js';
 import { describeCrashSummary, runCrashes } from './crashHarness.js';
 
 const silent = createDefaultLogger({ silent: true });
-
-async function probeRedis(): Promise<void> {
-  const probe = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  try {
-    await probe.connect();
-    await probe.ping();
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function deleteKeys(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await client.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
 
 function withConnectionName(url: string, name: string): string {
   const u = new URL(url);
@@ -70,7 +47,7 @@ describe('RedisSessionRepository under connection faults', function () {
   });
   after(async function () {
     if (admin === undefined) return;
-    await deleteKeys(admin, prefix);
+    await deleteRedisKeys(admin, prefix);
     await admin.quit();
   });
 
@@ -308,7 +285,7 @@ describe('RedisSessionRepository under connection faults', function () {
   describe('SIGKILL mid-compaction', function () {
     const crashPrefix = freshServicePrefix();
     after(async function () {
-      if (admin !== undefined) await deleteKeys(admin, crashPrefix);
+      if (admin !== undefined) await deleteRedisKeys(admin, crashPrefix);
     });
 
     it('20 kills of a process appending and compacting: every acknowledged append survives once, no compaction is half-applied', async function () {

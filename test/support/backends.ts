@@ -13,6 +13,8 @@ import {
   type SessionRepository,
 } from '../../src/index.js';
 import { PG_URL, REDIS_URL, requireService } from './services.js';
+import { probePostgres } from './postgres.js';
+import { deleteRedisKeys, probeRedis } from './redis.js';
 
 export interface Backend {
   name: string;
@@ -49,11 +51,7 @@ export function allBackends(): Backend[] {
     {
       name: 'postgres',
       setup: async (ctx) => {
-        await requireService(ctx, 'PostgreSQL', async () => {
-          const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-          await probe.connect();
-          await probe.end();
-        });
+        await requireService(ctx, 'PostgreSQL', probePostgres);
         pool = new pg.Pool({ connectionString: PG_URL, max: 5 });
         postgres = new PostgresSessionRepository({ pool, prefix: pgPrefix });
       },
@@ -70,26 +68,14 @@ export function allBackends(): Backend[] {
     {
       name: 'redis',
       setup: async (ctx) => {
-        await requireService(ctx, 'Redis', async () => {
-          const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0 });
-          try {
-            await probe.connect();
-          } finally {
-            probe.disconnect();
-          }
-        });
+        await requireService(ctx, 'Redis', probeRedis);
         client = new Redis(REDIS_URL);
         redis = new RedisSessionRepository({ client, prefix: redisPrefix });
       },
       repository: () => redis,
       teardown: async () => {
         if (client === undefined) return;
-        let cursor = '0';
-        do {
-          const [next, keys] = await client.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 1000);
-          if (keys.length > 0) await client.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
+        await deleteRedisKeys(client, redisPrefix);
         client.disconnect();
       },
     },

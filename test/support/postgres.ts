@@ -5,6 +5,13 @@ import { MIGRATIONS, postgresTables } from '../../src/repository/postgres/schema
 import { createDefaultLogger } from '../../src/logging.js';
 import { PG_URL, requireService } from './services.js';
 
+/** Resolves when the test server accepts a connection (for requireService). */
+export async function probePostgres(): Promise<void> {
+  const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  await probe.connect();
+  await probe.end();
+}
+
 /** A prefix no other run uses, so parallel runs on one server never collide. */
 export function freshPostgresPrefix(): string {
   return `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -20,21 +27,20 @@ export async function dropPostgresTables(pool: pg.Pool, prefix: string): Promise
 
 /**
  * A pool on the test server, skipped (or failed under CI) when it is unreachable; `after` drops the tables
- * under `prefix` and ends the pool. For migration tests that write an older schema themselves.
+ * under each prefix (a list may grow while the suite runs) and ends the pool.
  */
-export function postgresPoolFixture(prefix: string): { pool: () => pg.Pool } {
+export function postgresPoolFixture(
+  prefixes: string | readonly string[],
+  options: { max?: number } = {},
+): { pool: () => pg.Pool } {
   let pool: pg.Pool | undefined;
   before(async function () {
-    await requireService(this, 'PostgreSQL', async () => {
-      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-      await probe.connect();
-      await probe.end();
-    });
-    pool = new pg.Pool({ connectionString: PG_URL, max: 3 });
+    await requireService(this, 'PostgreSQL', probePostgres);
+    pool = new pg.Pool({ connectionString: PG_URL, max: options.max ?? 3 });
   });
   after(async function () {
     if (pool === undefined) return;
-    await dropPostgresTables(pool, prefix);
+    for (const prefix of typeof prefixes === 'string' ? [prefixes] : prefixes) await dropPostgresTables(pool, prefix);
     await pool.end();
   });
   return { pool: () => pool! };

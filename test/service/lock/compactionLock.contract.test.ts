@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import pg from 'pg';
 import { Redis } from 'ioredis';
 import { InProcessCompactionLock, InvalidArgumentError, type CompactionLock } from '../../../src/index.js';
 import { PostgresCompactionLock } from '../../../src/entries/postgres.js';
@@ -12,6 +11,7 @@ import { SqliteCompactionLock } from '../../../src/entries/sqlite.js';
 import { createDefaultLogger } from '../../../src/logging.js';
 import { PG_URL, REDIS_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { deleteRedisKeys, probeRedis } from '../../support/redis.js';
+import { probePostgres } from '../../support/postgres.js';
 
 const logger = createDefaultLogger({ silent: true });
 
@@ -49,11 +49,7 @@ const pairs: LockPair[] = [
     return {
       name: 'PostgreSQL',
       setup: async (ctx) => {
-        await requireService(ctx, 'PostgreSQL', async () => {
-          const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-          await probe.connect();
-          await probe.end();
-        });
+        await requireService(ctx, 'PostgreSQL', probePostgres);
         const prefix = freshServicePrefix();
         locks = [0, 1].map(() => new PostgresCompactionLock({ connectionString: PG_URL, prefix, logger }));
         return [locks[0]!, locks[1]!];

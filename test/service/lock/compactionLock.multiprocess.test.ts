@@ -6,7 +6,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { PG_URL, REDIS_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { deleteRedisKeys, probeRedis } from '../../support/redis.js';
-import { dropPostgresTables } from '../../support/postgres.js';
+import { dropPostgresTables, probePostgres } from '../../support/postgres.js';
 import { runContention, runKill, type LockBackend } from './lockHarness.js';
 
 const PROCESSES = 4;
@@ -42,11 +42,7 @@ const postgres = (): Setup => {
     name: 'PostgreSQL',
     freedWithConnection: true,
     setup: async (ctx) => {
-      await requireService(ctx, 'PostgreSQL', async () => {
-        const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-        await probe.connect();
-        await probe.end();
-      });
+      await requireService(ctx, 'PostgreSQL', probePostgres);
       reachable = true;
       return { backend: 'postgres', target: PG_URL, prefix };
     },

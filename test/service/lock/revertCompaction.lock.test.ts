@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import pg from 'pg';
 import { Redis } from 'ioredis';
 import {
   DefaultSessionService,
@@ -29,6 +28,7 @@ import type { CompactionLease } from '../../../src/spi.js';
 import { PG_URL, REDIS_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { deleteRedisKeys, probeRedis } from '../../support/redis.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
+import { probePostgres } from '../../support/postgres.js';
 
 const logger = createDefaultLogger({ silent: true });
 
@@ -62,12 +62,7 @@ const sharedLocks: SharedLock[] = [
     const opened: PostgresCompactionLock[] = [];
     return {
       name: 'PostgresCompactionLock',
-      setup: async (ctx: Mocha.Context) =>
-        requireService(ctx, 'PostgreSQL', async () => {
-          const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-          await probe.connect();
-          await probe.end();
-        }),
+      setup: async (ctx: Mocha.Context) => requireService(ctx, 'PostgreSQL', probePostgres),
       open: () => {
         const lock = new PostgresCompactionLock({ connectionString: PG_URL, prefix, logger });
         opened.push(lock);
