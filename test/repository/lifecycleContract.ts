@@ -15,19 +15,11 @@ import {
   type SessionRepository,
 } from '../../src/index.js';
 import { ownerHash } from '../../src/repository/lifecycle.js';
+import { rejection } from '../support/rejection.js';
 
 let counter = 0;
 const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 const DAY = 24 * 60 * 60 * 1000;
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** Everything a public read returns about these sessions, as bytes. */
 export async function snapshotOf(repo: SessionRepository, ids: readonly string[]): Promise<string> {

@@ -16,18 +16,10 @@ import {
 } from '../../src/index.js';
 import type { SessionMetadataUpdate } from '../../src/spi.js';
 import { createDefaultLogger } from '../../src/logging.js';
+import { rejection } from '../support/rejection.js';
 
 const logger = createDefaultLogger({ silent: true });
 const INCREMENTS = 50;
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 const counterOf = (session: Session | null) => session?.metadata.counter;
 

@@ -22,6 +22,7 @@ import {
 import { SQLITE_MIGRATIONS } from '../../src/repository/sqlite/sqliteSchema.js';
 import { badInputDifferential } from './differential.js';
 import { atomicMetadataSuite } from './metadataContract.js';
+import { rejection } from '../support/rejection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-repo-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,15 +31,6 @@ const fresh = () => join(dir, `db-${n++}.db`);
 const logger = createDefaultLogger({ silent: true });
 
 badInputDifferential('SqliteSessionRepository', async () => new SqliteSessionRepository({ path: fresh(), logger }));
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 function user(sessionId: string, id: string, text = id): SessionEvent {
   return SessionEvent.create({ sessionId, id, message: Messages.user(text) });

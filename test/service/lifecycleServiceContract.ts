@@ -30,6 +30,7 @@ import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
 import { createDefaultLogger } from '../../src/logging.js';
 import { json, runCli } from '../cli/support/runCli.js';
 import { snapshotOf } from '../repository/lifecycleContract.js';
+import { rejection } from '../support/rejection.js';
 
 export interface LifecycleBackend {
   name: string;
@@ -59,15 +60,6 @@ async function exportUser(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** A deterministic bag-of-words embedding: enough to rank, no model. */
