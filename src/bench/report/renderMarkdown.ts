@@ -156,11 +156,9 @@ export function cheapestAtEqualAnswer(
 function costHeadline(result: BenchResult): string[] {
   const rows = cheapestAtEqualAnswer(result.summaries);
   if (rows.length === 0) return [];
-  // Results written before the system-prompt floor existed carry only the send-once one.
-  const floor = (dataset: string, preset: string) => {
-    const info = result.datasets.find((d) => d.name === dataset);
-    return (info?.floorCost ?? info?.sendOnceCost)?.find((c) => c.preset === preset)?.costPerConversation ?? Number.NaN;
-  };
+  const floor = (dataset: string, preset: string) =>
+    result.datasets.find((d) => d.name === dataset)?.floorCost.find((c) => c.preset === preset)?.costPerConversation ??
+    Number.NaN;
   return [
     `## What a conversation costs: this library against \`${LANGCHAIN_PEER}\` at equal answer-in-context`,
     '',
@@ -344,12 +342,10 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
         `Reference — every message sent exactly once, uncached, plus the recorded replies (no policy that shows the model each message can cost less): ${info.sendOnceCost.map((c) => `${c.preset} ${money(c.costPerConversation)}`).join(', ')} per conversation.`,
         '',
       );
-      if (info.floorCost !== undefined && info.floorCost.length > 0) {
-        out.push(
-          `Floor — the same plus the system messages re-read from the cache on every later call (no policy that keeps the instructions in every prompt can cost less): ${info.floorCost.map((c) => `${c.preset} ${money(c.costPerConversation)}`).join(', ')} per conversation.`,
-          '',
-        );
-      }
+      out.push(
+        `Floor — the same plus the system messages re-read from the cache on every later call (no policy that keeps the instructions in every prompt can cost less): ${info.floorCost.map((c) => `${c.preset} ${money(c.costPerConversation)}`).join(', ')} per conversation.`,
+        '',
+      );
     }
     for (const [key, file] of charts.cost ?? []) {
       if (key.startsWith(`${dataset}\u0000`))
