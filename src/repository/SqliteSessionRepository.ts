@@ -146,9 +146,9 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private readonly secureDelete: boolean;
   private lifecycleStatements: SqliteLifecycle | undefined;
   private compactionStatements: SqliteCompactions | undefined;
-  private warnedUnrecorded = false;
   private purgeGenerationStatements: PurgeGenerationStatements | undefined;
-  private warnedNoPurgeGeneration = false;
+  /** Schema versions already warned about by preparedIfMigrated. */
+  private readonly warnedUnmigrated = new Set<number>();
   private recordedWrite:
     | Database.Transaction<
         (
@@ -382,22 +382,12 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
    */
   private compactionsIfMigrated(): SqliteCompactions | null {
     this.ready();
-    if (this.compactionStatements === undefined) {
-      try {
-        this.compactionStatements = new SqliteCompactions(this.db, this.tables);
-      } catch {
-        if (!this.warnedUnrecorded) {
-          this.warnedUnrecorded = true;
-          this.logger.warn('compactions are not recorded until the schema is migrated', {
-            path: this.path,
-            prefix: this.prefix,
-            version: COMPACTION_RECORD_SCHEMA_VERSION,
-          });
-        }
-        return null;
-      }
-    }
-    return this.compactionStatements;
+    this.compactionStatements ??= this.preparedIfMigrated(
+      () => new SqliteCompactions(this.db, this.tables),
+      COMPACTION_RECORD_SCHEMA_VERSION,
+      'compactions are not recorded until the schema is migrated',
+    );
+    return this.compactionStatements ?? null;
   }
 
   /**
@@ -407,27 +397,33 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
    */
   private purgeGenerationIfMigrated(): PurgeGenerationStatements | null {
     this.ready();
-    if (this.purgeGenerationStatements === undefined) {
-      const s = this.tables.sessions;
-      try {
-        this.purgeGenerationStatements = {
-          read: this.db.prepare(`SELECT event_version AS version, purge_generation AS purgeGeneration FROM ${s} WHERE id = ?`),
-          bump: this.db.prepare(`UPDATE ${s} SET purge_generation = purge_generation + 1 WHERE id = ?`),
-        };
-      } catch (error) {
-        if (!/no such column/i.test(String(error))) throw error;
-        if (!this.warnedNoPurgeGeneration) {
-          this.warnedNoPurgeGeneration = true;
-          this.logger.warn('recall indexes of other processes miss archive purges until the schema is migrated', {
-            path: this.path,
-            prefix: this.prefix,
-            version: SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
-          });
-        }
-        return null;
+    const s = this.tables.sessions;
+    this.purgeGenerationStatements ??= this.preparedIfMigrated(
+      () => ({
+        read: this.db.prepare(`SELECT event_version AS version, purge_generation AS purgeGeneration FROM ${s} WHERE id = ?`),
+        bump: this.db.prepare(`UPDATE ${s} SET purge_generation = purge_generation + 1 WHERE id = ?`),
+      }),
+      SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
+      'recall indexes of other processes miss archive purges until the schema is migrated',
+    );
+    return this.purgeGenerationStatements ?? null;
+  }
+
+  /**
+   * Statements that need schema `version`, or undefined (tried again next call: another process may migrate
+   * the file meanwhile) with one warning per version while the file is older. Any other error is thrown.
+   */
+  private preparedIfMigrated<T>(prepare: () => T, version: number, warning: string): T | undefined {
+    try {
+      return prepare();
+    } catch (error) {
+      if (!/no such (table|column)|has no column named/i.test(String(error))) throw error;
+      if (!this.warnedUnmigrated.has(version)) {
+        this.warnedUnmigrated.add(version);
+        this.logger.warn(warning, { path: this.path, prefix: this.prefix, version });
       }
+      return undefined;
     }
-    return this.purgeGenerationStatements;
   }
 
   /** One IMMEDIATE transaction for the whole batch: a crash keeps all of it or none. */
