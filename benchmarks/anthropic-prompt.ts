@@ -11,16 +11,16 @@
 // the order, after a warm-up; the figures are the medians over all calls.
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { isDeepStrictEqual } from 'node:util';
-import { Messages, SessionEvent, type Message } from '../src/index.js';
+import { Messages, SessionEvent, type Message } from 'session-compaction';
+import { AnthropicChatProvider, fromAnthropicMessage, type AnthropicChatParams } from 'session-compaction/anthropic';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
-import { AnthropicChatProvider, fromAnthropicMessage, type AnthropicChatParams } from '../src/integration/anthropic/index.js';
-import { anthropicPrompt } from '../src/integration/anthropic/AnthropicMessages.js';
+import { anthropicPrompt } from '../src/providers/anthropic/AnthropicMessages.js';
 import {
   countCacheBreakpoints,
   limitStoredBreakpoints,
   withCacheBreakpoints,
-} from '../src/integration/anthropic/cacheBreakpoints.js';
-import { METADATA_RECALL_BLOCK } from '../src/integration/recallSupport.js';
+} from '../src/providers/anthropic/cacheBreakpoints.js';
+import { METADATA_RECALL_BLOCK } from '../src/chat/recallSupport.js';
 import { referenceStableHistoryEnd } from '../test/support/anthropicStableEndReference.js';
 import { numberArg } from './support/args.js';
 

@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { buildChatServer, USER_HEADER } from '../examples/chat-server/app.js';
 import type { ChatServerConfig } from '../examples/chat-server/config.js';
 import { createChatContainer } from '../examples/chat-server/container.js';
-import { createDefaultLogger } from '../src/index.js';
+import { createDefaultLogger } from 'session-compaction';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../test/support/fakeOpenAIServer.js';
 
 const { values } = parseArgs({

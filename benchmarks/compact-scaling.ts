@@ -20,8 +20,8 @@ import {
   type CompactionStrategy,
   type Message,
   type SessionEvent,
-} from '../src/index.js';
-import { estimateEventsTokens } from '../src/spi.js';
+} from 'session-compaction';
+import { estimateEventsTokens } from 'session-compaction/spi';
 import { mulberry32 } from '../src/bench/prng.js';
 
 const SIZES = [1_000, 10_000, 100_000];

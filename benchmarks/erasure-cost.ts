@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync, existsSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDefaultLogger, DefaultSessionService, Session, SessionEvent, SqliteSessionRepository } from '../src/index.js';
+import { createDefaultLogger, DefaultSessionService, Session, SessionEvent, SqliteSessionRepository } from 'session-compaction';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 import { arg } from './support/args.js';
 

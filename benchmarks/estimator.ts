@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
 import { MAX_PIECE_CHARS } from '../src/tokens/BpeTokenCounter.js';
-import { TiktokenTokenCountEstimator } from '../src/index.js';
+import { TiktokenTokenCountEstimator } from 'session-compaction';
 import { mulberry32 } from '../src/bench/prng.js';
 
 const KB = 1024;

@@ -14,7 +14,7 @@ import {
   SessionEvent,
   SqliteSessionRepository,
   type SessionRepository,
-} from '../src/index.js';
+} from 'session-compaction';
 
 const logger = createDefaultLogger({ silent: true });
 const sizes = (process.env.SIZES ?? '10000,100000').split(',').map(Number);

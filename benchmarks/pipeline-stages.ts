@@ -26,8 +26,8 @@ import {
   SessionEvent,
   createDefaultLogger,
   defaultTokenCountEstimator,
-} from '../src/index.js';
-import { estimateEventsTokens } from '../src/spi.js';
+} from 'session-compaction';
+import { estimateEventsTokens } from 'session-compaction/spi';
 
 const dir = resolve(process.env.RECORDED_DIR ?? '.');
 const budget = Number(process.argv[2] ?? 8000);

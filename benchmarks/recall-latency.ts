@@ -25,7 +25,7 @@ import {
   createDefaultLogger,
   type Message,
   type SessionRepository,
-} from '../src/index.js';
+} from 'session-compaction';
 import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
 import { mulberry32 } from '../src/bench/prng.js';
 import { toMessage } from '../src/bench/recorded/toMessage.js';

@@ -23,7 +23,7 @@ import {
   Session,
   SessionEvent,
   type SessionRepository,
-} from '../src/index.js';
+} from 'session-compaction';
 import { arg } from './support/args.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -167,9 +167,9 @@ async function openBackend(name: string): Promise<Backend | null> {
     case 'memory':
       return { name, repo: new InMemorySessionRepository(), cleanup: async () => {} };
     case 'sqlite': {
-      const file = new URL('../src/repository/SqliteSessionRepository.ts', import.meta.url);
+      const file = new URL('../src/backends/sqlite/SqliteSessionRepository.ts', import.meta.url);
       if (!existsSync(file)) return null;
-      const mod = (await import('../src/repository/SqliteSessionRepository.js')) as {
+      const mod = (await import('../src/backends/sqlite/SqliteSessionRepository.js')) as {
         SqliteSessionRepository: new (o: { path: string }) => SessionRepository;
       };
       const dir = mkdtempSync(path.join(os.tmpdir(), 'sc-bench-'));

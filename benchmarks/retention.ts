@@ -39,8 +39,8 @@ import {
   SessionEvent,
   SqliteSessionRepository,
   type SessionRepository,
-} from '../src/index.js';
-import type { RetentionProgress, RetentionReport } from '../src/entries/lifecycle.js';
+} from 'session-compaction';
+import type { RetentionProgress, RetentionReport } from 'session-compaction/lifecycle';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 import { mulberry32 } from '../src/bench/prng.js';
 import { arg } from './support/args.js';

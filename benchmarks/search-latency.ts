@@ -17,8 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { Bm25Retriever } from '../src/recall/Bm25Retriever.js';
 import {
+  Bm25Retriever,
   CompactionResult,
   DefaultSessionService,
   EventFilter,
@@ -30,8 +30,8 @@ import {
   createDefaultLogger,
   type Retriever,
   type SessionRepository,
-} from '../src/index.js';
-import { RepositoryRetriever } from '../src/recall/RepositoryRetriever.js';
+  RepositoryRetriever,
+} from 'session-compaction';
 import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
 import { toMessage } from '../src/bench/recorded/toMessage.js';
 import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';

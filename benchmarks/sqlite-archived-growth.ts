@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EventFilter, Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from '../src/index.js';
-import type { SqliteSessionRepositoryOptions } from '../src/entries/sqlite.js';
+import { EventFilter, Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from 'session-compaction';
+import type { SqliteSessionRepositoryOptions } from 'session-compaction/sqlite';
 import { arg } from './support/args.js';
 
 const ARCHIVES = arg('archived', '100,100000').split(',').map(Number);

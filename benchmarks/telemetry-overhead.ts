@@ -24,8 +24,8 @@ import {
   TurnCountTrigger,
   TurnWindowCompactionStrategy,
   type SessionRepository,
-} from '../src/index.js';
-import { configureTelemetry } from '../src/entries/telemetry.js';
+} from 'session-compaction';
+import { configureTelemetry } from 'session-compaction/telemetry';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 import { numberArg } from './support/args.js';
 

@@ -10,8 +10,8 @@ import {
   SqliteSessionRepository,
   TokenCountCompactionStrategy,
   TokenCountTrigger,
-} from '../src/index.js';
-import { AiSdkSessionMemory } from '../src/integration/ai-sdk/index.js';
+} from 'session-compaction';
+import { AiSdkSessionMemory } from 'session-compaction/ai-sdk';
 
 const sessions = new DefaultSessionService(new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' }));
 const memory = new AiSdkSessionMemory({

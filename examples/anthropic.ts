@@ -9,8 +9,8 @@ import {
   EventFilter,
   SqliteSessionRepository,
   TokenCountCompactionStrategy,
-} from '../src/index.js';
-import { AnthropicSessionMemory } from '../src/integration/anthropic/index.js';
+} from 'session-compaction';
+import { AnthropicSessionMemory } from 'session-compaction/anthropic';
 
 const repository = new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' });
 const sessions = new DefaultSessionService(repository);

@@ -11,8 +11,9 @@ import {
   RecursiveSummarizationCompactionStrategy,
   TurnCountTrigger,
   type ChatClient,
-} from '../src/index.js';
-import { SqliteCompactionLock, SqliteSessionRepository } from '../src/entries/sqlite.js';
+  SqliteSessionRepository,
+} from 'session-compaction';
+import { SqliteCompactionLock } from 'session-compaction/sqlite';
 
 const dir = mkdtempSync(join(tmpdir(), 'compaction-lock-example-'));
 const path = join(dir, 'sessions.db');

@@ -8,8 +8,8 @@ import {
   SessionMemory,
   cacheAwareCompaction,
   sessionUsageTotals,
-} from '../src/index.js';
-import { PROVIDER_PRESETS } from '../src/spi.js';
+} from 'session-compaction';
+import { PROVIDER_PRESETS } from 'session-compaction/spi';
 
 const preset = PROVIDER_PRESETS['openai-gpt-4.1']!;
 const sessionService = new DefaultSessionService(new InMemorySessionRepository());

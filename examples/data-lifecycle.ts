@@ -8,7 +8,7 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   SqliteSessionRepository,
-} from '../src/index.js';
+} from 'session-compaction';
 
 const DAY = 24 * 60 * 60 * 1000;
 // A movable clock, so that the example can let 100 days pass.

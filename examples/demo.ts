@@ -18,8 +18,8 @@ import {
   type CompactionTrigger,
   type SessionService,
   type TokenCountEstimator,
-} from '../src/index.js';
-import { countTurns, estimateEventsTokens } from '../src/spi.js';
+} from 'session-compaction';
+import { countTurns, estimateEventsTokens } from 'session-compaction/spi';
 import { loadRecordedSample, toMessage, type RecordedSession } from './recordedSample.js';
 
 interface Named<T> {

@@ -10,8 +10,8 @@ import {
   SqliteSessionRepository,
   TurnCountTrigger,
   TurnWindowCompactionStrategy,
-} from '../src/index.js';
-import { CompactingChatMessageHistory } from '../src/integration/langchain/index.js';
+} from 'session-compaction';
+import { CompactingChatMessageHistory } from 'session-compaction/langchain';
 
 const repository = new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' });
 const sessions = new DefaultSessionService(repository);

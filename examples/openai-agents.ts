@@ -10,8 +10,8 @@ import {
   SqliteSessionRepository,
   TokenCountCompactionStrategy,
   TokenCountTrigger,
-} from '../src/index.js';
-import { CompactingSession } from '../src/integration/openai-agents/index.js';
+} from 'session-compaction';
+import { CompactingSession } from 'session-compaction/openai-agents';
 
 const repository = new SqliteSessionRepository({ path: process.env.SESSIONS_DB ?? './sessions.db' });
 const sessionService = new DefaultSessionService(repository); // any repository: memory, SQLite, PostgreSQL, Redis

@@ -9,8 +9,8 @@ import {
   ResolvedConfiguration,
   createDefaultLogger,
   loadConfigurationFile,
-} from '../src/index.js';
-import { compactionStatsOf } from '../src/entries/telemetry.js';
+} from 'session-compaction';
+import { compactionStatsOf } from 'session-compaction/telemetry';
 
 const logger = createDefaultLogger({ level: 'error' });
 const service = new DefaultSessionService(new InMemorySessionRepository(), { logger, recordCompactionStats: true });

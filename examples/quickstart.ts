@@ -9,7 +9,7 @@ import {
   TurnCountTrigger,
   TYPES,
   type SessionService,
-} from '../src/index.js';
+} from 'session-compaction';
 
 const container = new Container();
 await container.load(createSessionCompactionModule({ repository: 'memory' }));

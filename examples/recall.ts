@@ -9,7 +9,7 @@ import {
   Messages,
   SlidingWindowCompactionStrategy,
   toOpenAIMessages,
-} from '../src/index.js';
+} from 'session-compaction';
 
 const sessions = new DefaultSessionService(new InMemorySessionRepository());
 const retriever = new Bm25Retriever({ sessionService: sessions });

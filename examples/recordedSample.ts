@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Messages, type Message, type ToolCall, type ToolResponse } from '../src/index.js';
+import { Messages, type Message, type ToolCall, type ToolResponse } from 'session-compaction';
 
 /** One event of the shipped sample (data/*.json), in the library-neutral format described in data/ATTRIBUTION.md. */
 export interface RecordedEvent {

@@ -7,7 +7,7 @@ import {
   InMemorySessionRepository,
   Messages,
   RecursiveSummarizationCompactionStrategy,
-} from '../src/index.js';
+} from 'session-compaction';
 
 const sessions = new DefaultSessionService(new InMemorySessionRepository());
 const { id } = await sessions.create({ userId: 'alice' });

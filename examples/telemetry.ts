@@ -20,7 +20,7 @@ import {
   InMemorySessionRepository,
   Messages,
   TurnCountTrigger,
-} from '../src/index.js';
+} from 'session-compaction';
 
 const spans = new InMemorySpanExporter();
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());

@@ -20,7 +20,7 @@ export {
 export { SessionEvent, type EventMetadata } from './session/SessionEvent.js';
 export { Session } from './session/Session.js';
 export { type CreateSessionRequest } from './session/CreateSessionRequest.js';
-export { toOpenAIMessages, fromOpenAIMessage, type OpenAIMessageParam, type ToOpenAIOptions } from './session/OpenAIMessages.js';
+export { toOpenAIMessages, fromOpenAIMessage, type OpenAIMessageParam, type ToOpenAIOptions } from './providers/openai/index.js';
 export { formatEvent } from './session/formatEvent.js';
 
 // Reading
@@ -36,15 +36,15 @@ export { type UsageRecord } from './tokens/UsageRecord.js';
 // Storage
 export { type SessionRepository } from './repository/SessionRepository.js';
 export { InMemorySessionRepository } from './repository/InMemorySessionRepository.js';
-export { SqliteSessionRepository } from './repository/SqliteSessionRepository.js';
-export { PostgresSessionRepository } from './repository/PostgresSessionRepository.js';
-export { RedisSessionRepository } from './repository/RedisSessionRepository.js';
+export { SqliteSessionRepository } from './backends/sqlite/SqliteSessionRepository.js';
+export { PostgresSessionRepository } from './backends/postgres/PostgresSessionRepository.js';
+export { RedisSessionRepository } from './backends/redis/RedisSessionRepository.js';
 export { SchemaVersionError } from './repository/SchemaVersionError.js';
 
 // Summarisation
 export { type ChatClient } from './summarization/ChatClient.js';
 export { SummarizationError } from './summarization/SummarizationError.js';
-export { OpenAIChatClient } from './summarization/OpenAIChatClient.js';
+export { OpenAIChatClient } from './providers/openai/index.js';
 export { ExtractiveSummarizer } from './summarization/ExtractiveSummarizer.js';
 export { SummaryQualityGate } from './summarization/SummaryQualityGate.js';
 export { FallbackChatClient } from './summarization/FallbackChatClient.js';
@@ -94,8 +94,8 @@ export { type ForkSessionOptions } from './service/SessionForker.js';
 export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';
 export { type CompactionHooks } from './service/CompactionHooks.js';
-export { type CompactionLock } from './service/lock/CompactionLock.js';
-export { InProcessCompactionLock } from './service/lock/InProcessCompactionLock.js';
+export { type CompactionLock } from './lock/CompactionLock.js';
+export { InProcessCompactionLock } from './lock/InProcessCompactionLock.js';
 
 // Recall
 export { type Retriever, type RetrievalRequest, type RetrievedEvent } from './recall/Retriever.js';
@@ -103,21 +103,21 @@ export { Bm25Retriever } from './recall/Bm25Retriever.js';
 export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
 export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';
 export { HybridRetriever } from './recall/HybridRetriever.js';
-export { openAIEmbeddings } from './recall/openAIEmbeddings.js';
+export { openAIEmbeddings } from './providers/openai/index.js';
 export { ContextAssembler, type AssembleRequest, type AssembledContext, type RecallSettings } from './recall/ContextAssembler.js';
 
 // Chat integration
-export { SessionMemory } from './integration/SessionMemory.js';
+export { SessionMemory } from './chat/SessionMemory.js';
 export {
   type SessionMemoryOptions,
   type SessionMemoryRequest,
   type SessionMemoryResponse,
   type SessionMemoryStreamEvent,
   type SessionMemoryRecallOptions,
-} from './integration/SessionMemoryTypes.js';
-export { sessionUsageTotals } from './integration/SessionUsageRecorder.js';
-export { IdempotentSessionEventIdGenerator } from './integration/IdempotentSessionEventIdGenerator.js';
-export { RecallTools } from './integration/RecallTools.js';
+} from './chat/SessionMemoryTypes.js';
+export { sessionUsageTotals } from './chat/SessionUsageRecorder.js';
+export { IdempotentSessionEventIdGenerator } from './chat/IdempotentSessionEventIdGenerator.js';
+export { RecallTools } from './providers/openai/index.js';
 
 // Configuration file and profiles
 export { loadConfigurationFile } from './config/loadConfiguration.js';

@@ -7,12 +7,12 @@ export { type SessionEventInit } from './session/SessionEvent.js';
 export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './session/Session.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';
 export { formatMessage, type FormatOptions } from './session/formatEvent.js';
-export { type FromOpenAIOptions } from './session/OpenAIMessages.js';
+export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 
 // Repositories: filtering, encoding, the contract's helpers
 export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/EventFilter.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
-export { type PostgresPool } from './repository/PostgresSessionRepository.js';
+export { type PostgresPool } from './backends/postgres/PostgresSessionRepository.js';
 export {
   type EventLogState,
   type EventSearchOptions,
@@ -30,7 +30,7 @@ export {
 } from './repository/CompactionRecord.js';
 export { type CompactionAccessOptions } from './service/CompactionReverter.js';
 export { METADATA_FORKED_FROM, type ForkOrigin } from './service/SessionForker.js';
-export { type RedisClient } from './repository/RedisSessionRepository.js';
+export { type RedisClient } from './backends/redis/RedisSessionRepository.js';
 
 // Tokens
 export { CharacterTokenCountEstimator } from './tokens/TokenCountEstimator.js';
@@ -122,7 +122,7 @@ export { type TokenGrowthTriggerOptions } from './compaction/triggers/TokenGrowt
 // Summarisers
 export { type ChatUsage, type ChatUsageListener } from './summarization/ChatClient.js';
 export { type SummarizationErrorKind } from './summarization/SummarizationError.js';
-export { type ChatCompletionOutcome } from './summarization/OpenAIChatClient.js';
+export { type ChatCompletionOutcome } from './providers/openai/OpenAIChatClient.js';
 export { type ExtractiveSummarizerOptions } from './summarization/ExtractiveSummarizer.js';
 export { mechanicalSummary } from './summarization/mechanicalSummary.js';
 export {
@@ -145,22 +145,22 @@ export { DEFAULT_MAX_INDEXED_SESSIONS } from './recall/Bm25Retriever.js';
 export { DEFAULT_MAX_CACHED_VECTORS, type EmbeddingRetrieverOptions } from './recall/EmbeddingRetriever.js';
 export { DEFAULT_RRF_K, type HybridRetrieverOptions } from './recall/HybridRetriever.js';
 export { type RepositoryRetrieverOptions } from './recall/RepositoryRetriever.js';
-export { type OpenAIEmbeddingsOptions } from './recall/openAIEmbeddings.js';
+export { type OpenAIEmbeddingsOptions } from './providers/openai/openAIEmbeddings.js';
 export {
   type ChatProvider,
   type ChatProviderCall,
   type ChatProviderOutcome,
   type ChatProviderTypes,
   type PersistableMessage,
-} from './integration/ChatProvider.js';
+} from './chat/ChatProvider.js';
 export {
   OpenAIChatProvider,
   type OpenAIChatParams,
   type OpenAIChatProviderOptions,
   type OpenAIChatTypes,
-} from './integration/OpenAIChatProvider.js';
-export { METADATA_USAGE, type ProviderTokenUsage } from './integration/SessionUsageRecorder.js';
-export { type SessionMemoryService, type ContextStatus } from './integration/SessionMemoryTypes.js';
+} from './providers/openai/OpenAIChatProvider.js';
+export { METADATA_USAGE, type ProviderTokenUsage } from './chat/SessionUsageRecorder.js';
+export { type SessionMemoryService, type ContextStatus } from './chat/SessionMemoryTypes.js';
 export {
   SESSION_ID_CONTEXT_KEY,
   USER_ID_CONTEXT_KEY,
@@ -169,12 +169,12 @@ export {
   type SessionEventIdGenerator,
   type SessionEventIdGeneratorFunction,
   type SessionEventIdGeneratorLike,
-} from './integration/eventIdGenerators.js';
-export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './integration/ChatCompletionChunkAggregator.js';
-export { SessionCalibrator, type SessionMetadataStore } from './integration/SessionCalibrator.js';
-export { ConversationSearchTool, type ConversationSearchToolOptions } from './integration/ConversationSearchTool.js';
-export { CrossSessionSearchTool, type CrossSessionSearchToolOptions } from './integration/CrossSessionSearchTool.js';
-export { type RecallToolContext } from './integration/recallSupport.js';
+} from './chat/eventIdGenerators.js';
+export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './providers/openai/ChatCompletionChunkAggregator.js';
+export { SessionCalibrator, type SessionMetadataStore } from './chat/SessionCalibrator.js';
+export { ConversationSearchTool, type ConversationSearchToolOptions } from './providers/openai/ConversationSearchTool.js';
+export { CrossSessionSearchTool, type CrossSessionSearchToolOptions } from './providers/openai/CrossSessionSearchTool.js';
+export { type RecallToolContext } from './chat/recallSupport.js';
 export { type RepositoryKind, type RepositorySettings } from './di/repositoryFactories.js';
 export { accessDeniedMessage } from './service/sessionAccess.js';
 export { TELEMETRY_ATTRIBUTES, TELEMETRY_METRICS, TELEMETRY_SPANS } from './telemetry/index.js';
@@ -218,7 +218,7 @@ export {
   MISSING_TOOL_RESULT,
   type ToolPairingRepair,
   type PairOpenAIToolMessagesOptions,
-} from './session/openAIToolPairing.js';
+} from './providers/openai/openAIToolPairing.js';
 export {
   METADATA_INCOMPLETE,
   METADATA_FINISH_REASON,
@@ -230,12 +230,8 @@ export { type KnownWindow } from './service/SessionService.js';
 // Option and detail types of root classes: named by implementers and wrappers, not needed to use the classes.
 export { type RepositoryBackend } from './errors.js';
 export { type ProviderPreset } from './tokens/ModelPrices.js';
-export { type OpenAIChatClientOptions } from './summarization/OpenAIChatClient.js';
-export {
-  type CompactionLease,
-  type CompactionLockSettings,
-  type CompactionLockAcquireOptions,
-} from './service/lock/CompactionLock.js';
+export { type OpenAIChatClientOptions } from './providers/openai/OpenAIChatClient.js';
+export { type CompactionLease, type CompactionLockSettings, type CompactionLockAcquireOptions } from './lock/CompactionLock.js';
 export { type Bm25RetrieverOptions } from './recall/Bm25Retriever.js';
-export { type SessionUsageTotals } from './integration/SessionUsageRecorder.js';
-export { type RecallToolsOptions } from './integration/RecallTools.js';
+export { type SessionUsageTotals } from './chat/SessionUsageRecorder.js';
+export { type RecallToolsOptions } from './providers/openai/RecallTools.js';

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Container } from 'inversify';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { ChatCompletionMessage, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { accessDeniedMessage } from '../../src/spi.js';
 import {
   IllegalStateError,
   InvalidArgumentError,
@@ -11,11 +10,12 @@ import {
   type CompactionResult,
   type RecallTools,
   type SessionEvent,
-  type SessionMemory,
   type SessionMemoryResponse,
   type SessionRepository,
   type SessionService,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { accessDeniedMessage } from 'session-compaction/spi';
+import type { OpenAIChatTypes, OpenAISessionMemory } from 'session-compaction/openai';
 import type { ChatServerConfig } from './config.js';
 import { APP_TYPES } from './container.js';
 
@@ -97,7 +97,7 @@ export function buildChatServer(container: Container): FastifyInstance {
   // JSON only: any other content type is answered 415.
   app.removeContentTypeParser('text/plain');
   const sessions = () => container.get<SessionService>(TYPES.SessionService);
-  const memory = () => container.get<SessionMemory>(APP_TYPES.SessionMemory);
+  const memory = () => container.get<OpenAISessionMemory>(APP_TYPES.SessionMemory);
   const recall = () => container.get<RecallTools>(APP_TYPES.RecallTools);
 
   app.addHook('onClose', async () => {
@@ -139,7 +139,7 @@ export function buildChatServer(container: Container): FastifyInstance {
     const userId = userOf(request);
     const sessionId = request.body.conversation_id ?? randomUUID();
     let messages = firstRound(request.body);
-    let response: SessionMemoryResponse | undefined;
+    let response: SessionMemoryResponse<OpenAIChatTypes> | undefined;
     let summarized = false;
     let compaction: CompactionResult | undefined;
     for (let round = 0; round <= config.maxToolRounds; round++) {
@@ -183,7 +183,7 @@ export function buildChatServer(container: Container): FastifyInstance {
       let summarized = false;
       let compaction: CompactionResult | undefined;
       for (let round = 0; round <= config.maxToolRounds; round++) {
-        let done: SessionMemoryResponse | undefined;
+        let done: SessionMemoryResponse<OpenAIChatTypes> | undefined;
         // The first item is awaited before any header is written, so an access violation is still a plain 403.
         for await (const item of memory().stream({ sessionId, userId, messages, ...toolParams(), signal: abort.signal })) {
           switch (item.type) {

@@ -1,4 +1,4 @@
-import type { SummaryFailureMode } from '../../src/index.js';
+import type { SummaryFailureMode } from 'session-compaction';
 
 /** Everything the example server reads from its environment, with defaults that run against a local endpoint. */
 export interface ChatServerConfig {

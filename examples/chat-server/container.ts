@@ -9,14 +9,14 @@ import {
   OpenAIChatClient,
   RecallTools,
   RecursiveSummarizationCompactionStrategy,
-  SessionMemory,
   TYPES,
   type ChatClient,
   type DefaultSessionService,
   type Logger,
   type SessionRepository,
   type TokenCountEstimator,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { OpenAISessionMemory } from 'session-compaction/openai';
 import type { ChatServerConfig } from './config.js';
 
 /** The app's own injection tokens, next to the library's TYPES. */
@@ -81,10 +81,10 @@ export function createChatContainer(
   container.bind<ChatServerConfig>(APP_TYPES.Config).toConstantValue(config);
   container.bind<OpenAI>(APP_TYPES.OpenAI).toConstantValue(client);
   container
-    .bind<SessionMemory>(APP_TYPES.SessionMemory)
+    .bind<OpenAISessionMemory>(APP_TYPES.SessionMemory)
     .toDynamicValue(
       (ctx) =>
-        new SessionMemory({
+        new OpenAISessionMemory({
           sessionService: ctx.get<DefaultSessionService>(TYPES.SessionService),
           client: ctx.get<OpenAI>(APP_TYPES.OpenAI),
           model: config.model,

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Logger } from '../logging.js';
-import { openAIEmbeddings } from '../recall/openAIEmbeddings.js';
+import { openAIEmbeddings } from '../providers/openai/openAIEmbeddings.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { resolvePricing, type BenchConfig } from './BenchConfig.js';
 import { PromptSegmentCoder } from './cost/ConversationCostMeter.js';

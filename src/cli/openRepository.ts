@@ -85,7 +85,7 @@ export async function openRepository(
       break;
     }
     case 'sqlite': {
-      const { SqliteSessionRepository } = await import('../repository/SqliteSessionRepository.js');
+      const { SqliteSessionRepository } = await import('../backends/sqlite/SqliteSessionRepository.js');
       repository = new SqliteSessionRepository({
         path: location.target,
         ...common,
@@ -95,12 +95,12 @@ export async function openRepository(
       break;
     }
     case 'postgres': {
-      const { PostgresSessionRepository } = await import('../repository/PostgresSessionRepository.js');
+      const { PostgresSessionRepository } = await import('../backends/postgres/PostgresSessionRepository.js');
       repository = new PostgresSessionRepository({ connectionString: location.target, ...common });
       break;
     }
     case 'redis': {
-      const { RedisSessionRepository } = await import('../repository/RedisSessionRepository.js');
+      const { RedisSessionRepository } = await import('../backends/redis/RedisSessionRepository.js');
       repository = new RedisSessionRepository({ url: location.target, ...common });
       break;
     }

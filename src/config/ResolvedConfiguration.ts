@@ -4,7 +4,7 @@ import { contextWindowOf } from '../compaction/modelContextWindows.js';
 import type { Logger } from '../logging.js';
 import type { RetentionPolicy } from '../service/lifecycle/reports.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
-import { OpenAIChatClient } from '../summarization/OpenAIChatClient.js';
+import { OpenAIChatClient } from '../providers/openai/OpenAIChatClient.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import {
   ConfigurationError,

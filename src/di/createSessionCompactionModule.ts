@@ -4,7 +4,7 @@ import type { Logger } from '../logging.js';
 import { createDefaultLogger } from '../logging.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import type { CompactionHooks } from '../service/CompactionHooks.js';
-import type { CompactionLock, CompactionLockSettings } from '../service/lock/CompactionLock.js';
+import type { CompactionLock, CompactionLockSettings } from '../lock/CompactionLock.js';
 import { DefaultSessionService, type DefaultSessionServiceOptions } from '../service/DefaultSessionService.js';
 import type { ChatClient } from '../summarization/ChatClient.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';

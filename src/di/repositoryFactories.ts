@@ -1,10 +1,13 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { InMemorySessionRepository } from '../repository/InMemorySessionRepository.js';
-import { PostgresSessionRepository, type PostgresSessionRepositoryOptions } from '../repository/PostgresSessionRepository.js';
-import { RedisSessionRepository, type RedisSessionRepositoryOptions } from '../repository/RedisSessionRepository.js';
+import {
+  PostgresSessionRepository,
+  type PostgresSessionRepositoryOptions,
+} from '../backends/postgres/PostgresSessionRepository.js';
+import { RedisSessionRepository, type RedisSessionRepositoryOptions } from '../backends/redis/RedisSessionRepository.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
-import { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from '../repository/SqliteSessionRepository.js';
+import { SqliteSessionRepository, type SqliteSessionRepositoryOptions } from '../backends/sqlite/SqliteSessionRepository.js';
 
 export type RepositoryKind = 'memory' | 'sqlite' | 'postgres' | 'redis';
 

@@ -24,8 +24,8 @@ import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimato
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
 import { KeyedMutex } from './KeyedMutex.js';
-import type { CompactionLock, CompactionLockSettings } from './lock/CompactionLock.js';
-import { resolveLockSettings, withCompactionLease, type ResolvedLockSettings } from './lock/compactionLease.js';
+import type { CompactionLock, CompactionLockSettings } from '../lock/CompactionLock.js';
+import { resolveLockSettings, withCompactionLease, type ResolvedLockSettings } from '../lock/compactionLease.js';
 import { maskedOriginals } from './maskedOriginals.js';
 import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
 import { requireHooks, runAfterHooks, runBeforeHooks, type CompactionHooks } from './CompactionHooks.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { CompactionRequest, CompactionResult, InvalidArgumentError, Session } from '../../src/index.js';
-import type { SessionLike } from '../../src/spi.js';
+import { CompactionRequest, CompactionResult, InvalidArgumentError, Session } from 'session-compaction';
+import type { SessionLike } from 'session-compaction/spi';
 import { A, SA, SU, U, compactionRequest, expectThrows, fixtureSession } from '../support/fixtures.js';
 
 describe('CompactionRequest', function () {

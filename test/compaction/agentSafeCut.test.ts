@@ -12,7 +12,7 @@ import {
   TokenCountCompactionStrategy,
   formatEvent,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { agentSafeCut, stepStarts } from '../../src/compaction/cutWithinTurn.js';
 import { A, CharEstimator, SYS, U, compactionRequest } from '../support/fixtures.js';
 import { eventSequenceArb, propertyParams } from '../support/arbitraries.js';

@@ -5,7 +5,7 @@ import {
   InvalidArgumentError,
   TokenCountCompactionStrategy,
   cacheAwareCompaction,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { expectThrows } from '../support/fixtures.js';
 import { ScriptedChatClient } from '../summarization/support.js';
 

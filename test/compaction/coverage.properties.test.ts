@@ -15,7 +15,7 @@ import {
   createDefaultLogger,
   type CompactionStrategy,
   type CoverageReport,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { CharEstimator } from '../support/fixtures.js';
 
 const logger = createDefaultLogger({ silent: true });

@@ -7,7 +7,7 @@ import {
   TokenCountCompactionStrategy,
   snapToTurnStart,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { stepStarts, toolPairSafeCut } from '../../src/compaction/cutWithinTurn.js';
 import { A, CharEstimator, SYS, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
 import { skipWithReason } from '../support/services.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { snapToTurnStart } from '../../src/index.js';
+import { snapToTurnStart } from 'session-compaction';
 import { A, SU, TC, TR, U } from '../support/fixtures.js';
 
 describe('snapToTurnStart', function () {

@@ -8,7 +8,7 @@ import {
   ObservationMaskingCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
   AdditiveSummarizationCompactionStrategy,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../summarization/support.js';
 

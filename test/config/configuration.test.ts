@@ -21,8 +21,8 @@ import {
   type ChatClient,
   type DefaultSessionService,
   type SessionRepository,
-} from '../../src/index.js';
-import { parseConfiguration } from '../../src/spi.js';
+} from 'session-compaction';
+import { parseConfiguration } from 'session-compaction/spi';
 import { expectThrows } from '../support/fixtures.js';
 
 const exampleFile = fileURLToPath(new URL('../../examples/session-compaction.yaml', import.meta.url));

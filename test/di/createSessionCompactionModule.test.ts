@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { Container } from 'inversify';
 import winston from 'winston';
-import { CharacterTokenCountEstimator, type RepositoryKind } from '../../src/spi.js';
 import {
   DefaultSessionService,
   InMemorySessionRepository,
@@ -19,7 +18,8 @@ import {
   type SessionRepository,
   type SessionService,
   type TokenCountEstimator,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { CharacterTokenCountEstimator, type RepositoryKind } from 'session-compaction/spi';
 import { expectThrows } from '../support/fixtures.js';
 
 /**

@@ -7,8 +7,8 @@ import {
   Messages,
   Session,
   SessionEvent,
-} from '../../src/index.js';
-import { isBranchVisible } from '../../src/spi.js';
+} from 'session-compaction';
+import { isBranchVisible } from 'session-compaction/spi';
 import { A, SA, SU, U, expectThrows, texts } from '../support/fixtures.js';
 
 const visible = (filterBranch: string, eventBranch: string | null) =>

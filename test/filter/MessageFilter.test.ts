@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, MessageFilter, Messages } from '../../src/index.js';
+import { InvalidArgumentError, MessageFilter, Messages } from 'session-compaction';
 import { expectThrows } from '../support/fixtures.js';
 
 const user = Messages.user('hello');

@@ -19,7 +19,7 @@ import {
   type CompactionRange,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { eventSpecsArb, PROPERTY_SEED, toEvents } from '../support/arbitraries.js';
 import { allBackends } from '../support/backends.js';
 import { CharEstimator } from '../support/fixtures.js';

@@ -13,7 +13,7 @@ import {
   TurnWindowCompactionStrategy,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import {
   eventSpecsArb,
   mechanicalStrategySpecArb,

@@ -13,7 +13,7 @@ import {
   formatEvent,
   type CompactionResult,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { eventSequenceArb, propertyParams } from '../support/arbitraries.js';
 import { CharEstimator } from '../support/fixtures.js';
 

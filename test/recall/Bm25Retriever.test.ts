@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import {
+  Bm25Retriever,
   DefaultSessionService,
   EventFilter,
   IllegalStateError,
@@ -12,7 +12,7 @@ import {
   SlidingWindowCompactionStrategy,
   type Message,
   type SessionService,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { expectRejects } from '../support/fixtures.js';
 import { propertyParams } from '../support/arbitraries.js';
 

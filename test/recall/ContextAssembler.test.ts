@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
-import { CharacterTokenCountEstimator, formatMessage } from '../../src/spi.js';
-import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
 import {
+  Bm25Retriever,
+  ContextAssembler,
   DefaultSessionService,
   EventFilter,
   IllegalStateError,
@@ -15,7 +14,8 @@ import {
   toOpenAIMessages,
   type Message,
   type Retriever,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { CharacterTokenCountEstimator, formatMessage } from 'session-compaction/spi';
 import { RECALL_BLOCK_FOOTER, RECALL_BLOCK_HEADER } from '../../src/recall/recallBlock.js';
 import { eventSpecsArb, propertyParams, toEvents } from '../support/arbitraries.js';
 import { UNICODE_LINE_BREAKS, expectRejects } from '../support/fixtures.js';

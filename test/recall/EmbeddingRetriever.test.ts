@@ -1,15 +1,16 @@
 import { expect } from 'chai';
-import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
 import {
+  Bm25Retriever,
   DefaultSessionService,
   IllegalStateError,
   InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
   createDefaultLogger,
-} from '../../src/index.js';
-import { EmbeddingRetriever, type EmbedFunction } from '../../src/recall/EmbeddingRetriever.js';
-import { HybridRetriever } from '../../src/recall/HybridRetriever.js';
+  EmbeddingRetriever,
+  type EmbedFunction,
+  HybridRetriever,
+} from 'session-compaction';
 import { bagOfWordsVector } from '../support/fakeOpenAIServer.js';
 import { rankingContract } from './rankingContract.js';
 

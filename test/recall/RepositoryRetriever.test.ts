@@ -12,8 +12,8 @@ import {
   createDefaultLogger,
   type Retriever,
   type SessionRepository,
-} from '../../src/index.js';
-import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
+  RepositoryRetriever,
+} from 'session-compaction';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { rankingContract } from './rankingContract.js';

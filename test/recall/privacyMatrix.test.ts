@@ -9,13 +9,13 @@ import {
   type Retriever,
   type SessionRepository,
   type SessionService,
-} from '../../src/index.js';
-import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
-import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
-import { EmbeddingRetriever } from '../../src/recall/EmbeddingRetriever.js';
-import { HybridRetriever } from '../../src/recall/HybridRetriever.js';
-import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
-import { CharacterTokenCountEstimator } from '../../src/spi.js';
+  Bm25Retriever,
+  ContextAssembler,
+  EmbeddingRetriever,
+  HybridRetriever,
+  RepositoryRetriever,
+} from 'session-compaction';
+import { CharacterTokenCountEstimator } from 'session-compaction/spi';
 import { propertyParams } from '../support/arbitraries.js';
 import { allBackends } from '../support/backends.js';
 import { bagOfWordsVector } from '../support/fakeOpenAIServer.js';

@@ -9,8 +9,8 @@ import {
   type RetrievedEvent,
   type Retriever,
   type SessionService,
-} from '../../src/index.js';
-import { accessDeniedMessage } from '../../src/service/sessionAccess.js';
+} from 'session-compaction';
+import { accessDeniedMessage } from 'session-compaction/spi';
 
 /** A backend under test: writes go through `service`, reads through `retriever`. */
 export interface RankingBackend {

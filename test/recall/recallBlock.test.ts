@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { Messages, SessionEvent } from '../../src/index.js';
+import { Messages, SessionEvent } from 'session-compaction';
 import {
   RECALL_BLOCK_FOOTER,
   RECALL_BLOCK_HEADER,

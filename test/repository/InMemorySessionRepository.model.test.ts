@@ -6,7 +6,7 @@ import {
   Messages,
   Session,
   SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { expectRejects, texts } from '../support/fixtures.js';
 
 const SID = 'repo-session';

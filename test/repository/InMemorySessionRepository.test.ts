@@ -1,4 +1,4 @@
-import { InMemorySessionRepository } from '../../src/index.js';
+import { InMemorySessionRepository } from 'session-compaction';
 import { repositoryContract } from './contract.js';
 import { tortureSuite } from './torture.js';
 import { atomicMetadataSuite } from './metadataContract.js';

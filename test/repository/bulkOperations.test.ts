@@ -19,7 +19,7 @@ import {
   SessionEvent,
   SqliteSessionRepository,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
 import { dropPostgresTables, freshPostgresPrefix, probePostgres } from '../support/postgres.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';

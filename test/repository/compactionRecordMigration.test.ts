@@ -17,11 +17,11 @@ import {
   SlidingWindowCompactionStrategy,
   SqliteSessionRepository,
   type SessionRepository,
-} from '../../src/index.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../src/repository/CompactionRecord.js';
-import { MIGRATIONS } from '../../src/repository/postgres/schema.js';
-import { migrateSqlite } from '../../src/repository/sqlite/sqliteMigrator.js';
-import { SQLITE_MIGRATIONS, sqliteTables } from '../../src/repository/sqlite/sqliteSchema.js';
+} from 'session-compaction';
+import { COMPACTION_RECORD_SCHEMA_VERSION } from 'session-compaction/spi';
+import { MIGRATIONS } from '../../src/backends/postgres/schema.js';
+import { migrateSqlite } from '../../src/backends/sqlite/migrator.js';
+import { SQLITE_MIGRATIONS, sqliteTables } from '../../src/backends/sqlite/schema.js';
 import { freshPostgresPrefix, migratePostgresBelow, postgresPoolFixture } from '../support/postgres.js';
 import { expectRejects } from '../support/fixtures.js';
 import { silentLogger } from '../summarization/support.js';

@@ -13,7 +13,7 @@ import {
   Session,
   createDefaultLogger,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { checkHistory, faultStrategy, turnEvents } from './faultWorkload.js';
 
 const logger = createDefaultLogger({ silent: true });

@@ -13,7 +13,7 @@ import {
   SessionEvent,
   type Message,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { fidelityContract } from './fidelityContract.js';
 
 export interface ContractOptions {

@@ -1,5 +1,5 @@
 /**
- * SIGKILL crash runs for any durable backend: a child process (crash-worker.ts) appends and compacts one
+ * SIGKILL crash runs for any durable backend: a child process (crashWorker.ts) appends and compacts one
  * session until it is killed — most kills aimed at a compaction in flight — then the parent checks the log
  * with the history checker.
  *
@@ -9,7 +9,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { EventFilter, type SessionRepository } from '../../src/index.js';
+import { EventFilter, type SessionRepository } from 'session-compaction';
 import { workerBundle } from '../support/workerBundle.js';
 import { checkHistory } from './faultWorkload.js';
 
@@ -134,7 +134,7 @@ export async function runCrashes(b: CrashBackend, sessionId: string, kills = 20)
   };
   // The next victims load their modules while the current one runs: startup, not the kill, is the slow part.
   const queue: Worker[] = [];
-  const worker = await workerBundle(join(here, 'crash-worker.ts'));
+  const worker = await workerBundle(join(here, 'crashWorker.ts'));
   const enqueue = (run: number) => run < kills && queue.push(startWorker(worker, b, sessionId, `r${run}`));
   enqueue(0);
   enqueue(1);

@@ -13,7 +13,7 @@ import {
   SessionEvent,
   type EventFilterOptions,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 
 /** Characters whose quoting, LIKE or case-folding behaviour differs between stores. NUL and lone surrogates excluded. */
 const HOSTILE = [

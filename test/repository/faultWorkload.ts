@@ -3,7 +3,6 @@
  * The crash worker and the in-process connection-fault suite share it, so both check the same history.
  */
 import { expect } from 'chai';
-import { CharacterTokenCountEstimator, isTurnStart } from '../../src/spi.js';
 import {
   CompactionResult,
   Messages,
@@ -11,7 +10,8 @@ import {
   SlidingWindowCompactionStrategy,
   type CompactionRequest,
   type CompactionStrategyLike,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { CharacterTokenCountEstimator, isTurnStart } from 'session-compaction/spi';
 
 const sliding = new SlidingWindowCompactionStrategy({ maxEvents: 4, tokenCountEstimator: new CharacterTokenCountEstimator() });
 

@@ -16,7 +16,7 @@ import {
   createDefaultLogger,
   type Message,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 
 const logger = createDefaultLogger({ silent: true });
 let counter = 0;

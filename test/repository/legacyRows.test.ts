@@ -18,10 +18,10 @@ import {
   SlidingWindowCompactionStrategy,
   createDefaultLogger,
   type SessionRepository,
-} from '../../src/index.js';
-import { PostgresSessionRepository } from '../../src/repository/PostgresSessionRepository.js';
-import { RedisSessionRepository } from '../../src/repository/RedisSessionRepository.js';
-import { SqliteSessionRepository } from '../../src/repository/SqliteSessionRepository.js';
+  PostgresSessionRepository,
+  RedisSessionRepository,
+  SqliteSessionRepository,
+} from 'session-compaction';
 import { REDIS_URL, freshServicePrefix, requireService } from '../support/services.js';
 import { postgresPoolFixture } from '../support/postgres.js';
 import { deleteRedisKeys, probeRedis } from '../support/redis.js';

@@ -7,8 +7,8 @@ import {
   PostgresSessionRepository,
   RedisSessionRepository,
   SqliteSessionRepository,
-} from '../../src/index.js';
-import { createDefaultLogger } from '../../src/logging.js';
+  createDefaultLogger,
+} from 'session-compaction';
 import { lifecycleServiceContract } from '../service/lifecycleServiceContract.js';
 import { freshPostgresPrefix, postgresPoolFixture } from '../support/postgres.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';

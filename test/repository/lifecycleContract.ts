@@ -4,7 +4,6 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { encodeEvent } from '../../src/spi.js';
 import {
   EventFilter,
   IllegalStateError,
@@ -13,8 +12,8 @@ import {
   Session,
   SessionEvent,
   type SessionRepository,
-} from '../../src/index.js';
-import { ownerHash } from '../../src/repository/lifecycle.js';
+} from 'session-compaction';
+import { encodeEvent, ownerHash } from 'session-compaction/spi';
 import { rejection } from '../support/rejection.js';
 
 let counter = 0;

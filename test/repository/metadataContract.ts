@@ -13,9 +13,9 @@ import {
   Session,
   SessionEvent,
   type SessionRepository,
-} from '../../src/index.js';
-import type { SessionMetadataUpdate } from '../../src/spi.js';
-import { createDefaultLogger } from '../../src/logging.js';
+  createDefaultLogger,
+} from 'session-compaction';
+import type { SessionMetadataUpdate } from 'session-compaction/spi';
 import { rejection } from '../support/rejection.js';
 
 const logger = createDefaultLogger({ silent: true });

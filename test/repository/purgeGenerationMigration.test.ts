@@ -19,14 +19,10 @@ import {
   SqliteSessionRepository,
   type Logger,
   type SessionRepository,
-} from '../../src/index.js';
-import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION } from '../../src/repository/postgres/schema.js';
-import { migrateSqlite } from '../../src/repository/sqlite/sqliteMigrator.js';
-import {
-  SQLITE_MIGRATIONS,
-  SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
-  sqliteTables,
-} from '../../src/repository/sqlite/sqliteSchema.js';
+} from 'session-compaction';
+import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION } from '../../src/backends/postgres/schema.js';
+import { migrateSqlite } from '../../src/backends/sqlite/migrator.js';
+import { SQLITE_MIGRATIONS, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables } from '../../src/backends/sqlite/schema.js';
 import { freshPostgresPrefix, migratePostgresBelow, postgresPoolFixture } from '../support/postgres.js';
 import { silentLogger } from '../summarization/support.js';
 

@@ -4,7 +4,7 @@
  * archived moves back into the active window, once, at the retained position.
  */
 import { expect } from 'chai';
-import { EventFilter, Messages, SessionEvent, Session, type SessionRepository } from '../../src/index.js';
+import { EventFilter, Messages, SessionEvent, Session, type SessionRepository } from 'session-compaction';
 
 let counter = 0;
 const uid = (p: string) => `${p}-rw-${Date.now().toString(36)}-${(counter++).toString(36)}`;

@@ -4,10 +4,10 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDefaultLogger, IllegalStateError, SchemaVersionError, SqliteSessionRepository } from '../../src/index.js';
+import { createDefaultLogger, IllegalStateError, SchemaVersionError, SqliteSessionRepository } from 'session-compaction';
 import { pendingMigrations } from '../../src/repository/schemaMigrations.js';
-import { migrateSqlite, sqliteSchemaStatus } from '../../src/repository/sqlite/sqliteMigrator.js';
-import { SQLITE_MIGRATIONS, sqliteTables, type SqliteMigration } from '../../src/repository/sqlite/sqliteSchema.js';
+import { migrateSqlite, sqliteSchemaStatus } from '../../src/backends/sqlite/migrator.js';
+import { SQLITE_MIGRATIONS, sqliteTables, type SqliteMigration } from '../../src/backends/sqlite/schema.js';
 
 const logger = createDefaultLogger({ silent: true });
 const latest = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

@@ -7,7 +7,6 @@
  *   expect(stats.violations).to.deep.equal([]);
  */
 import { expect } from 'chai';
-import { CharacterTokenCountEstimator, isTurnStart, type SessionLike } from '../../src/spi.js';
 import {
   DefaultSessionService,
   EventFilter,
@@ -18,8 +17,9 @@ import {
   type CompactionResult,
   type SessionRepository,
   type SessionService,
-} from '../../src/index.js';
-import { createDefaultLogger } from '../../src/logging.js';
+  createDefaultLogger,
+} from 'session-compaction';
+import { CharacterTokenCountEstimator, isTurnStart, type SessionLike } from 'session-compaction/spi';
 
 export interface TortureOptions {
   /** The repository worker `w` (appenders first, then compactors) uses: one shared instance, or one per "app instance". */

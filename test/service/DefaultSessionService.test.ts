@@ -11,7 +11,7 @@ import {
   type CompactionRequest,
   type CompactionStrategy,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { CharEstimator, expectRejects, texts } from '../support/fixtures.js';
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -9,8 +9,8 @@ import {
   SlidingWindowCompactionStrategy,
   createDefaultLogger,
   type CompactionRequest,
-} from '../../src/index.js';
-import { verifyCoverage, type CompactionSkipReason } from '../../src/spi.js';
+} from 'session-compaction';
+import { verifyCoverage, type CompactionSkipReason } from 'session-compaction/spi';
 import { KeyedMutex } from '../../src/service/KeyedMutex.js';
 import { CharEstimator } from '../support/fixtures.js';
 

@@ -12,7 +12,7 @@ import {
   Messages,
   SlidingWindowCompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { CharEstimator, expectRejects } from '../support/fixtures.js';
 import { silentLogger } from '../summarization/support.js';
 

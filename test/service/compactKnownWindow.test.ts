@@ -8,8 +8,8 @@ import {
   SlidingWindowCompactionStrategy,
   createDefaultLogger,
   type CompactionRequest,
-} from '../../src/index.js';
-import { messageText, type CompactionSkipReason } from '../../src/spi.js';
+} from 'session-compaction';
+import { messageText, type CompactionSkipReason } from 'session-compaction/spi';
 
 const silent = createDefaultLogger({ silent: true });
 

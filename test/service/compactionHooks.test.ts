@@ -12,8 +12,8 @@ import {
   createSessionCompactionModule,
   type CompactionHooks,
   type Logger,
-} from '../../src/index.js';
-import { type AfterCompactionContext } from '../../src/spi.js';
+} from 'session-compaction';
+import type { AfterCompactionContext } from 'session-compaction/spi';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../summarization/support.js';
 

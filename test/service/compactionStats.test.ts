@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { DefaultSessionService, InMemorySessionRepository, Messages, SlidingWindowCompactionStrategy } from '../../src/index.js';
-import { compactionStatsHooks, compactionStatsOf } from '../../src/entries/telemetry.js';
+import { DefaultSessionService, InMemorySessionRepository, Messages, SlidingWindowCompactionStrategy } from 'session-compaction';
+import { compactionStatsHooks, compactionStatsOf } from 'session-compaction/telemetry';
 import { CharEstimator } from '../support/fixtures.js';
 import { silentLogger } from '../summarization/support.js';
 

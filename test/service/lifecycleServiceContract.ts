@@ -6,9 +6,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
-import { ConversationSearchTool, CrossSessionSearchTool, encodeEvent } from '../../src/spi.js';
 import {
+  Bm25Retriever,
   DefaultSessionService,
   EventFilter,
   ExtractiveSummarizer,
@@ -19,15 +18,16 @@ import {
   SessionEvent,
   type Retriever,
   type SessionRepository,
-} from '../../src/index.js';
+  ContextAssembler,
+  EmbeddingRetriever,
+  SessionMemory,
+  RepositoryRetriever,
+  createDefaultLogger,
+} from 'session-compaction';
+import { ConversationSearchTool, CrossSessionSearchTool, encodeEvent } from 'session-compaction/spi';
 import OpenAI from 'openai';
-import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
-import { EmbeddingRetriever } from '../../src/recall/EmbeddingRetriever.js';
-import { SessionMemory } from '../../src/integration/SessionMemory.js';
 import { startFakeOpenAIServer } from '../support/fakeOpenAIServer.js';
-import { NO_RESULTS } from '../../src/integration/recallSupport.js';
-import { RepositoryRetriever } from '../../src/recall/RepositoryRetriever.js';
-import { createDefaultLogger } from '../../src/logging.js';
+import { NO_RESULTS } from '../../src/chat/recallSupport.js';
 import { json, runCli } from '../cli/support/runCli.js';
 import { snapshotOf } from '../repository/lifecycleContract.js';
 import { rejection } from '../support/rejection.js';

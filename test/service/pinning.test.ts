@@ -19,7 +19,7 @@ import {
   formatEvent,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { eventSpecsArb, toEvents } from '../support/arbitraries.js';
 import { allBackends } from '../support/backends.js';
 import { CharEstimator, expectRejects } from '../support/fixtures.js';

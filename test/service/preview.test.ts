@@ -11,8 +11,8 @@ import {
   createDefaultLogger,
   type CompactionRequest,
   type CompactionStrategy,
-} from '../../src/index.js';
-import { estimateEventsTokens } from '../../src/spi.js';
+} from 'session-compaction';
+import { estimateEventsTokens } from 'session-compaction/spi';
 import { CharEstimator } from '../support/fixtures.js';
 import { long } from '../support/beyondEvents.js';
 

@@ -15,7 +15,7 @@ import {
   type CompactionRequest,
   type CompactionStrategy,
   type Message,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { CharEstimator } from '../support/fixtures.js';
 import { addUsage } from '../../src/tokens/UsageRecord.js';
 

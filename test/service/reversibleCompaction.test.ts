@@ -16,7 +16,7 @@ import {
   SlidingWindowCompactionStrategy,
   type CompactionRequest,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { allBackends } from '../support/backends.js';
 import { CharEstimator, expectRejects } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../summarization/support.js';

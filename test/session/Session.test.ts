@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { DEFAULT_TIME_TO_LIVE_MS } from '../../src/spi.js';
-import { DefaultSessionService, InMemorySessionRepository, InvalidArgumentError, Session } from '../../src/index.js';
+import { DefaultSessionService, InMemorySessionRepository, InvalidArgumentError, Session } from 'session-compaction';
+import { DEFAULT_TIME_TO_LIVE_MS } from 'session-compaction/spi';
 import { expectRejects, expectThrows } from '../support/fixtures.js';
 
 describe('Session and CreateSessionRequest', function () {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, Messages, SessionEvent, type Message } from '../../src/index.js';
+import { InvalidArgumentError, Messages, SessionEvent, type Message } from 'session-compaction';
 import { expectThrows } from '../support/fixtures.js';
 
 const base = { sessionId: 's-1', message: Messages.user('hi') };

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Messages, formatEvent } from '../../src/index.js';
+import { Messages, formatEvent } from 'session-compaction';
 import { A, SYS, TC, TR, U, event } from '../support/fixtures.js';
 
 describe('formatEvent', function () {

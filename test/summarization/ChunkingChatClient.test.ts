@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { CharacterTokenCountEstimator, buildSummaryPrompt, type ChatRequest } from '../../src/spi.js';
 import {
   ChunkingChatClient,
   DefaultSessionService,
@@ -8,7 +7,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   type ChatClient,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { CharacterTokenCountEstimator, buildSummaryPrompt, type ChatRequest } from 'session-compaction/spi';
 import { silentLogger } from './support.js';
 
 const est = new CharacterTokenCountEstimator();

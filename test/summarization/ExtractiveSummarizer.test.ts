@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { CharacterTokenCountEstimator, buildSummaryPrompt } from '../../src/spi.js';
-import { ExtractiveSummarizer, RecursiveSummarizationCompactionStrategy, SummarizationError } from '../../src/index.js';
+import { ExtractiveSummarizer, RecursiveSummarizationCompactionStrategy, SummarizationError } from 'session-compaction';
+import { CharacterTokenCountEstimator, buildSummaryPrompt } from 'session-compaction/spi';
 import { parseSummaryPrompt } from '../../src/summarization/prompts.js';
 import { UNICODE_LINE_BREAKS, compactionRequest, expectRejects, msgs } from '../support/fixtures.js';
 import { silentLogger } from './support.js';

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { DEFAULT_SUMMARY_UPDATE_PROMPT } from '../../src/spi.js';
 import {
   DefaultSessionService,
   EventFilter,
@@ -8,7 +7,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   SummarizationError,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { DEFAULT_SUMMARY_UPDATE_PROMPT } from 'session-compaction/spi';
 import { expectRejects } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, Messages, SummaryQualityGate } from '../../src/index.js';
-import { salientIdentifiers } from '../../src/spi.js';
+import { InvalidArgumentError, Messages, SummaryQualityGate } from 'session-compaction';
+import { salientIdentifiers } from 'session-compaction/spi';
 import { A, CharEstimator, U, expectThrows } from '../support/fixtures.js';
 import { call, result } from '../support/beyondEvents.js';
 

@@ -7,8 +7,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   SummaryQualityGate,
-} from '../../src/index.js';
-import { type CompactionSkipReason } from '../../src/spi.js';
+} from 'session-compaction';
+import type { CompactionSkipReason } from 'session-compaction/spi';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
 

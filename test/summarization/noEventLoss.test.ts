@@ -6,7 +6,7 @@ import {
   SummarizationError,
   type CompactionStrategy,
   type SummaryFailureMode,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { A, CharEstimator, SA, SU, TC, TR, U, compactionRequest } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
 

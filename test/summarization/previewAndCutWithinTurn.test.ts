@@ -7,8 +7,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   type SessionEvent,
-} from '../../src/index.js';
-import { type CutWithinTurn } from '../../src/spi.js';
+} from 'session-compaction';
+import type { CutWithinTurn } from 'session-compaction/spi';
 import { CharEstimator } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from './support.js';
 

@@ -1,6 +1,5 @@
-import type { ChatClient } from '../../src/index.js';
-import type { ChatRequest } from '../../src/spi.js';
-import { createDefaultLogger } from '../../src/index.js';
+import { type ChatClient, createDefaultLogger } from 'session-compaction';
+import type { ChatRequest } from 'session-compaction/spi';
 
 /** A scripted summariser: answers in order (the last answer repeats), records every request. */
 export class ScriptedChatClient implements ChatClient {

@@ -8,13 +8,13 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import type { SessionEvent } from '../../src/index.js';
+import type { SessionEvent } from 'session-compaction';
 import {
   anthropicPrompt,
   type AnthropicPrompt,
   type ToAnthropicOptions,
-} from '../../src/integration/anthropic/AnthropicMessages.js';
-import { METADATA_RECALL_BLOCK } from '../../src/integration/recallSupport.js';
+} from '../../src/providers/anthropic/AnthropicMessages.js';
+import { METADATA_RECALL_BLOCK } from '../../src/chat/recallSupport.js';
 
 export interface BlockPosition {
   message: number;

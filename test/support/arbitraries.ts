@@ -4,7 +4,7 @@
  * Generators produce plain specs first, so shrinking works on data, then `toEvents` builds SessionEvents.
  */
 import fc from 'fast-check';
-import { Messages, SessionEvent, type Message } from '../../src/index.js';
+import { Messages, SessionEvent, type Message } from 'session-compaction';
 
 export type EventSpec =
   | { kind: 'user'; text: string; branch: string | null }

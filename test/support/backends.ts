@@ -11,7 +11,7 @@ import {
   RedisSessionRepository,
   SqliteSessionRepository,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { PG_URL, REDIS_URL, requireService } from './services.js';
 import { probePostgres } from './postgres.js';
 import { deleteRedisKeys, probeRedis } from './redis.js';

@@ -1,4 +1,4 @@
-import { Messages, SessionEvent } from '../../src/index.js';
+import { Messages, SessionEvent } from 'session-compaction';
 import { event } from './fixtures.js';
 
 /** An assistant message calling `name` with call id `id` (optionally with text and reasoning). */

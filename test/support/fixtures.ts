@@ -1,7 +1,5 @@
-import { Messages, SessionEvent, type Message } from '../../src/index.js';
-import { type SessionEventInit } from '../../src/spi.js';
-import type { TokenCountEstimator } from '../../src/index.js';
-import { CompactionRequest, Session } from '../../src/index.js';
+import { Messages, SessionEvent, type Message, type TokenCountEstimator, CompactionRequest, Session } from 'session-compaction';
+import type { SessionEventInit } from 'session-compaction/spi';
 
 export const SESSION_ID = 'test-session';
 

@@ -13,7 +13,7 @@ import {
   SessionEvent,
   TurnWindowCompactionStrategy,
   type SessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { syntheticMessages } from '../../src/bench/scaling/syntheticSession.js';
 
 export interface PopulateOptions {

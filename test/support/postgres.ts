@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migratePostgres } from '../../src/repository/postgres/postgresMigrator.js';
-import { MIGRATIONS, postgresTables } from '../../src/repository/postgres/schema.js';
-import { createDefaultLogger } from '../../src/logging.js';
+import { migratePostgres } from '../../src/backends/postgres/migrator.js';
+import { MIGRATIONS, postgresTables } from '../../src/backends/postgres/schema.js';
+import { createDefaultLogger } from 'session-compaction';
 import { PG_URL, requireService } from './services.js';
 
 /** Resolves when the test server accepts a connection (for requireService). */

@@ -4,7 +4,7 @@ import { loadMiniSweAgent } from '../../src/bench/loaders/loadMiniSweAgent.js';
 import { loadTauBench } from '../../src/bench/loaders/loadTauBench.js';
 import type { RecordedSession } from '../../src/bench/recorded/RecordedSession.js';
 import { toMessage } from '../../src/bench/recorded/toMessage.js';
-import { SessionEvent } from '../../src/index.js';
+import { SessionEvent } from 'session-compaction';
 
 /**
  * The full recordings are not in the repository: RECORDED_DIR names a recorded-data directory laid out as

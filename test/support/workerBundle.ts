@@ -4,7 +4,7 @@
  * costs about 0.8 s of start-up per process on a 2-core machine, and these suites start about a hundred.
  * The bundle is the same code — tsx compiles with esbuild as well — with the packages left as imports.
  *
- *   spawn(process.execPath, [...(await workerBundle(join(here, 'crash-worker.ts'))), ...args])
+ *   spawn(process.execPath, [...(await workerBundle(join(here, 'crashWorker.ts'))), ...args])
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -43,7 +43,21 @@ async function bundleOf(entry: string): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: `node${process.versions.node}`,
-    packages: 'external',
+    // The library itself is bundled from its sources (the same condition the tests resolve it with); every
+    // other package stays an import.
+    conditions: ['session-compaction-source'],
+    plugins: [
+      {
+        name: 'external-packages',
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (args) =>
+            args.path === 'session-compaction' || args.path.startsWith('session-compaction/')
+              ? undefined
+              : { path: args.path, external: true },
+          );
+        },
+      },
+    ],
     sourcemap: 'inline',
     // The same compiler options as tsx (the project's tsconfig.json: decorators, target).
     tsconfig: join(root, 'tsconfig.json'),

@@ -6,9 +6,9 @@ import {
   Messages,
   SlidingWindowCompactionStrategy,
   TurnCountTrigger,
-} from '../../src/index.js';
+} from 'session-compaction';
 import { instruments } from '../../src/telemetry/telemetry.js';
-import { silent } from '../integration/support/harness.js';
+import { silent } from '../chat/support/harness.js';
 
 describe('telemetry without an OpenTelemetry SDK', function () {
   before(() => {

@@ -10,17 +10,17 @@ import {
   TurnCountTrigger,
   type ChatClient,
   type CompactionRequest,
-} from '../../src/index.js';
-import { configureTelemetry } from '../../src/entries/telemetry.js';
-import { Bm25Retriever } from '../../src/recall/Bm25Retriever.js';
-import { ContextAssembler } from '../../src/recall/ContextAssembler.js';
+  Bm25Retriever,
+  ContextAssembler,
+} from 'session-compaction';
+import { instrumentRetriever } from 'session-compaction/spi';
 import {
-  instrumentRetriever,
+  configureTelemetry,
   TELEMETRY_ATTRIBUTES as ATTR,
   TELEMETRY_METRICS as METRIC,
   TELEMETRY_SPANS as SPAN,
-} from '../../src/spi.js';
-import { CHAT_MODEL, echoReplies, harness, silent } from '../integration/support/harness.js';
+} from 'session-compaction/telemetry';
+import { CHAT_MODEL, echoReplies, harness, silent } from '../chat/support/harness.js';
 import { installOtel, type OtelCapture } from '../support/otel.js';
 
 /** Every message of these tests carries it: it must never show up on a span unless content capture is on. */

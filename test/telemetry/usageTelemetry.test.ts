@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import {
-  PROVIDER_PRESETS,
-  TELEMETRY_ATTRIBUTES as ATTR,
-  TELEMETRY_METRICS as METRIC,
-  TELEMETRY_SPANS as SPAN,
-} from '../../src/spi.js';
-import { CHAT_MODEL, harness } from '../integration/support/harness.js';
+import { PROVIDER_PRESETS } from 'session-compaction/spi';
+import { TELEMETRY_ATTRIBUTES as ATTR, TELEMETRY_METRICS as METRIC, TELEMETRY_SPANS as SPAN } from 'session-compaction/telemetry';
+import { CHAT_MODEL, harness } from '../chat/support/harness.js';
 import { installOtel, type OtelCapture } from '../support/otel.js';
 
 describe('telemetry: what a turn consumed and cost', function () {

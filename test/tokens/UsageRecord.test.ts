@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { addUsage, emptyUsage, priceUsage, usageCostNanos, type UsageRecord } from '../../src/tokens/UsageRecord.js';
-import { PROVIDER_PRESETS } from '../../src/tokens/ModelPrices.js';
+import { PROVIDER_PRESETS } from 'session-compaction/spi';
 
 const usage = (init: Partial<UsageRecord>): UsageRecord => ({ ...emptyUsage(), ...init });
 const gpt41 = PROVIDER_PRESETS['openai-gpt-4.1']!.prices;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { Messages, SessionEvent, formatEvent, type TokenCountEstimator } from '../../src/index.js';
-import { estimateEventTokens, estimateEventsTokens } from '../../src/spi.js';
+import { Messages, SessionEvent, formatEvent, type TokenCountEstimator } from 'session-compaction';
+import { estimateEventTokens, estimateEventsTokens } from 'session-compaction/spi';
 import { A, CharEstimator, TC, U } from '../support/fixtures.js';
 
 class CountingEstimator implements TokenCountEstimator {

@@ -6,7 +6,7 @@ import {
   InvalidArgumentError,
   Session,
   createDefaultLogger,
-} from '../../src/index.js';
+} from 'session-compaction';
 import {
   describeType,
   requireDate,

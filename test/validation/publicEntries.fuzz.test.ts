@@ -7,8 +7,8 @@ import {
   Session,
   SessionEvent,
   type EventFilterOptions,
-} from '../../src/index.js';
-import { harness, type Harness } from '../integration/support/harness.js';
+} from 'session-compaction';
+import { harness, type Harness } from '../chat/support/harness.js';
 
 /** JSON as an HTTP body brings it, and whatever else plain JavaScript can pass. */
 const anyInput = fc.oneof(

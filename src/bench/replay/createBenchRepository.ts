@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemorySessionRepository } from '../../repository/InMemorySessionRepository.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
-import { SqliteSessionRepository } from '../../repository/SqliteSessionRepository.js';
+import { SqliteSessionRepository } from '../../backends/sqlite/SqliteSessionRepository.js';
 import type { BenchRepositoryKind } from '../BenchConfig.js';
 
 /**

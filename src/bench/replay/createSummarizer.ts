@@ -1,7 +1,7 @@
 import type { Logger } from '../../logging.js';
 import type { ChatClient } from '../../summarization/ChatClient.js';
 import { ExtractiveSummarizer } from '../../summarization/ExtractiveSummarizer.js';
-import { OpenAIChatClient } from '../../summarization/OpenAIChatClient.js';
+import { OpenAIChatClient } from '../../providers/openai/OpenAIChatClient.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 
 export interface SummarizerSettings {

@@ -10,8 +10,8 @@ import {
   RecursiveSummarizationCompactionStrategy,
   SlidingWindowCompactionStrategy,
   TokenCountCompactionStrategy,
-} from '../../../src/index.js';
-import type { CompactionProfile } from '../../../src/spi.js';
+} from 'session-compaction';
+import type { CompactionProfile } from 'session-compaction/spi';
 import { expectThrows } from '../../support/fixtures.js';
 import { ScriptedChatClient } from '../../summarization/support.js';
 

@@ -11,9 +11,9 @@ import {
   type ChatClient,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../../src/index.js';
+} from 'session-compaction';
+import type { AdditiveSummarizationCompactionStrategyOptions } from 'session-compaction/spi';
 import { DEFAULT_CONSOLIDATION_SYSTEM_PROMPT, summarySystemPrompt } from '../../../src/summarization/prompts.js';
-import { type AdditiveSummarizationCompactionStrategyOptions } from '../../../src/spi.js';
 import { A, CharEstimator, U, compactionRequest, expectRejects, expectThrows, texts } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

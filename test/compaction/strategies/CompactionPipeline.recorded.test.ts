@@ -8,8 +8,8 @@ import {
   Session,
   createDefaultLogger,
   defaultTokenCountEstimator,
-} from '../../../src/index.js';
-import { estimateEventsTokens } from '../../../src/spi.js';
+} from 'session-compaction';
+import { estimateEventsTokens } from 'session-compaction/spi';
 import type { RecordedSession } from '../../../src/bench/recorded/RecordedSession.js';
 import { skipWithReason } from '../../support/services.js';
 import { toolPairsIntact } from '../../support/beyondEvents.js';

@@ -14,8 +14,8 @@ import {
   createDefaultLogger,
   type CompactionStrategy,
   type SessionEvent,
-} from '../../../src/index.js';
-import { METADATA_TOKEN_CALIBRATION, estimateEventsTokens } from '../../../src/spi.js';
+} from 'session-compaction';
+import { METADATA_TOKEN_CALIBRATION, estimateEventsTokens } from 'session-compaction/spi';
 import { A, CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
 import { call, long, result } from '../../support/beyondEvents.js';
 

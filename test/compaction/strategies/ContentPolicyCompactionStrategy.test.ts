@@ -8,8 +8,8 @@ import {
   createDefaultLogger,
   type AssistantMessage,
   type SessionEvent,
-} from '../../../src/index.js';
-import { METADATA_MASKED_FROM, defaultToolStatus } from '../../../src/spi.js';
+} from 'session-compaction';
+import { METADATA_MASKED_FROM, defaultToolStatus } from 'session-compaction/spi';
 import { A, CharEstimator, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 import { call, data, long, result, toolPairsIntact } from '../../support/beyondEvents.js';
 

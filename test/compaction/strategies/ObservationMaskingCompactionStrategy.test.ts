@@ -8,8 +8,8 @@ import {
   ObservationMaskingCompactionStrategy,
   SessionEvent,
   createDefaultLogger,
-} from '../../../src/index.js';
-import { METADATA_MASKED_FROM, maskExcerpt } from '../../../src/spi.js';
+} from 'session-compaction';
+import { METADATA_MASKED_FROM, maskExcerpt } from 'session-compaction/spi';
 import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 import { call, data, long, result } from '../../support/beyondEvents.js';
 

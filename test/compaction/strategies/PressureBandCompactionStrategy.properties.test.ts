@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { PressureBandCompactionStrategy } from '../../../src/index.js';
-import { DEFAULT_PRESSURE_THRESHOLDS, estimateEventsTokens } from '../../../src/spi.js';
+import { PressureBandCompactionStrategy } from 'session-compaction';
+import { DEFAULT_PRESSURE_THRESHOLDS, estimateEventsTokens } from 'session-compaction/spi';
 import { eventSequenceArb, propertyParams } from '../../support/arbitraries.js';
 import { CharEstimator, compactionRequest } from '../../support/fixtures.js';
 import { toolPairsIntact } from '../../support/beyondEvents.js';

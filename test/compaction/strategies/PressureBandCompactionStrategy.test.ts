@@ -10,8 +10,8 @@ import {
   RecursiveSummarizationCompactionStrategy,
   type ChatClient,
   type SessionEvent,
-} from '../../../src/index.js';
-import { estimateEventsTokens } from '../../../src/spi.js';
+} from 'session-compaction';
+import { estimateEventsTokens } from 'session-compaction/spi';
 import { A, CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
 import { call, long, result } from '../../support/beyondEvents.js';
 

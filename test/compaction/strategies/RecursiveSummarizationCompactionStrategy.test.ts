@@ -5,8 +5,8 @@ import {
   RecursiveSummarizationCompactionStrategy,
   type ChatClient,
   type SessionEvent,
-} from '../../../src/index.js';
-import { type RecursiveSummarizationCompactionStrategyOptions } from '../../../src/spi.js';
+} from 'session-compaction';
+import type { RecursiveSummarizationCompactionStrategyOptions } from 'session-compaction/spi';
 import {
   A,
   CharEstimator,

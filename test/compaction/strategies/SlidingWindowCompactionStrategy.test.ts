@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, SlidingWindowCompactionStrategy, type CompactionRequest } from '../../../src/index.js';
+import { InvalidArgumentError, SlidingWindowCompactionStrategy, type CompactionRequest } from 'session-compaction';
 import {
   A,
   CharEstimator,

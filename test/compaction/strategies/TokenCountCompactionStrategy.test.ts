@@ -5,7 +5,7 @@ import {
   TokenCountCompactionStrategy,
   formatEvent,
   type CompactionRequest,
-} from '../../../src/index.js';
+} from 'session-compaction';
 import {
   A,
   CharEstimator,

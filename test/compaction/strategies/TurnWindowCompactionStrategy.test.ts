@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, TurnWindowCompactionStrategy, type CompactionRequest } from '../../../src/index.js';
+import { InvalidArgumentError, TurnWindowCompactionStrategy, type CompactionRequest } from 'session-compaction';
 import {
   A,
   CharEstimator,

@@ -8,9 +8,9 @@ import {
   Messages,
   type ChatClient,
   type SessionEvent,
-} from '../../../src/index.js';
-import { DEFAULT_COMPRESSION_LEVELS, type AdditiveSummarizationCompactionStrategyOptions } from '../../../src/spi.js';
-import { compactionStatsHooks, compactionStatsOf } from '../../../src/entries/telemetry.js';
+} from 'session-compaction';
+import { DEFAULT_COMPRESSION_LEVELS, type AdditiveSummarizationCompactionStrategyOptions } from 'session-compaction/spi';
+import { compactionStatsHooks, compactionStatsOf } from 'session-compaction/telemetry';
 import { CharEstimator, expectThrows, texts } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

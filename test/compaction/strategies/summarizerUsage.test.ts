@@ -5,8 +5,8 @@ import {
   RecursiveSummarizationCompactionStrategy,
   TokenCountCompactionStrategy,
   type ChatClient,
-} from '../../../src/index.js';
-import { type ChatReply, type ChatRequest, type ChatUsage } from '../../../src/spi.js';
+} from 'session-compaction';
+import type { ChatReply, ChatRequest, ChatUsage } from 'session-compaction/spi';
 import { A, CharEstimator, U, compactionRequest } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { CacheAwareTrigger } from '../../../src/compaction/triggers/CacheAwareTrigger.js';
-import { InvalidArgumentError, Messages } from '../../../src/index.js';
+import { CacheAwareTrigger, InvalidArgumentError, Messages } from 'session-compaction';
 import { CharEstimator, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 
 const T0 = Date.parse('2025-01-01T12:00:00Z');

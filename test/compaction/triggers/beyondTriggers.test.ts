@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { BUILT_IN_MODEL_CONTEXT_WINDOWS, METADATA_TOKEN_CALIBRATION } from '../../../src/spi.js';
 import {
   CompactionRequest,
   CompositeCompactionTrigger,
@@ -12,11 +11,12 @@ import {
   TokenGrowthTrigger,
   contextWindowOf,
   registerModelContextWindows,
-} from '../../../src/index.js';
+  Messages,
+} from 'session-compaction';
+import { BUILT_IN_MODEL_CONTEXT_WINDOWS, METADATA_TOKEN_CALIBRATION } from 'session-compaction/spi';
 import { clearRegisteredModelContextWindows } from '../../../src/compaction/modelContextWindows.js';
 import { A, CharEstimator, SA, SU, U, compactionRequest, event, expectThrows, fixtureSession } from '../../support/fixtures.js';
 import { call, long, result } from '../../support/beyondEvents.js';
-import { Messages } from '../../../src/index.js';
 
 const est = new CharEstimator();
 /** One user event costing exactly `n` tokens with the character estimator ("User: " is 6). */

@@ -8,7 +8,7 @@ import {
   TurnCountTrigger,
   formatEvent,
   type TokenCountEstimator,
-} from '../../../src/index.js';
+} from 'session-compaction';
 import {
   A,
   CharEstimator,

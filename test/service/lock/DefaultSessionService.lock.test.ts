@@ -13,8 +13,8 @@ import {
   Messages,
   RecursiveSummarizationCompactionStrategy,
   type CompactionLock,
-} from '../../../src/index.js';
-import type { CompactionLease } from '../../../src/spi.js';
+} from 'session-compaction';
+import type { CompactionLease } from 'session-compaction/spi';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 
 async function sessionOf(service: DefaultSessionService, turns = 6): Promise<string> {

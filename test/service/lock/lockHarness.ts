@@ -1,5 +1,5 @@
 /**
- * Multi-process runs of the compaction lock: several lock-worker.ts processes compact one session at once,
+ * Multi-process runs of the compaction lock: several lockWorker.ts processes compact one session at once,
  * and the parent counts overlapping summariser calls from the intervals they recorded; or the holder is
  * killed with SIGKILL mid-summary and the parent times how long the next process waits for the lease.
  */
@@ -99,7 +99,7 @@ export async function runContention(
   sessionId: string,
   options: { processes: number; attempts: number; mode: 'run' | 'unlocked'; leaseMs?: number },
 ): Promise<ContentionRun> {
-  const worker = await workerBundle(join(here, 'lock-worker.ts'));
+  const worker = await workerBundle(join(here, 'lockWorker.ts'));
   const dir = mkdtempSync(join(tmpdir(), 'lock-intervals-'));
   const intervals = join(dir, 'intervals.txt');
   writeFileSync(intervals, '');
@@ -149,7 +149,7 @@ export interface KillRun {
  * kills the holder with SIGKILL once it is summarising, then lets the successor compact.
  */
 export async function runKill(b: LockBackend, sessionId: string, leaseMs: number, waitMs: number): Promise<KillRun> {
-  const worker = await workerBundle(join(here, 'lock-worker.ts'));
+  const worker = await workerBundle(join(here, 'lockWorker.ts'));
   const dir = mkdtempSync(join(tmpdir(), 'lock-kill-'));
   const intervals = join(dir, 'intervals.txt');
   writeFileSync(intervals, '');

@@ -19,12 +19,12 @@ import {
   SlidingWindowCompactionStrategy,
   SqliteSessionRepository,
   type CompactionLock,
-} from '../../../src/index.js';
-import { PostgresCompactionLock } from '../../../src/entries/postgres.js';
-import { RedisCompactionLock } from '../../../src/entries/redis.js';
-import { SqliteCompactionLock } from '../../../src/entries/sqlite.js';
-import { createDefaultLogger } from '../../../src/logging.js';
-import type { CompactionLease } from '../../../src/spi.js';
+  createDefaultLogger,
+} from 'session-compaction';
+import { PostgresCompactionLock } from 'session-compaction/postgres';
+import { RedisCompactionLock } from 'session-compaction/redis';
+import type { CompactionLease } from 'session-compaction/spi';
+import { SqliteCompactionLock } from 'session-compaction/sqlite';
 import { PG_URL, REDIS_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { deleteRedisKeys, probeRedis } from '../../support/redis.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';

@@ -1,0 +1,770 @@
+import type pg from 'pg';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
+import { applyEventWindow, EventFilter } from '../../filter/EventFilter.js';
+import { defaultLogger, type Logger } from '../../logging.js';
+import { requireOptional } from '../../optionalDependency.js';
+import { Session, type SessionLike } from '../../session/Session.js';
+import { SessionEvent } from '../../session/SessionEvent.js';
+import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { buildEventQuery } from './eventQuery.js';
+import { PostgresConnections } from './PostgresConnections.js';
+import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
+import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
+import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
+import { bulkStatements } from './bulkStatements.js';
+import {
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  decodeCompactionRecord,
+  encodeCompactionRecord,
+  requireRecordOf,
+  type CompactionRecord,
+} from '../../repository/CompactionRecord.js';
+import { buildSearchQuery } from './search.js';
+import { resolveEventSearchOptions, searchTerms, searchWords } from '../../repository/eventSearch.js';
+import type {
+  EventLogState,
+  EventSearchOptions,
+  ListSessionIdsOptions,
+  ScoredEvent,
+  SessionIdPage,
+  SessionMetadataUpdate,
+  SessionRepository,
+} from '../../repository/SessionRepository.js';
+import {
+  isTombstonedFailure,
+  ownerHash,
+  requirePurgeCriteria,
+  requireRewriteBatch,
+  sessionDeletedError,
+  type ArchivePurgeCriteria,
+  type ErasedSession,
+  type EraseSessionOptions,
+  type SessionActivityPage,
+  type Tombstone,
+} from '../../repository/lifecycle.js';
+import { PostgresLifecycle, type EventColumnArrays } from './lifecycle.js';
+
+/**
+ * A `pg.Pool` (from the `pg` package), typed by the members the repository relies on so that this package's
+ * types never require `pg` or `@types/pg` to be installed.
+ */
+export interface PostgresPool {
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+export interface PostgresSessionRepositoryOptions {
+  /** Used to create (and later end) a pool when `pool` is not given. */
+  connectionString?: string;
+  /** A pool owned by the caller: `close()` leaves it open. */
+  pool?: PostgresPool;
+  /** Table-name prefix (`<prefix>_sessions`, `<prefix>_events`, `<prefix>_migrations`); default 'session_compaction'. */
+  prefix?: string;
+  /** Apply pending migrations on first use; default true. With false, call `migrate()` (or run them yourself). */
+  initializeSchema?: boolean;
+  /**
+   * The text search dictionary whose stop words `searchEvents` drops from a query ('what', 'the', 'did' ...)
+   * before ranking, e.g. 'german_stem'; null keeps every word. Default 'english_stem'. Only the query is
+   * affected: the index holds every word, so changing this needs no migration.
+   */
+  searchStopWords?: string | null;
+  logger?: Logger;
+}
+
+interface EventRow {
+  id: string;
+  session_id: string;
+  message_type: StoredEvent['messageType'];
+  text: string | null;
+  data: string | null;
+  synthetic: boolean;
+  archived: boolean;
+  branch: string | null;
+  metadata: string;
+  timestamp: Date;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  created_at: Date;
+  expires_at: Date | null;
+  metadata: Record<string, unknown>;
+}
+
+/** The column arrays for a multi-row insert through `unnest`, so any batch is one statement with 10 parameters. */
+type EventColumns = EventColumnArrays;
+
+function toColumns(events: readonly SessionEvent[]): EventColumns {
+  const c: EventColumns = {
+    ids: [],
+    types: [],
+    texts: [],
+    lowered: [],
+    data: [],
+    synthetic: [],
+    branches: [],
+    metadata: [],
+    timestamps: [],
+  };
+  for (const e of events) {
+    const s = encodeEvent(e);
+    c.ids.push(s.id);
+    c.types.push(s.messageType);
+    c.texts.push(s.text);
+    c.lowered.push(s.text === null ? null : s.text.toLowerCase());
+    c.data.push(s.data);
+    c.synthetic.push(s.synthetic);
+    c.branches.push(s.branch);
+    c.metadata.push(s.metadata);
+    c.timestamps.push(e.timestamp);
+  }
+  return c;
+}
+
+function rowToEvent(row: EventRow): SessionEvent {
+  return decodeEvent({
+    id: row.id,
+    sessionId: row.session_id,
+    timestamp: row.timestamp.getTime(),
+    messageType: row.message_type,
+    text: row.text,
+    data: row.data,
+    synthetic: row.synthetic,
+    archived: row.archived,
+    branch: row.branch,
+    metadata: row.metadata,
+  });
+}
+
+function rowToSession(row: SessionRow): Session {
+  return Session.create({
+    id: row.id,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    metadata: row.metadata ?? {},
+  });
+}
+
+const DEFAULT_STOP_WORDS = 'english_stem';
+/** A dictionary name, optionally schema-qualified; it is bound as a parameter and cast to regdictionary. */
+const DICTIONARY = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/i;
+
+/**
+ * PostgreSQL over `pg`. Appends and compactions of one session serialise on the session row's lock, so the
+ * identity `seq` of the events follows commit order (no append can slip below a concurrent compaction's new
+ * window). Compaction archives rows in place and rewrites only the active window: its cost does not grow with
+ * the archived history.
+ */
+export class PostgresSessionRepository implements SessionRepository, MigratableRepository {
+  private readonly pool: pg.Pool;
+  private readonly connections: PostgresConnections;
+  private readonly tables: PostgresTables;
+  private readonly initializeSchema: boolean;
+  private readonly logger: Logger;
+  private schemaReady: Promise<void> | undefined;
+  private readonly sql: ReturnType<typeof statements>;
+  private readonly bulk: ReturnType<typeof bulkStatements>;
+  private readonly searchStopWords: string | null;
+  private readonly lifecycle: PostgresLifecycle;
+  private hasRecords = false;
+  private warnedUnrecorded = false;
+  private hasPurgeGeneration = false;
+  private warnedNoPurgeGeneration = false;
+
+  constructor(options: PostgresSessionRepositoryOptions = {}) {
+    const opts = options ?? {};
+    this.tables = postgresTables(opts.prefix ?? 'session_compaction');
+    if (opts.pool !== undefined && opts.pool !== null) {
+      this.pool = opts.pool as pg.Pool;
+    } else {
+      if (typeof opts.connectionString !== 'string' || opts.connectionString.trim() === '') {
+        throw new InvalidArgumentError('PostgresSessionRepository needs a connectionString (or PG_URL) or a pool');
+      }
+      const { Pool } = requireOptional<typeof pg>('pg', 'PostgresSessionRepository');
+      this.pool = new Pool({ connectionString: opts.connectionString });
+    }
+    this.initializeSchema = opts.initializeSchema ?? true;
+    this.searchStopWords = opts.searchStopWords === undefined ? DEFAULT_STOP_WORDS : opts.searchStopWords;
+    if (this.searchStopWords !== null && (typeof this.searchStopWords !== 'string' || !DICTIONARY.test(this.searchStopWords))) {
+      throw new InvalidArgumentError(
+        `searchStopWords must name a text search dictionary or be null (got '${String(opts.searchStopWords)}')`,
+      );
+    }
+    this.logger = opts.logger ?? defaultLogger();
+    this.connections = new PostgresConnections(this.pool, this.pool !== opts.pool, this.logger);
+    this.sql = statements(this.tables);
+    this.bulk = bulkStatements(this.tables);
+    this.lifecycle = new PostgresLifecycle(this.tables);
+  }
+
+  /**
+   * Applies pending migrations, lowest version first, in one transaction; returns the versions it applied
+   * (with `dryRun`, the versions it would apply). Concurrent callers (several app instances starting at once)
+   * serialise on a transaction-scoped advisory lock, so each migration runs once. Throws SchemaVersionError,
+   * changing nothing, when the tables were written by a newer version of this library.
+   */
+  async migrate(options: MigrateOptions = {}): Promise<number[]> {
+    if (options?.dryRun === true) return this.connections.idempotent('migrate', () => this.pendingVersions());
+    // Safe to repeat: it re-reads what is applied under the lock.
+    return this.connections.idempotent('migrate', () => this.migrateNow());
+  }
+
+  private migrateNow(): Promise<number[]> {
+    return this.connections.transaction((client) => migratePostgres(client, this.tables, this.logger));
+  }
+
+  private pendingVersions(): Promise<number[]> {
+    return postgresPendingVersions(this.pool, this.tables);
+  }
+
+  /** Applied, pending and unknown schema versions, with the SQL of each pending step. */
+  async schemaStatus(): Promise<SchemaStatus> {
+    return this.connections.idempotent('schemaStatus', () => postgresSchemaStatus(this.pool, this.tables));
+  }
+
+  async save(session: SessionLike): Promise<Session> {
+    const s = Session.from(session);
+    return this.connections.idempotent('save', async () => {
+      await this.ready();
+      await this.refuseTombstoned(s.id, () =>
+        this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]),
+      );
+      return s;
+    });
+  }
+
+  async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    // Not retried: had a lost first attempt inserted, the retry would report the session as someone else's.
+    return this.connections.once('saveIfAbsent', async () => {
+      await this.ready();
+      return this.refuseTombstoned(s.id, () => this.insertIfAbsent(this.pool, s));
+    });
+  }
+
+  private async insertIfAbsent(db: pg.Pool | pg.PoolClient, s: Session): Promise<boolean> {
+    const result = await db.query(this.sql.insertSessionIfAbsent, [
+      s.id,
+      s.userId,
+      s.createdAt,
+      s.expiresAt,
+      JSON.stringify(s.metadata),
+    ]);
+    return result.rowCount === 1;
+  }
+
+  async findById(id: string): Promise<Session | null> {
+    return this.connections.idempotent('findById', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1`, [id]);
+      return rows[0] === undefined ? null : rowToSession(rows[0]);
+    });
+  }
+
+  /**
+   * One transaction holding the session row's lock (`SELECT … FOR UPDATE`) from the read to the write, so a
+   * concurrent update in any process waits for it and then reads what it wrote. Not retried: whether a commit
+   * whose connection dropped went through is unknown, and a second run would apply `update` twice.
+   */
+  async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    requireText(id, 'sessionId');
+    return this.connections.once('updateSessionMetadata', async () => {
+      await this.ready();
+      return this.connections.transaction(async (client) => {
+        const { rows } = await client.query<SessionRow>(`${this.sql.selectSession} WHERE id = $1 FOR UPDATE`, [id]);
+        if (rows[0] === undefined) return null;
+        const current = rowToSession(rows[0]);
+        // A throw from `update` (or an invalid result) rolls the transaction back: nothing is written.
+        const next = current.with({ metadata: update(current.metadata) });
+        await client.query(this.sql.setMetadata, [id, JSON.stringify(next.metadata)]);
+        return next;
+      });
+    });
+  }
+
+  async findByUserId(userId: string): Promise<Session[]> {
+    return this.connections.idempotent('findByUserId', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
+        userId,
+      ]);
+      return rows.map(rowToSession);
+    });
+  }
+
+  async findExpiredSessionIds(before: Date): Promise<string[]> {
+    if (!(before instanceof Date) || Number.isNaN(before.getTime()))
+      throw new InvalidArgumentError('before must be a valid Date');
+    return this.connections.idempotent('findExpiredSessionIds', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ id: string }>(
+        `SELECT id FROM ${this.tables.sessions} WHERE expires_at IS NOT NULL AND expires_at < $1 ORDER BY expires_at, id`,
+        [before],
+      );
+      return rows.map((r) => r.id);
+    });
+  }
+
+  async delete(id: string): Promise<void> {
+    return this.connections.idempotent('delete', async () => {
+      await this.ready();
+      await this.pool.query(`DELETE FROM ${this.tables.sessions} WHERE id = $1`, [id]);
+    });
+  }
+
+  async appendEvent(event: SessionEvent): Promise<void> {
+    if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
+    const c = toColumns([event]);
+    // Retried once: the insert is keyed by (session, event id), so a lost attempt that did commit makes it a no-op.
+    const rows = await this.connections.idempotent('appendEvent', async () => {
+      await this.ready();
+      return (
+        await this.pool.query<{ found: boolean; inserted: boolean }>(this.sql.append, [
+          event.sessionId,
+          event.id,
+          c.types[0],
+          c.texts[0],
+          c.lowered[0],
+          c.data[0],
+          c.synthetic[0],
+          event.archived,
+          c.branches[0],
+          c.metadata[0],
+          event.timestamp,
+        ])
+      ).rows;
+    });
+    if (rows[0]?.found !== true) throw new InvalidArgumentError(`Session not found: ${event.sessionId}`);
+  }
+
+  async getEventVersion(id: string): Promise<number> {
+    return this.connections.idempotent('getEventVersion', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ event_version: string }>(this.sql.version, [id]);
+      return rows[0] === undefined ? 0 : Number(rows[0].event_version);
+    });
+  }
+
+  async getEventLogState(id: string): Promise<EventLogState> {
+    return this.connections.idempotent('getEventLogState', async () => {
+      await this.ready();
+      if (!(await this.purgeGenerationMigrated(this.pool))) {
+        const { rows } = await this.pool.query<{ event_version: string }>(this.sql.version, [id]);
+        return { version: rows[0] === undefined ? 0 : Number(rows[0].event_version), purgeGeneration: null };
+      }
+      // One row, so one snapshot: the generation matches the version read with it.
+      const { rows } = await this.pool.query<{ event_version: string; purge_generation: string }>(this.sql.logState, [id]);
+      const row = rows[0];
+      return row === undefined
+        ? { version: 0, purgeGeneration: 0 }
+        : { version: Number(row.event_version), purgeGeneration: Number(row.purge_generation) };
+    });
+  }
+
+  /**
+   * False while the schema predates the purge generation (initializeSchema: false, not migrated yet): purges
+   * then work uncounted and readers have the version alone, and a warning says why. Checked until it is
+   * true: another instance may migrate meanwhile.
+   */
+  private async purgeGenerationMigrated(db: Pick<pg.ClientBase, 'query'>): Promise<boolean> {
+    if (this.hasPurgeGeneration) return true;
+    const { rows } = await db.query<{ found: boolean }>(this.sql.hasPurgeGeneration, [this.tables.sessions]);
+    this.hasPurgeGeneration = rows[0]?.found === true;
+    if (!this.hasPurgeGeneration && !this.warnedNoPurgeGeneration) {
+      this.warnedNoPurgeGeneration = true;
+      this.logger.warn('recall indexes of other processes miss archive purges until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: POSTGRES_PURGE_GENERATION_SCHEMA_VERSION,
+      });
+    }
+    return this.hasPurgeGeneration;
+  }
+
+  async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
+    const f = filter ?? EventFilter.all();
+    const q = buildEventQuery(this.tables.events, id, f);
+    const rows = await this.connections.idempotent('findEvents', async () => {
+      await this.ready();
+      return (await this.pool.query<EventRow>(q.sql, q.params)).rows;
+    });
+    let events = rows.map(rowToEvent);
+    if (q.reversed) events.reverse();
+    if (q.windowInJs) {
+      events = events.filter((e) => e.text !== null && f.matchesText(e.text));
+      return applyEventWindow(events, f);
+    }
+    return events;
+  }
+
+  /**
+   * Matched through the GIN index over the generated `text_tsv` column ('simple' configuration: words
+   * lower-cased, no stemming), ranked by BM25 computed over the matching events (see postgres/searchQuery.ts).
+   * Any of the query's words may match; see `SessionRepository.searchEvents`.
+   */
+  async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) return [];
+    const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o);
+    const rows = await this.connections.idempotent('searchEvents', async () => {
+      await this.ready();
+      return (await this.pool.query<EventRow & { score: number }>(q.sql, q.params)).rows;
+    });
+    return rows.map((row) => ({ event: rowToEvent(row), score: row.score }));
+  }
+
+  async compactEvents(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    record?: CompactionRecord,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    if (record !== undefined) requireRecordOf(id, record);
+    if (record !== undefined && !(await this.recordsMigrated())) record = undefined;
+    const archivedIds = [...new Set(archived.map((e) => e.id))];
+    const kept = toColumns(retained);
+    const recordParams =
+      record === undefined
+        ? null
+        : [id, record.id, record.versionAfter, record.createdAt, [...record.archivedEventIds], encodeCompactionRecord(record)];
+    // Not retried: whether a commit whose connection dropped went through is unknown, and the caller decides.
+    const outcome = await this.connections.once('compactEvents', async () => {
+      await this.ready();
+      return this.compactInTransaction(
+        id,
+        archived,
+        archivedIds,
+        kept,
+        expectedVersion,
+        recordParams === null ? undefined : async (client) => void (await client.query(this.sql.insertCompaction, recordParams)),
+      );
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
+    if (outcome === 'stale') this.logger.debug('compactEvents: version mismatch', { sessionId: id, expectedVersion });
+    return outcome === 'committed';
+  }
+
+  /**
+   * False while the schema predates compaction records (initializeSchema: false, not migrated yet):
+   * compactions then work as before, unrecorded, and a warning says why. Checked until it is true.
+   */
+  private async recordsMigrated(): Promise<boolean> {
+    if (this.hasRecords) return true;
+    const found = await this.connections.idempotent('compactEvents', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+        this.tables.compactions,
+      ]);
+      return rows[0]?.found === true;
+    });
+    this.hasRecords = found;
+    if (!found && !this.warnedUnrecorded) {
+      this.warnedUnrecorded = true;
+      this.logger.warn('compactions are not recorded until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: COMPACTION_RECORD_SCHEMA_VERSION,
+      });
+    }
+    return found;
+  }
+
+  private async requireRecords(): Promise<void> {
+    if (!(await this.recordsMigrated())) {
+      throw new IllegalStateError(
+        `PostgreSQL schema for prefix '${this.tables.prefix}' has no compaction records (schema version ` +
+          `${COMPACTION_RECORD_SCHEMA_VERSION}): call migrate() or construct with initializeSchema: true`,
+      );
+    }
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    await this.requireRecords();
+    return this.connections.idempotent('listCompactions', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ body: string; reverted_at: Date | null }>(this.sql.listCompactions, [id]);
+      return rows.map((r) => decodeCompactionRecord(r.body, r.reverted_at));
+    });
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    await this.requireRecords();
+    const kept = toColumns(window);
+    const outcome = await this.connections.once('revertCompactionEvents', async () => {
+      await this.ready();
+      return this.compactInTransaction(id, [], [], kept, expectedVersion, async (client) => {
+        const marked = await client.query(this.sql.markReverted, [id, compactionId, revertedAt]);
+        // Thrown inside the transaction: the window swap is rolled back with it.
+        if (marked.rowCount === 0) throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+      });
+    });
+    if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
+    return outcome === 'committed';
+  }
+
+  private compactInTransaction(
+    id: string,
+    archived: readonly SessionEvent[],
+    archivedIds: string[],
+    kept: EventColumns,
+    expectedVersion: number,
+    alsoWrite?: (client: pg.PoolClient) => Promise<void>,
+  ): Promise<'missing' | 'stale' | 'committed'> {
+    return this.connections.transaction(async (client) => {
+      // Checks and claims the version in one statement; its row lock queues concurrent appends behind us.
+      const claim = await client.query(this.sql.claimVersion, [id, expectedVersion]);
+      if (claim.rowCount === 0) {
+        const exists = await client.query(`SELECT 1 FROM ${this.tables.sessions} WHERE id = $1`, [id]);
+        return exists.rowCount === 0 ? ('missing' as const) : ('stale' as const);
+      }
+      // In place: archived rows keep their seq, so history is never re-read or re-written.
+      const marked = await client.query(this.sql.archiveInPlace, [id, archivedIds]);
+      if ((marked.rowCount ?? 0) < archivedIds.length) {
+        // An archived event that is not in the log (the caller built it) is still kept, as in memory.
+        const c = toColumns(archived);
+        await client.query(this.sql.insertEvents, [
+          id,
+          c.ids,
+          c.types,
+          c.texts,
+          c.lowered,
+          c.data,
+          c.synthetic,
+          true,
+          c.branches,
+          c.metadata,
+          c.timestamps,
+        ]);
+      }
+      await client.query(this.sql.dropActiveWindow, [id, kept.ids]);
+      if (kept.ids.length > 0) {
+        await client.query(this.sql.insertEvents, [
+          id,
+          kept.ids,
+          kept.types,
+          kept.texts,
+          kept.lowered,
+          kept.data,
+          kept.synthetic,
+          false,
+          kept.branches,
+          kept.metadata,
+          kept.timestamps,
+        ]);
+      }
+      if (alsoWrite !== undefined) await alsoWrite(client);
+      return 'committed' as const;
+    });
+  }
+
+  /** One transaction holding the session row's lock, like appendEvent: the batch keeps its place and order. */
+  async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+    requireEventsOf(sessionId, events);
+    const c = toColumns(events);
+    // Retried once: rows are keyed by (session, event id) and the version grows by what was inserted.
+    return this.connections.idempotent('appendEvents', async () => {
+      await this.ready();
+      return this.appendEventsInTransaction(sessionId, events, c);
+    });
+  }
+
+  private appendEventsInTransaction(sessionId: string, events: readonly SessionEvent[], c: EventColumns): Promise<number> {
+    return this.connections.transaction(async (client) => {
+      if ((await client.query(this.bulk.lockSession, [sessionId])).rowCount === 0)
+        throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+      if (events.length === 0) return 0;
+      const inserted = await client.query(this.bulk.appendMany, [
+        sessionId,
+        c.ids,
+        c.types,
+        c.texts,
+        c.lowered,
+        c.data,
+        c.synthetic,
+        events.map((e) => e.archived),
+        c.branches,
+        c.metadata,
+        c.timestamps,
+      ]);
+      const added = inserted.rowCount ?? 0;
+      if (added > 0) await client.query(this.bulk.bumpVersionBy, [sessionId, added]);
+      return added;
+    });
+  }
+
+  /** Ids in ascending order (the primary-key index); the cursor is the last id of the page. */
+  async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
+    const limit = pageLimit(options);
+    const after = options?.cursor ?? null;
+    const { rows } = await this.connections.idempotent('listSessionIds', async () => {
+      await this.ready();
+      return after === null
+        ? this.pool.query<{ id: string }>(this.bulk.firstIds, [limit + 1])
+        : this.pool.query<{ id: string }>(this.bulk.idsAfter, [after, limit + 1]);
+    });
+    const page = rows.slice(0, limit).map((r) => r.id);
+    return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
+  }
+
+  // Erasure, recreation, rewrites and purges are not retried: whether a lost commit went through is unknown,
+  // and a blind second attempt would report nothing erased, refuse its own recreation or lose its CAS.
+  async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    requireText(id, 'sessionId');
+    return this.connections.once('eraseSession', async () => {
+      await this.ready();
+      return this.connections.transaction((client) => this.lifecycle.erase(client, id, options, ownerHash));
+    });
+  }
+
+  async findTombstone(id: string): Promise<Tombstone | null> {
+    return this.connections.idempotent('findTombstone', async () => {
+      await this.ready();
+      return this.lifecycle.findTombstone(this.pool, id);
+    });
+  }
+
+  async recreateSession(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    return this.connections.once('recreateSession', async () => {
+      await this.ready();
+      return this.connections.transaction((client) =>
+        this.lifecycle.recreate(client, s.id, ownerHash(s.userId), () => this.insertIfAbsent(client, s)),
+      );
+    });
+  }
+
+  async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
+    return this.connections.idempotent('purgeTombstones', async () => {
+      await this.ready();
+      return this.lifecycle.purgeTombstones(this.pool, before, limit, sessionId);
+    });
+  }
+
+  async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    requireRewriteBatch(id, events);
+    const columns = toColumns(events);
+    return this.connections.once('rewriteEvents', async () => {
+      await this.ready();
+      return this.connections.transaction((client) => this.lifecycle.rewrite(client, id, columns, expectedVersion));
+    });
+  }
+
+  async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    requirePurgeCriteria(criteria);
+    return this.connections.once('purgeArchivedEvents', async () => {
+      await this.ready();
+      // Records of compactions whose archived events go are dropped in the same transaction.
+      return this.connections.transaction(async (client) => {
+        // Until the column is known to exist, the session row is locked before looking: a concurrent
+        // migration's ALTER then has either committed (and is seen) or waits for this commit, so no reader
+        // holds a generation this purge skipped.
+        const counted =
+          this.hasPurgeGeneration ||
+          ((await client.query(this.sql.lockSession, [id])).rowCount !== 0 && (await this.purgeGenerationMigrated(client)));
+        const purged = await this.lifecycle.purgeArchived(client, id, criteria);
+        if (purged.length > 0) {
+          await client.query(this.sql.dropCoveringCompactions, [id, purged]);
+          if (counted) await client.query(this.sql.bumpPurgeGeneration, [id]);
+        }
+        return purged;
+      });
+    });
+  }
+
+  async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    return this.connections.idempotent('listSessionActivity', async () => {
+      await this.ready();
+      return this.lifecycle.listActivity(this.pool, cursor, limit);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.connections.close();
+  }
+
+  /** A save that hit the tombstone trigger: the id belonged to a deleted session. */
+  private async refuseTombstoned<T>(id: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isTombstonedFailure(error)) throw sessionDeletedError(id, await this.lifecycle.findTombstone(this.pool, id));
+      throw error;
+    }
+  }
+
+  private ready(): Promise<void> {
+    // Without initializeSchema the schema is the caller's, but a newer one is still refused.
+    // Unwrapped: the calling operation reports (and retries) a connection lost while migrating.
+    this.schemaReady ??= (this.initializeSchema ? this.migrateNow() : this.pendingVersions()).then(
+      () => undefined,
+      (error: unknown) => {
+        // A failed first use (server down) must not poison the instance: the next call retries.
+        this.schemaReady = undefined;
+        throw error;
+      },
+    );
+    return this.schemaReady;
+  }
+}
+
+function statements(t: PostgresTables) {
+  return {
+    upsertSession: `INSERT INTO ${t.sessions} (id, user_id, created_at, expires_at, metadata)
+      VALUES ($1, $2, $3, $4, $5::jsonb)
+      ON CONFLICT (id) DO UPDATE SET user_id = EXCLUDED.user_id, created_at = EXCLUDED.created_at,
+        expires_at = EXCLUDED.expires_at, metadata = EXCLUDED.metadata`,
+    insertSessionIfAbsent: `INSERT INTO ${t.sessions} (id, user_id, created_at, expires_at, metadata)
+      VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (id) DO NOTHING`,
+    selectSession: `SELECT id, user_id, created_at, expires_at, metadata FROM ${t.sessions}`,
+    setMetadata: `UPDATE ${t.sessions} SET metadata = $2::jsonb WHERE id = $1`,
+    version: `SELECT event_version FROM ${t.sessions} WHERE id = $1`,
+    logState: `SELECT event_version, purge_generation FROM ${t.sessions} WHERE id = $1`,
+    hasPurgeGeneration: `SELECT EXISTS (SELECT 1 FROM pg_attribute
+      WHERE attrelid = to_regclass($1) AND attname = 'purge_generation' AND NOT attisdropped) AS found`,
+    lockSession: `SELECT 1 FROM ${t.sessions} WHERE id = $1 FOR UPDATE`,
+    bumpPurgeGeneration: `UPDATE ${t.sessions} SET purge_generation = purge_generation + 1 WHERE id = $1`,
+    // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
+    // only when a row was inserted. The lock makes seq order equal commit order within the session.
+    append: `WITH s AS (SELECT id FROM ${t.sessions} WHERE id = $1 FOR UPDATE),
+      ins AS (
+        INSERT INTO ${t.events}
+          (session_id, id, message_type, text, text_lc, data, synthetic, archived, branch, metadata, "timestamp")
+        SELECT s.id, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11 FROM s
+        ON CONFLICT (session_id, id) DO NOTHING
+        RETURNING seq),
+      upd AS (
+        UPDATE ${t.sessions} SET event_version = event_version + 1
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)
+        RETURNING event_version)
+      SELECT EXISTS (SELECT 1 FROM s) AS found, EXISTS (SELECT 1 FROM upd) AS inserted`,
+    claimVersion: `UPDATE ${t.sessions} SET event_version = event_version + 1 WHERE id = $1 AND event_version = $2`,
+    archiveInPlace: `UPDATE ${t.events} SET archived = TRUE
+      WHERE session_id = $1 AND id = ANY($2::text[]) AND archived = FALSE`,
+    // The old active window goes (superseded summaries with it); a retained id that sits in the archive is
+    // replaced by the retained copy, since an id is unique per session.
+    dropActiveWindow: `DELETE FROM ${t.events} WHERE session_id = $1 AND (archived = FALSE OR id = ANY($2::text[]))`,
+    insertEvents: `INSERT INTO ${t.events}
+        (session_id, id, message_type, text, text_lc, data, synthetic, archived, branch, metadata, "timestamp")
+      SELECT $1, u.id, u.message_type, u.text, u.text_lc, u.data, u.synthetic, $8, u.branch, u.metadata, u.ts
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::boolean[], $9::text[], $10::jsonb[],
+        $11::timestamptz[]) WITH ORDINALITY AS u(id, message_type, text, text_lc, data, synthetic, branch, metadata, ts, ord)
+      ORDER BY u.ord
+      ON CONFLICT (session_id, id) DO NOTHING`,
+    insertCompaction: `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, archived_ids, body)
+      VALUES ($1, $2, $3, $4, $5::text[], $6)`,
+    listCompactions: `SELECT body, reverted_at FROM ${t.compactions} WHERE session_id = $1 ORDER BY version_after DESC`,
+    markReverted: `UPDATE ${t.compactions} SET reverted_at = $3 WHERE session_id = $1 AND id = $2`,
+    dropCoveringCompactions: `DELETE FROM ${t.compactions} WHERE session_id = $1 AND archived_ids && $2::text[]`,
+  };
+}

@@ -1,0 +1,69 @@
+import type { EventFilter } from '../../filter/EventFilter.js';
+import { escapeLike } from '../../repository/eventCodec.js';
+import { termNeedsJs } from '../../repository/storedText.js';
+
+export const EVENT_COLUMNS = `id, session_id, message_type, text, data::text AS data, synthetic, archived, branch,
+  metadata::text AS metadata, "timestamp"`;
+
+const MAX_BIGINT = 2n ** 63n - 1n;
+
+/** A limit beyond bigint (a huge but integral lastN or pageSize) means "all of them": capped, bound as text. */
+const bigintLimit = (n: number): string => (BigInt(n) > MAX_BIGINT ? MAX_BIGINT : BigInt(n)).toString();
+
+export interface EventQuery {
+  sql: string;
+  params: unknown[];
+  /** lastN is read newest-first (an index scan that stops after N rows); the caller restores log order. */
+  reversed: boolean;
+  /** The store cannot evaluate the text criteria: the caller applies them, then lastN/paging itself. */
+  windowInJs: boolean;
+}
+
+/**
+ * The SQL for `findEvents`: every criterion the store can evaluate is a bound parameter in the WHERE clause;
+ * only the table name (from the validated prefix) is interpolated. `ESCAPE E'\\'` does not depend on
+ * `standard_conforming_strings`.
+ */
+export function buildEventQuery(table: string, sessionId: string, filter: EventFilter): EventQuery {
+  const params: unknown[] = [sessionId];
+  const bind = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where = ['session_id = $1'];
+  if (filter.excludeArchived) where.push('archived = FALSE');
+  if (filter.excludeSynthetic) where.push('synthetic = FALSE');
+  if (filter.from !== undefined) where.push(`"timestamp" >= ${bind(filter.from)}`);
+  if (filter.to !== undefined) where.push(`"timestamp" <= ${bind(filter.to)}`);
+  if (filter.messageTypes !== undefined) where.push(`message_type = ANY(${bind([...filter.messageTypes])}::text[])`);
+  // NUL and lone surrogates are stored encoded (see storedText.ts), and a lone surrogate matches half of an
+  // emoji in JavaScript: keywords holding one are evaluated in JS over the decoded text, like a pattern.
+  const textInJs = filter.pattern !== undefined || [filter.keyword ?? '', ...(filter.keywords ?? [])].some(termNeedsJs);
+  // Keywords are already lower-cased by EventFilter with the same toLowerCase() that produced text_lc.
+  const like = (keyword: string) => `text_lc LIKE ${bind('%' + escapeLike(keyword) + '%')} ESCAPE E'\\\\'`;
+  if (textInJs) where.push('text IS NOT NULL');
+  else if (filter.keyword !== undefined) where.push(like(filter.keyword));
+  if (!textInJs && filter.keywords !== undefined) {
+    where.push(`(${filter.keywords.map(like).join(filter.matchMode === 'all' ? ' AND ' : ' OR ')})`);
+  }
+  if (filter.branch !== undefined) {
+    // Prefix test without LIKE, so '%' or '_' in a stored branch name is never a wildcard.
+    const b = bind(filter.branch);
+    where.push(`(branch IS NULL OR branch = ${b} OR left(${b}, length(branch) + 1) = branch || '.')`);
+  }
+  let sql = `SELECT ${EVENT_COLUMNS} FROM ${table} WHERE ${where.join(' AND ')}`;
+  const windowInJs = textInJs;
+  let reversed = false;
+  if (!windowInJs && filter.lastN !== undefined) {
+    sql += ` ORDER BY seq DESC LIMIT ${bind(bigintLimit(filter.lastN))}::bigint`;
+    reversed = true;
+  } else if (!windowInJs && filter.pageSize !== undefined) {
+    // The offset can exceed 2^53: computed exactly, capped at bigint's maximum, bound as text.
+    const offset = BigInt(filter.page ?? 0) * BigInt(filter.pageSize);
+    const capped = offset > MAX_BIGINT ? MAX_BIGINT : offset;
+    sql += ` ORDER BY seq LIMIT ${bind(bigintLimit(filter.pageSize))}::bigint OFFSET ${bind(capped.toString())}::bigint`;
+  } else {
+    sql += ' ORDER BY seq';
+  }
+  return { sql, params, reversed, windowInJs };
+}

@@ -1,0 +1,164 @@
+import { InvalidArgumentError } from '../../errors.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
+import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/lifecycle.js';
+
+/** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
+export interface PostgresTables {
+  prefix: string;
+  sessions: string;
+  events: string;
+  migrations: string;
+  tombstones: string;
+  compactions: string;
+}
+
+const PREFIX = /^[a-z_][a-z0-9_]*$/i;
+/** PostgreSQL truncates identifiers at 63 bytes; the longest derived name adds 24 characters. */
+const MAX_PREFIX_LENGTH = 39;
+
+export function postgresTables(prefix: string): PostgresTables {
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix) || prefix.length > MAX_PREFIX_LENGTH) {
+    throw new InvalidArgumentError(
+      `prefix must match ${String(PREFIX)} and be at most ${MAX_PREFIX_LENGTH} characters (got '${String(prefix)}')`,
+    );
+  }
+  // Unquoted identifiers fold to lower case; folding here keeps names, logs and the advisory-lock key consistent.
+  const p = prefix.toLowerCase();
+  return {
+    prefix: p,
+    sessions: `${p}_sessions`,
+    events: `${p}_events`,
+    migrations: `${p}_migrations`,
+    tombstones: `${p}_tombstones`,
+    compactions: `${p}_compactions`,
+  };
+}
+
+/**
+ * The schema version that adds each session's purge generation (`purge_generation`, see EventLogState):
+ * what a reader compares, with the version, to see an archive purge in one row read.
+ */
+export const POSTGRES_PURGE_GENERATION_SCHEMA_VERSION = 5;
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: (t: PostgresTables) => string[];
+}
+
+/**
+ * Append-only: a released migration is never edited, a change is a new version.
+ *
+ * - `seq` (identity) is the log order; retained events are re-inserted with new values on compaction.
+ * - `text_lc` is the text lower-cased by JavaScript's `toLowerCase()`: PostgreSQL's `lower()` depends on the
+ *   server's locale (under C.UTF-8 it maps 'İ' to 'i' and never produces a final sigma) and would make
+ *   keyword search disagree with the in-memory repository.
+ * - `(session_id, archived, seq)` serves the active window and compaction's delete; `(session_id, seq)` serves
+ *   whole-log reads and lastN without sorting; both keep compaction independent of the archive's size.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'sessions and events',
+    statements: (t) => [
+      `CREATE TABLE ${t.sessions} (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ,
+        metadata JSONB NOT NULL DEFAULT '{}'::jsonb,
+        event_version BIGINT NOT NULL DEFAULT 0
+      )`,
+      `CREATE INDEX ${t.prefix}_sessions_user_idx ON ${t.sessions} (user_id)`,
+      `CREATE INDEX ${t.prefix}_sessions_expires_idx ON ${t.sessions} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE ${t.events} (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        message_type TEXT NOT NULL CHECK (message_type IN ('user', 'assistant', 'system', 'tool')),
+        text TEXT,
+        text_lc TEXT,
+        data JSONB,
+        synthetic BOOLEAN NOT NULL DEFAULT FALSE,
+        archived BOOLEAN NOT NULL DEFAULT FALSE,
+        branch TEXT,
+        metadata JSONB NOT NULL DEFAULT '{}'::jsonb,
+        "timestamp" TIMESTAMPTZ NOT NULL,
+        CONSTRAINT ${t.prefix}_events_session_event_uq UNIQUE (session_id, id)
+      )`,
+      `CREATE INDEX ${t.prefix}_events_window_idx ON ${t.events} (session_id, archived, seq)`,
+      `CREATE INDEX ${t.prefix}_events_log_idx ON ${t.events} (session_id, seq)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'full-text index over event text and tool data',
+    // A stored generated column: PostgreSQL fills it for the rows an existing database holds (the backfill)
+    // and keeps it current on every insert and update, so no write path can forget it; ranking reads it
+    // instead of re-parsing each matching text. It holds the words of the text and of the string values of
+    // the data (tool-call names and arguments, tool results, reasoning), so an identifier seen only in a tool
+    // output can be recalled. The 'simple' configuration lower-cases words and neither stems nor drops stop
+    // words: language-neutral, and the same words match as in the SQLite index.
+    statements: (t) => [
+      `ALTER TABLE ${t.events} ADD COLUMN text_tsv tsvector
+        GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, coalesce(text, ''))
+          || jsonb_to_tsvector('simple'::regconfig, coalesce(data, '{}'::jsonb), '["string"]')) STORED`,
+      `CREATE INDEX ${t.prefix}_events_text_tsv_idx ON ${t.events} USING GIN (text_tsv)`,
+    ],
+  },
+  {
+    version: TOMBSTONE_SCHEMA_VERSION,
+    name: 'tombstones of deleted sessions',
+    // The trigger makes the refusal atomic with every insert path. It takes the same per-id advisory lock
+    // as eraseSession, so an insert racing an erasure either lands first (and is erased) or sees the tombstone.
+    statements: (t) => [
+      `CREATE TABLE ${t.tombstones} (
+        id TEXT PRIMARY KEY,
+        owner_hash TEXT NOT NULL,
+        deleted_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ
+      )`,
+      `CREATE INDEX ${t.prefix}_tombstones_expires_idx ON ${t.tombstones} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE FUNCTION ${t.prefix}_refuse_tombstoned() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('${t.tombstones}'), hashtext(NEW.id));
+        IF EXISTS (SELECT 1 FROM ${t.tombstones} WHERE id = NEW.id) THEN
+          RAISE EXCEPTION '${TOMBSTONED_MARKER}' USING ERRCODE = 'P0001';
+        END IF;
+        RETURN NEW;
+      END
+      $fn$`,
+      `CREATE TRIGGER ${t.prefix}_sessions_tombstoned BEFORE INSERT ON ${t.sessions}
+        FOR EACH ROW EXECUTE FUNCTION ${t.prefix}_refuse_tombstoned()`,
+    ],
+  },
+  {
+    version: COMPACTION_RECORD_SCHEMA_VERSION,
+    name: 'compaction records (reversible compaction)',
+    // One row per committed compaction, written in the compaction's transaction. The body (TEXT: it is only
+    // ever read whole) holds the content of the summaries the compaction removed, so rows go with their
+    // session (ON DELETE CASCADE); archived_ids lets retention drop the records whose events it purged.
+    statements: (t) => [
+      `CREATE TABLE ${t.compactions} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        version_after BIGINT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        reverted_at TIMESTAMPTZ,
+        archived_ids TEXT[] NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+      )`,
+      `CREATE INDEX ${t.prefix}_compactions_order_idx ON ${t.compactions} (session_id, version_after)`,
+    ],
+  },
+  {
+    version: POSTGRES_PURGE_GENERATION_SCHEMA_VERSION,
+    name: 'purge generation of each session',
+    // An archive purge leaves the version alone (no compaction loses its CAS to retention), so a reader used
+    // to count the session's events to notice one: an index scan per check, on the hot path of every recall
+    // search. The purge bumps this column in its own transaction instead. A constant default makes the
+    // ALTER a catalog change (no table rewrite). Existing sessions start at 0.
+    statements: (t) => [`ALTER TABLE ${t.sessions} ADD COLUMN purge_generation BIGINT NOT NULL DEFAULT 0`],
+  },
+];

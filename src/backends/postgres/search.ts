@@ -1,0 +1,101 @@
+import type { ResolvedEventSearch } from '../../repository/eventSearch.js';
+import type { PostgresTables } from './schema.js';
+
+export interface SearchQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/** BM25's usual constants: term-frequency saturation and document-length normalisation. */
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * The ranked search in one statement, every user value a bound parameter ($1 session, $2 query words,
+ * $3 stop-word dictionary or null):
+ *
+ * 1. `words`: the query's lexemes, by the server's own parser (`to_tsvector('simple')`), so the query is
+ *    never read as search syntax. Stop words of the dictionary (its `ts_lexize` returns no lexeme) are
+ *    dropped unless nothing else is left: `ts_rank_cd`-style ranking has no inverse document frequency, and
+ *    "what", "did", "the" would otherwise decide the order and make every event a candidate.
+ * 2. `cand`: events matching any remaining word, through the GIN index, restricted to the scope. The
+ *    any-word query is `plainto_tsquery` (AND) with its canonical operators rewritten to OR: its text form
+ *    quotes every lexeme and lexemes hold no spaces, so only operators are rewritten.
+ * 3. BM25 over the candidates: binary term frequency (conversation events are short), document length =
+ *    distinct lexemes, and the collection statistics (N, document frequency, average length) taken from the
+ *    candidates themselves. That needs no extra pass over the session, and no other session or user
+ *    influences a score.
+ */
+export function buildSearchQuery(
+  t: PostgresTables,
+  sessionId: string,
+  words: string,
+  stopWords: string | null,
+  o: ResolvedEventSearch,
+): SearchQuery {
+  const params: unknown[] = [sessionId, words, stopWords];
+  const bind = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
+  // One sub-select: the query is computed once (an init plan) and usable as the GIN index condition.
+  const where = ['e.text_tsv @@ (SELECT query FROM q)', "NOT (e.synthetic AND e.message_type = 'user')"];
+  if (o.userId === undefined) {
+    where.push(`EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1)`);
+  } else {
+    const user = bind(o.userId);
+    where.push(`EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1 AND s.user_id = ${user})`);
+    if (o.scope === 'user') where.push(`e.session_id IN (SELECT id FROM ${t.sessions} WHERE user_id = ${user})`);
+  }
+  if (o.scope === 'session') {
+    where.push('e.session_id = $1');
+    if (!o.includeActive) where.push('e.archived = TRUE');
+  } else if (!o.includeActive) {
+    // Only this session's window is in the prompt already; other sessions are searched whole.
+    where.push('(e.archived = TRUE OR e.session_id <> $1)');
+  }
+  if (o.branch === null) {
+    where.push('e.branch IS NULL');
+  } else {
+    // Prefix test without LIKE, so '%' or '_' in a stored branch name is never a wildcard.
+    const b = bind(o.branch);
+    where.push(`(e.branch IS NULL OR e.branch = ${b} OR left(${b}, length(e.branch) + 1) = e.branch || '.')`);
+  }
+  const limit = bind(o.limit);
+  const sql = `WITH words AS MATERIALIZED (
+      SELECT DISTINCT lexeme, coalesce(ts_lexize($3::regdictionary, lexeme) = '{}'::text[], FALSE) AS stop
+      FROM unnest(to_tsvector('simple'::regconfig, $2::text))
+    ),
+    terms AS MATERIALIZED (
+      SELECT lexeme, plainto_tsquery('simple'::regconfig, lexeme) AS tq FROM words
+      WHERE NOT stop OR NOT EXISTS (SELECT 1 FROM words WHERE NOT stop)
+    ),
+    q AS MATERIALIZED (
+      SELECT regexp_replace(plainto_tsquery('simple'::regconfig, string_agg(lexeme, ' '))::text,
+        ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery AS query
+      FROM terms
+    ),
+    cand AS MATERIALIZED (
+      SELECT e.seq, e.text_tsv, length(e.text_tsv) AS dl
+      FROM ${t.events} e
+      WHERE ${where.join(' AND ')}
+    ),
+    hits AS MATERIALIZED (
+      SELECT c.seq, c.dl, count(*) OVER (PARTITION BY t.lexeme) AS df FROM cand c JOIN terms t ON c.text_tsv @@ t.tq
+    ),
+    stats AS MATERIALIZED (
+      SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl FROM cand
+    ),
+    ranked AS (
+      SELECT h.seq, sum(ln(1 + (s.n - h.df + 0.5) / (h.df + 0.5))
+        * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * h.dl / greatest(s.avgdl, 1)))) AS score
+      FROM hits h, stats s GROUP BY h.seq
+      ORDER BY score DESC, h.seq LIMIT ${limit}
+    )
+    SELECT e.id, e.session_id, e.message_type, e.text, e.data::text AS data, e.synthetic, e.archived, e.branch,
+      e.metadata::text AS metadata, e."timestamp", r.score
+    FROM ranked r JOIN ${t.events} e ON e.seq = r.seq
+    ORDER BY r.score DESC, r.seq`;
+  return { sql, params };
+}

@@ -1,0 +1,704 @@
+import type Database from 'better-sqlite3';
+import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
+import { applyEventWindow, EventFilter } from '../../filter/EventFilter.js';
+import { defaultLogger, type Logger } from '../../logging.js';
+import { requireOptional } from '../../optionalDependency.js';
+import { Session, type SessionLike } from '../../session/Session.js';
+import { SessionEvent } from '../../session/SessionEvent.js';
+import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
+import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
+import type {
+  EventLogState,
+  EventSearchOptions,
+  ListSessionIdsOptions,
+  ScoredEvent,
+  SessionIdPage,
+  SessionMetadataUpdate,
+  SessionRepository,
+} from '../../repository/SessionRepository.js';
+import {
+  isTombstonedFailure,
+  ownerHash,
+  requirePurgeCriteria,
+  requireRewriteBatch,
+  sessionDeletedError,
+  type ArchivePurgeCriteria,
+  type ErasedSession,
+  type EraseSessionOptions,
+  type SessionActivityPage,
+  type Tombstone,
+} from '../../repository/lifecycle.js';
+import { forgetDeletedWords, SqliteLifecycle } from './lifecycle.js';
+import { buildEventQuery, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables, type SqliteTables } from './schema.js';
+import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
+import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import { buildSqliteSearch } from './search.js';
+import { SqliteCompactions } from './compactions.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from '../../repository/CompactionRecord.js';
+
+export interface SqliteSessionRepositoryOptions {
+  /** A database file (created when missing) or `':memory:'`. */
+  path: string;
+  /** Apply pending migrations on first use; default true. With false, call `migrate()` yourself. */
+  initializeSchema?: boolean;
+  /** Table-name prefix (`<prefix>_sessions`, `<prefix>_events`, `<prefix>_migrations`); default 'session_compaction'. */
+  prefix?: string;
+  /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY; default 5000. */
+  busyTimeoutMs?: number;
+  /**
+   * `'FULL'` (default) syncs the WAL on every commit, so an acknowledged write survives power loss;
+   * `'NORMAL'` survives process crashes only, and is several times faster on slow disks.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Overwrite deleted content with zeros (`PRAGMA secure_delete = ON`), have the full-text index remove a
+   * deleted row's words at delete time (FTS5 secure-delete, turned on in the file at first use) and, after
+   * every erasure, rewrite and retention pass, checkpoint the WAL with TRUNCATE, so erased bytes do not stay
+   * readable in the file or its WAL. Costs extra writes on every delete; default false. See
+   * docs/data-lifecycle.md.
+   */
+  secureDelete?: boolean;
+  logger?: Logger;
+}
+
+interface SessionRow {
+  id: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number | null;
+  metadata: string;
+}
+
+type EventRow = Omit<StoredEvent, 'synthetic' | 'archived'> & { synthetic: number; archived: number };
+
+interface EventParams {
+  sessionId: string;
+  id: string;
+  timestamp: number;
+  messageType: string;
+  text: string | null;
+  data: string | null;
+  synthetic: number;
+  archived: number;
+  branch: string | null;
+  metadata: string;
+}
+
+/** Statements whose SQL never changes, prepared once the schema exists. */
+interface Statements {
+  save: Database.Statement;
+  insertSession: Database.Statement;
+  findById: Database.Statement;
+  setMetadata: Database.Statement;
+  findByUserId: Database.Statement;
+  findExpired: Database.Statement;
+  delete: Database.Statement;
+  version: Database.Statement;
+  insertEvent: Database.Statement;
+  bumpVersion: Database.Statement;
+  casVersion: Database.Statement;
+  archiveEvent: Database.Statement;
+  deleteActive: Database.Statement;
+  deleteEvent: Database.Statement;
+  append: Database.Transaction<(sessionId: string, params: EventParams) => void>;
+  updateMetadata: Database.Transaction<(sessionId: string, update: SessionMetadataUpdate) => Session | null>;
+  compact: Database.Transaction<
+    (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number) => boolean
+  >;
+}
+
+/** Statements over the sessions' purge generation (schema version 6). */
+interface PurgeGenerationStatements {
+  /** The version and the generation from one row: one read, one snapshot. */
+  read: Database.Statement;
+  bump: Database.Statement;
+}
+
+const STATEMENT_CACHE_LIMIT = 128;
+
+/**
+ * The embedded durable repository: one SQLite file (WAL), shareable by several processes on one machine.
+ *
+ * Every write is one IMMEDIATE transaction, so writers are serialised by SQLite's write lock across
+ * processes, and `compactEvents` claims the version with a conditional UPDATE before touching any event.
+ * A compaction touches only the active window (archived rows are marked in place and keep their `seq`),
+ * so its cost does not grow with archived history. better-sqlite3 is synchronous: a call blocks the
+ * event loop for its duration, including up to `busyTimeoutMs` while another process holds the write lock.
+ */
+export class SqliteSessionRepository implements SessionRepository, MigratableRepository {
+  readonly path: string;
+  readonly prefix: string;
+  readonly tables: SqliteTables;
+  private readonly db: Database.Database;
+  private readonly initializeSchema: boolean;
+  private readonly logger: Logger;
+  private statements: Statements | undefined;
+  private appendMany: Database.Transaction<(sessionId: string, rows: EventParams[]) => number> | undefined;
+  private readonly queryCache = new Map<string, Database.Statement>();
+  private closed = false;
+  private readonly secureDelete: boolean;
+  private lifecycleStatements: SqliteLifecycle | undefined;
+  private compactionStatements: SqliteCompactions | undefined;
+  private purgeGenerationStatements: PurgeGenerationStatements | undefined;
+  /** Schema versions already warned about by preparedIfMigrated. */
+  private readonly warnedUnmigrated = new Set<number>();
+  private recordedWrite:
+    | Database.Transaction<
+        (
+          sessionId: string,
+          archived: EventParams[],
+          retained: EventParams[],
+          expectedVersion: number,
+          write: () => void,
+        ) => boolean
+      >
+    | undefined;
+
+  constructor(options: SqliteSessionRepositoryOptions) {
+    if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
+    this.path = requireText(options.path, 'path');
+    this.prefix = options.prefix ?? DEFAULT_SQLITE_PREFIX;
+    this.tables = sqliteTables(this.prefix);
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw new InvalidArgumentError('busyTimeoutMs must be an integer >= 0');
+    }
+    const synchronous = options.synchronous ?? 'FULL';
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL')
+      throw new InvalidArgumentError("synchronous must be 'FULL' or 'NORMAL'");
+    this.initializeSchema = options.initializeSchema ?? true;
+    this.logger = options.logger ?? defaultLogger();
+    if (options.secureDelete !== undefined && typeof options.secureDelete !== 'boolean')
+      throw new InvalidArgumentError('secureDelete must be a boolean');
+    this.secureDelete = options.secureDelete === true;
+
+    const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'SqliteSessionRepository');
+    this.db = new Sqlite(this.path, { timeout: busyTimeoutMs });
+    try {
+      // WAL lets readers run while a writer commits, in this and in other processes (':memory:' stays 'memory').
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma(`synchronous = ${synchronous}`);
+      this.db.pragma('foreign_keys = ON');
+      if (this.secureDelete) this.db.pragma('secure_delete = ON');
+      this.db.function(JS_LOWER_FUNCTION, { deterministic: true }, (value: unknown) =>
+        typeof value === 'string' ? value.toLowerCase() : null,
+      );
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Applies pending migrations, lowest version first, in one IMMEDIATE transaction (so two processes starting
+   * together migrate once) and returns the versions it applied; with `dryRun`, the versions it would apply.
+   * Throws SchemaVersionError, changing nothing, when the file was written by a newer version of this library.
+   */
+  async migrate(options: MigrateOptions = {}): Promise<number[]> {
+    this.requireOpen();
+    if (options?.dryRun === true) return sqlitePendingVersions(this.db, this.tables, this.path);
+    return this.migrateNow();
+  }
+
+  /** Applied, pending and unknown schema versions, with the SQL of each pending step. */
+  async schemaStatus(): Promise<SchemaStatus> {
+    this.requireOpen();
+    return sqliteSchemaStatus(this.db, this.tables, this.path);
+  }
+
+  async save(session: SessionLike): Promise<Session> {
+    const s = Session.from(session);
+    const st = this.ready();
+    this.refuseTombstoned(s.id, () => st.save.run(sessionParams(s)));
+    return s;
+  }
+
+  async saveIfAbsent(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    const st = this.ready();
+    return this.refuseTombstoned(s.id, () => st.insertSession.run(sessionParams(s)).changes > 0);
+  }
+
+  async findById(id: string): Promise<Session | null> {
+    const row = this.ready().findById.get(id) as SessionRow | undefined;
+    return row === undefined ? null : toSession(row);
+  }
+
+  /** Read, update and write in one IMMEDIATE transaction: the write lock is held across processes throughout. */
+  async updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null> {
+    return this.ready().updateMetadata.immediate(requireText(id, 'sessionId'), update);
+  }
+
+  async findByUserId(userId: string): Promise<Session[]> {
+    return (this.ready().findByUserId.all(userId) as SessionRow[]).map(toSession);
+  }
+
+  async findExpiredSessionIds(before: Date): Promise<string[]> {
+    if (!(before instanceof Date) || Number.isNaN(before.getTime()))
+      throw new InvalidArgumentError('before must be a valid Date');
+    return this.ready().findExpired.pluck().all(before.getTime()) as string[];
+  }
+
+  async delete(id: string): Promise<void> {
+    this.ready().delete.run(id);
+  }
+
+  async appendEvent(event: SessionEvent): Promise<void> {
+    if (!(event instanceof SessionEvent)) throw new InvalidArgumentError('event must not be null');
+    const st = this.ready();
+    st.append.immediate(event.sessionId, toParams(event.sessionId, encodeEvent(event)));
+  }
+
+  async getEventVersion(id: string): Promise<number> {
+    const row = this.ready().version.get(id) as { version: number } | undefined;
+    return row?.version ?? 0;
+  }
+
+  async getEventLogState(id: string): Promise<EventLogState> {
+    const generation = this.purgeGenerationIfMigrated();
+    if (generation === null) return { version: await this.getEventVersion(id), purgeGeneration: null };
+    const row = generation.read.get(id) as EventLogState | undefined;
+    return row ?? { version: 0, purgeGeneration: 0 };
+  }
+
+  async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
+    this.ready();
+    const f = filter ?? EventFilter.all();
+    const query = buildEventQuery(this.tables.events, id, f);
+    if (query === null) return [];
+    const rows = this.statement(query.sql).all(...query.params) as EventRow[];
+    if (query.reverse) rows.reverse();
+    const events = rows.map(fromRow);
+    const textTest = query.textTest;
+    if (textTest === undefined) return events;
+    return applyEventWindow(
+      events.filter((e) => e.text !== null && textTest(e.text)),
+      f,
+    );
+  }
+
+  /**
+   * Ranked with FTS5's `bm25()` over the `unicode61` tokenizer (diacritics folded: "cafe" finds "café").
+   * Any of the query's words may match; see `SessionRepository.searchEvents`.
+   */
+  async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
+    const st = this.ready();
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string') return [];
+    const terms = searchTerms(query, true);
+    if (terms.length === 0) return [];
+    const owner = st.findById.get(sessionId) as SessionRow | undefined;
+    if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
+    const search = buildSqliteSearch(this.tables, sessionId, terms, o);
+    const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
+    return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+  }
+
+  async compactEvents(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    record?: CompactionRecord,
+  ): Promise<boolean> {
+    requireText(id, 'sessionId');
+    if (!Array.isArray(archived) || !Array.isArray(retained)) {
+      throw new InvalidArgumentError('archived and retained must be arrays');
+    }
+    const compactions = record === undefined ? null : this.compactionsIfMigrated();
+    if (record !== undefined && compactions !== null) {
+      requireRecordOf(id, record);
+      return this.writeRecorded(id, archived, retained, expectedVersion, () => compactions.insert(record));
+    }
+    const st = this.ready();
+    const archivedParams = archived.map((e) => toParams(id, encodeEvent(e, true)));
+    const retainedParams = retained.map((e) => toParams(id, encodeEvent(e, false)));
+    return st.compact.immediate(id, archivedParams, retainedParams, expectedVersion);
+  }
+
+  async listCompactions(id: string): Promise<CompactionRecord[]> {
+    return this.compactions().list(id);
+  }
+
+  async revertCompactionEvents(
+    id: string,
+    compactionId: string,
+    window: readonly SessionEvent[],
+    expectedVersion: number,
+    revertedAt: Date,
+  ): Promise<boolean> {
+    const compactions = this.compactions();
+    if (!compactions.exists(requireText(id, 'sessionId'), compactionId))
+      throw new InvalidArgumentError(`Compaction not found: ${compactionId}`);
+    return this.writeRecorded(id, [], window, expectedVersion, () => compactions.markReverted(id, compactionId, revertedAt));
+  }
+
+  /** compactEvents and `write` in one IMMEDIATE transaction: a lost CAS writes neither. */
+  private writeRecorded(
+    id: string,
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    expectedVersion: number,
+    write: () => void,
+  ): boolean {
+    const st = this.ready();
+    this.recordedWrite ??= this.db.transaction(
+      (sessionId: string, a: EventParams[], r: EventParams[], version: number, then: () => void): boolean => {
+        if (!st.compact(sessionId, a, r, version)) return false;
+        then();
+        return true;
+      },
+    );
+    return this.recordedWrite.immediate(
+      id,
+      archived.map((e) => toParams(id, encodeEvent(e, true))),
+      retained.map((e) => toParams(id, encodeEvent(e, false))),
+      expectedVersion,
+      write,
+    );
+  }
+
+  private compactions(): SqliteCompactions {
+    const compactions = this.compactionsIfMigrated();
+    if (compactions === null) {
+      throw new IllegalStateError(
+        `SQLite schema for prefix '${this.prefix}' in ${this.path} has no compaction records (schema version ` +
+          `${COMPACTION_RECORD_SCHEMA_VERSION}): call migrate() or construct with initializeSchema: true`,
+      );
+    }
+    return compactions;
+  }
+
+  /**
+   * Null while the schema predates compaction records (initializeSchema: false, not migrated yet): compactions
+   * then work as before, unrecorded, and a warning says why.
+   */
+  private compactionsIfMigrated(): SqliteCompactions | null {
+    this.ready();
+    this.compactionStatements ??= this.preparedIfMigrated(
+      () => new SqliteCompactions(this.db, this.tables),
+      COMPACTION_RECORD_SCHEMA_VERSION,
+      'compactions are not recorded until the schema is migrated',
+    );
+    return this.compactionStatements ?? null;
+  }
+
+  /**
+   * Null while the schema predates the purge generation (initializeSchema: false, not migrated yet): purges
+   * then work uncounted and readers have the version alone, and a warning says why. Tried again on each
+   * call until the column is there, since another process may migrate the file meanwhile.
+   */
+  private purgeGenerationIfMigrated(): PurgeGenerationStatements | null {
+    this.ready();
+    const s = this.tables.sessions;
+    this.purgeGenerationStatements ??= this.preparedIfMigrated(
+      () => ({
+        read: this.db.prepare(`SELECT event_version AS version, purge_generation AS purgeGeneration FROM ${s} WHERE id = ?`),
+        bump: this.db.prepare(`UPDATE ${s} SET purge_generation = purge_generation + 1 WHERE id = ?`),
+      }),
+      SQLITE_PURGE_GENERATION_SCHEMA_VERSION,
+      'recall indexes of other processes miss archive purges until the schema is migrated',
+    );
+    return this.purgeGenerationStatements ?? null;
+  }
+
+  /**
+   * Statements that need schema `version`, or undefined (tried again next call: another process may migrate
+   * the file meanwhile) with one warning per version while the file is older. Any other error is thrown.
+   */
+  private preparedIfMigrated<T>(prepare: () => T, version: number, warning: string): T | undefined {
+    try {
+      return prepare();
+    } catch (error) {
+      if (!/no such (table|column)|has no column named/i.test(String(error))) throw error;
+      if (!this.warnedUnmigrated.has(version)) {
+        this.warnedUnmigrated.add(version);
+        this.logger.warn(warning, { path: this.path, prefix: this.prefix, version });
+      }
+      return undefined;
+    }
+  }
+
+  /** One IMMEDIATE transaction for the whole batch: a crash keeps all of it or none. */
+  async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+    requireEventsOf(sessionId, events);
+    const st = this.ready();
+    const params = events.map((e) => toParams(sessionId, encodeEvent(e)));
+    this.appendMany ??= this.db.transaction((id: string, rows: EventParams[]): number => {
+      if (st.version.get(id) === undefined) throw new InvalidArgumentError(`Session not found: ${id}`);
+      let added = 0;
+      for (const row of rows) added += st.insertEvent.run(row).changes;
+      if (added > 0)
+        this.statement(`UPDATE ${this.tables.sessions} SET event_version = event_version + ? WHERE id = ?`).run(added, id);
+      return added;
+    });
+    return this.appendMany.immediate(sessionId, params);
+  }
+
+  /** Ids in ascending order; the cursor is the last id of the page. */
+  async listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage> {
+    const limit = pageLimit(options);
+    this.ready();
+    const after = options?.cursor ?? null;
+    const sql =
+      after === null
+        ? `SELECT id FROM ${this.tables.sessions} ORDER BY id LIMIT ?`
+        : `SELECT id FROM ${this.tables.sessions} WHERE id > ? ORDER BY id LIMIT ?`;
+    const params = after === null ? [limit + 1] : [after, limit + 1];
+    const ids = this.statement(sql)
+      .pluck()
+      .all(...params) as string[];
+    const page = ids.slice(0, limit);
+    return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
+    return this.lifecycle().erase(requireText(id, 'sessionId'), options, ownerHash);
+  }
+
+  async findTombstone(id: string): Promise<Tombstone | null> {
+    return this.lifecycle().findTombstone(id);
+  }
+
+  async recreateSession(session: SessionLike): Promise<boolean> {
+    const s = Session.from(session);
+    const st = this.ready();
+    return this.lifecycle().recreate(s.id, ownerHash(s.userId), () => st.insertSession.run(sessionParams(s)).changes > 0);
+  }
+
+  async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
+    return this.lifecycle().purgeTombstones(before, limit, sessionId);
+  }
+
+  async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
+    requireRewriteBatch(id, events);
+    return this.lifecycle().rewrite(
+      id,
+      events.map((e) => toParams(id, encodeEvent(e))),
+      expectedVersion,
+    );
+  }
+
+  async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
+    const lifecycle = this.lifecycle();
+    const compactions = this.compactions();
+    // Records of compactions whose archived events go are dropped in the same transaction.
+    return this.db
+      .transaction((): string[] => {
+        const purged = lifecycle.purgeArchived(id, requirePurgeCriteria(criteria));
+        compactions.dropCovering(id, purged);
+        // Looked up under the write lock: a migration by another process has either committed (and the
+        // column is seen) or waits for this commit, so no reader holds a generation this purge skipped.
+        if (purged.length > 0) this.purgeGenerationIfMigrated()?.bump.run(id);
+        return purged;
+      })
+      .immediate();
+  }
+
+  async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
+    return this.lifecycle().listActivity(cursor, limit);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.queryCache.clear();
+    this.statements = undefined;
+    this.appendMany = undefined;
+    this.lifecycleStatements = undefined;
+    this.compactionStatements = undefined;
+    this.purgeGenerationStatements = undefined;
+    this.recordedWrite = undefined;
+    this.db.close();
+  }
+
+  private lifecycle(): SqliteLifecycle {
+    this.ready();
+    this.lifecycleStatements ??= new SqliteLifecycle(this.db, this.tables);
+    return this.lifecycleStatements;
+  }
+
+  /** A save that hit the tombstone trigger: the id belonged to a deleted session. */
+  private refuseTombstoned<T>(id: string, write: () => T): T {
+    try {
+      return write();
+    } catch (error) {
+      if (isTombstonedFailure(error)) throw sessionDeletedError(id, this.lifecycle().findTombstone(id));
+      throw error;
+    }
+  }
+
+  /**
+   * With `secureDelete`: checkpoints the WAL with TRUNCATE (it holds old page images), so that erased text is
+   * no longer in the file or its WAL. The full-text index already dropped the deleted rows' words at delete
+   * time (FTS5 secure-delete, schema version 5); on an index still at the version-2 form it is rewritten
+   * whole (FTS5 'optimize', seconds on a large store) until the store is migrated. Without `secureDelete` it
+   * does nothing: freed pages keep their bytes anyway. The service calls it after every erasure, redaction
+   * and retention pass (see docs/data-lifecycle.md).
+   */
+  async reclaimStorage(): Promise<void> {
+    if (!this.secureDelete) return;
+    const lifecycle = this.lifecycle();
+    forgetDeletedWords(this.db, this.tables.fts);
+    if (lifecycle.checkpoint().busy) {
+      this.logger.warn(
+        'SQLite WAL checkpoint could not finish (a reader holds an old snapshot); erased bytes stay in the WAL until the next one',
+        {
+          path: this.path,
+        },
+      );
+    }
+  }
+
+  private requireOpen(): void {
+    if (this.closed) throw new IllegalStateError('SqliteSessionRepository is closed');
+  }
+
+  /** Migrates (unless disabled) and prepares the fixed statements on first use. */
+  private ready(): Statements {
+    this.requireOpen();
+    if (this.statements === undefined) {
+      // A newer schema is refused either way: statements prepared against it could silently drop its data.
+      if (this.initializeSchema) this.migrateNow();
+      else sqlitePendingVersions(this.db, this.tables, this.path);
+      try {
+        this.statements = this.prepare();
+      } catch (error) {
+        throw new IllegalStateError(
+          `SQLite schema for prefix '${this.prefix}' is missing or outdated in ${this.path}: ` +
+            'call migrate() or construct with initializeSchema: true',
+          { cause: error },
+        );
+      }
+      // Before the first delete: FTS5 removes a deleted row's words only if secure-delete is on when it deletes.
+      if (this.secureDelete) forgetDeletedWords(this.db, this.tables.fts, false);
+    }
+    return this.statements;
+  }
+
+  private migrateNow(): number[] {
+    return migrateSqlite(this.db, this.tables, this.path, this.logger);
+  }
+
+  private prepare(): Statements {
+    const { sessions: s, events: e } = this.tables;
+    const p = (sql: string) => this.db.prepare(sql);
+    const sessionColumns = 'id, user_id AS userId, created_at AS createdAt, expires_at AS expiresAt, metadata';
+    const st = {
+      save: p(
+        `INSERT INTO ${s} (id, user_id, created_at, expires_at, metadata) VALUES (@id, @userId, @createdAt, @expiresAt, @metadata)
+         ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, created_at = excluded.created_at,
+           expires_at = excluded.expires_at, metadata = excluded.metadata`,
+      ),
+      // A single statement is atomic across connections and processes: exactly one concurrent caller inserts.
+      insertSession: p(
+        `INSERT INTO ${s} (id, user_id, created_at, expires_at, metadata) VALUES (@id, @userId, @createdAt, @expiresAt, @metadata)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      findById: p(`SELECT ${sessionColumns} FROM ${s} WHERE id = ?`),
+      setMetadata: p(`UPDATE ${s} SET metadata = ? WHERE id = ?`),
+      findByUserId: p(`SELECT ${sessionColumns} FROM ${s} WHERE user_id = ? ORDER BY created_at, id`),
+      findExpired: p(`SELECT id FROM ${s} WHERE expires_at IS NOT NULL AND expires_at < ?`),
+      delete: p(`DELETE FROM ${s} WHERE id = ?`),
+      version: p(`SELECT event_version AS version FROM ${s} WHERE id = ?`),
+      insertEvent: p(
+        `INSERT INTO ${e} (session_id, id, timestamp, message_type, text, data, synthetic, archived, branch, metadata)
+         VALUES (@sessionId, @id, @timestamp, @messageType, @text, @data, @synthetic, @archived, @branch, @metadata)
+         ON CONFLICT (session_id, id) DO NOTHING`,
+      ),
+      bumpVersion: p(`UPDATE ${s} SET event_version = event_version + 1 WHERE id = ?`),
+      casVersion: p(`UPDATE ${s} SET event_version = event_version + 1 WHERE id = ? AND event_version = ?`),
+      // An archived event the log does not hold yet (never appended) is added, already archived.
+      archiveEvent: p(
+        `INSERT INTO ${e} (session_id, id, timestamp, message_type, text, data, synthetic, archived, branch, metadata)
+         VALUES (@sessionId, @id, @timestamp, @messageType, @text, @data, @synthetic, @archived, @branch, @metadata)
+         ON CONFLICT (session_id, id) DO UPDATE SET archived = 1`,
+      ),
+      deleteActive: p(`DELETE FROM ${e} WHERE session_id = ? AND archived = 0`),
+      deleteEvent: p(`DELETE FROM ${e} WHERE session_id = ? AND id = ?`),
+    };
+    const append = this.db.transaction((sessionId: string, params: EventParams): void => {
+      // The session check, the insert and the bump share one write lock: no compaction can slip between.
+      if (st.version.get(sessionId) === undefined) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+      if (st.insertEvent.run(params).changes > 0) st.bumpVersion.run(sessionId);
+    });
+    const updateMetadata = this.db.transaction((sessionId: string, update: SessionMetadataUpdate): Session | null => {
+      const row = st.findById.get(sessionId) as SessionRow | undefined;
+      if (row === undefined) return null;
+      const current = toSession(row);
+      // A throw from `update` (or an invalid result) rolls the transaction back: nothing is written.
+      const next = current.with({ metadata: update(current.metadata) });
+      st.setMetadata.run(JSON.stringify(next.metadata), sessionId);
+      return next;
+    });
+    const compact = this.db.transaction(
+      (sessionId: string, archived: EventParams[], retained: EventParams[], expectedVersion: number): boolean => {
+        if (st.version.get(sessionId) === undefined) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+        // Checks and claims the version in one statement; a loser touches no event.
+        if (st.casVersion.run(sessionId, expectedVersion).changes === 0) return false;
+        // Marked in place: archived rows keep their seq, so history keeps its order and is never rewritten.
+        for (const p of archived) st.archiveEvent.run(p);
+        // Only the active window: the (session_id, archived, seq) index keeps this independent of history size.
+        st.deleteActive.run(sessionId);
+        // New seq values: the retained window (summary first) sorts after the whole archive. An id is unique
+        // per session, so a retained id that sits in the archive moves to the window (as in PostgreSQL).
+        for (const p of retained) st.deleteEvent.run(sessionId, p.id);
+        for (const p of retained) st.insertEvent.run(p);
+        return true;
+      },
+    );
+    return { ...st, append, updateMetadata, compact };
+  }
+
+  private statement(sql: string): Database.Statement {
+    let st = this.queryCache.get(sql);
+    if (st === undefined) {
+      // Filters with many keywords each have their own shape; a bound keeps the cache from growing forever.
+      if (this.queryCache.size >= STATEMENT_CACHE_LIMIT) this.queryCache.clear();
+      st = this.db.prepare(sql);
+      this.queryCache.set(sql, st);
+    }
+    return st;
+  }
+}
+
+function sessionParams(s: Session): SessionRow {
+  return {
+    id: s.id,
+    userId: s.userId,
+    createdAt: s.createdAt.getTime(),
+    expiresAt: s.expiresAt === null ? null : s.expiresAt.getTime(),
+    metadata: JSON.stringify(s.metadata),
+  };
+}
+
+function toSession(row: SessionRow): Session {
+  return Session.create({
+    id: row.id,
+    userId: row.userId,
+    createdAt: new Date(row.createdAt),
+    expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  });
+}
+
+function toParams(sessionId: string, stored: StoredEvent): EventParams {
+  return {
+    sessionId,
+    id: stored.id,
+    timestamp: stored.timestamp,
+    messageType: stored.messageType,
+    text: stored.text,
+    data: stored.data,
+    synthetic: stored.synthetic ? 1 : 0,
+    archived: stored.archived ? 1 : 0,
+    branch: stored.branch,
+    metadata: stored.metadata,
+  };
+}
+
+function fromRow(row: EventRow): SessionEvent {
+  return decodeEvent({ ...row, synthetic: row.synthetic === 1, archived: row.archived === 1 });
+}

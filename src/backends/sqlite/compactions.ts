@@ -1,0 +1,60 @@
+import type Database from 'better-sqlite3';
+import { decodeCompactionRecord, encodeCompactionRecord, type CompactionRecord } from '../../repository/CompactionRecord.js';
+import type { SqliteTables } from './schema.js';
+
+interface RecordRow {
+  body: string;
+  revertedAt: number | null;
+}
+
+/** The compaction-record statements of the SQLite repository; every method runs inside the caller's transaction. */
+export class SqliteCompactions {
+  private readonly insertStatement: Database.Statement;
+  private readonly listStatement: Database.Statement;
+  private readonly markStatement: Database.Statement;
+  private readonly existsStatement: Database.Statement;
+  private readonly dropStatement: Database.Statement;
+
+  constructor(db: Database.Database, t: SqliteTables) {
+    this.insertStatement = db.prepare(
+      `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, reverted_at, body) VALUES (?, ?, ?, ?, NULL, ?)`,
+    );
+    this.listStatement = db.prepare(
+      `SELECT body, reverted_at AS revertedAt FROM ${t.compactions} WHERE session_id = ? ORDER BY version_after DESC`,
+    );
+    this.markStatement = db.prepare(`UPDATE ${t.compactions} SET reverted_at = ? WHERE session_id = ? AND id = ?`);
+    this.existsStatement = db.prepare(`SELECT 1 FROM ${t.compactions} WHERE session_id = ? AND id = ?`);
+    // The ids are bound as one JSON array: no SQL is built from them.
+    this.dropStatement = db.prepare(
+      `DELETE FROM ${t.compactions} WHERE session_id = ? AND EXISTS (
+         SELECT 1 FROM json_each(body, '$.archivedEventIds') a WHERE a.value IN (SELECT value FROM json_each(?)))`,
+    );
+  }
+
+  insert(record: CompactionRecord): void {
+    this.insertStatement.run(
+      record.sessionId,
+      record.id,
+      record.versionAfter,
+      record.createdAt.getTime(),
+      encodeCompactionRecord(record),
+    );
+  }
+
+  exists(sessionId: string, id: string): boolean {
+    return this.existsStatement.get(sessionId, id) !== undefined;
+  }
+
+  list(sessionId: string): CompactionRecord[] {
+    return (this.listStatement.all(sessionId) as RecordRow[]).map((r) => decodeCompactionRecord(r.body, r.revertedAt));
+  }
+
+  markReverted(sessionId: string, id: string, at: Date): void {
+    this.markStatement.run(at.getTime(), sessionId, id);
+  }
+
+  /** Drops the records that archived any of `purgedIds`: retention removed what a revert would restore. */
+  dropCovering(sessionId: string, purgedIds: readonly string[]): void {
+    if (purgedIds.length > 0) this.dropStatement.run(sessionId, JSON.stringify(purgedIds));
+  }
+}

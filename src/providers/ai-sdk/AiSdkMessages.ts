@@ -1,0 +1,294 @@
+import type {
+  AssistantModelMessage,
+  ModelMessage,
+  SystemModelMessage,
+  ToolCallPart,
+  ToolModelMessage,
+  ToolResultPart,
+  UserModelMessage,
+} from 'ai';
+import { InvalidArgumentError } from '../../errors.js';
+import { Messages, type AssistantMessage, type Message, type ToolCall, type ToolMessage } from '../../session/Message.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import type { PersistableMessage } from '../../chat/ChatProvider.js';
+import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+
+/** The `format` of AI SDK messages kept in event metadata. */
+export const AI_SDK_FORMAT = 'ai-sdk';
+
+export const DEFAULT_MISSING_TOOL_OUTPUT = '[no result was recorded for this tool call]';
+
+type ToolOutput = ToolResultPart['output'];
+type AssistantPart = Exclude<AssistantModelMessage['content'], string>[number];
+type UserPart = Exclude<UserModelMessage['content'], string>[number];
+type ToolPart = ToolModelMessage['content'][number];
+
+// ---------------------------------------------------------------------------------------------------------
+// AI SDK → log
+
+function describeData(data: unknown): string {
+  if (data instanceof URL) return data.href;
+  if (typeof data === 'string') return data.startsWith('data:') || data.length > 200 ? 'inline data' : data;
+  if (data !== null && typeof data === 'object' && !(data instanceof Uint8Array) && !(data instanceof ArrayBuffer)) {
+    const file = data as { type?: string; url?: URL | string; text?: string };
+    if (file.type === 'url' && file.url !== undefined) return String(file.url);
+    if (file.type === 'text') return 'inline text';
+    if (file.type === 'reference' || file.type === undefined) return 'provider file';
+  }
+  return 'inline data';
+}
+
+/** A visible marker for a part that is not text, so summaries and search know it was there. */
+function marker(part: { type: string } & Record<string, unknown>): string {
+  switch (part.type) {
+    case 'image':
+      return `[image: ${describeData(part.image)}]`;
+    case 'file':
+      return `[file${typeof part.filename === 'string' ? ` ${part.filename}` : ''} (${String(part.mediaType)}): ${describeData(part.data)}]`;
+    case 'reasoning-file':
+      return '';
+    case 'tool-call':
+      return `[provider tool call: ${String(part.toolName)}(${JSON.stringify(part.input ?? {})})]`;
+    case 'tool-result':
+      return `[provider tool result: ${String(part.toolName)} -> ${outputText(part.output as ToolOutput)}]`;
+    case 'tool-approval-request':
+      return `[approval requested for tool call ${String(part.toolCallId)}]`;
+    case 'custom':
+      return `[${String(part.kind)}]`;
+    default:
+      return `[${part.type}]`;
+  }
+}
+
+function joinText(pieces: readonly { text: string; isText: boolean }[]): string {
+  let out = '';
+  for (const { text, isText } of pieces) {
+    if (text === '') continue;
+    out += isText || out === '' ? text : `\n${text}`;
+  }
+  return out;
+}
+
+/** A tool output as the text the log (and a summariser) sees. */
+export function outputText(output: ToolOutput): string {
+  switch (output.type) {
+    case 'text':
+    case 'error-text':
+      return output.value;
+    case 'json':
+    case 'error-json':
+      return JSON.stringify(output.value);
+    case 'execution-denied':
+      return output.reason === undefined ? '[execution denied]' : `[execution denied: ${output.reason}]`;
+    case 'content':
+      return joinText(
+        output.value.map((item) =>
+          item.type === 'text'
+            ? { text: item.text, isText: true }
+            : { text: `[${item.type}${'mediaType' in item && item.mediaType ? ` ${item.mediaType}` : ''}]`, isText: false },
+        ),
+      );
+    default:
+      return `[${(output as { type: string }).type}]`;
+  }
+}
+
+function userMessage(content: UserModelMessage['content']): Message {
+  if (typeof content === 'string') return Messages.user(content);
+  return Messages.user(
+    joinText(
+      content.map((p: UserPart) =>
+        p.type === 'text' ? { text: p.text, isText: true } : { text: marker(p as never), isText: false },
+      ),
+    ),
+  );
+}
+
+function assistantMessage(content: AssistantModelMessage['content']): AssistantMessage {
+  if (typeof content === 'string') return Messages.assistant(content);
+  const toolCalls: ToolCall[] = [];
+  const reasoning: string[] = [];
+  const pieces: { text: string; isText: boolean }[] = [];
+  for (const part of content as AssistantPart[]) {
+    if (part.type === 'text') pieces.push({ text: part.text, isText: true });
+    else if (part.type === 'reasoning') reasoning.push(part.text);
+    else if (part.type === 'tool-call' && part.providerExecuted !== true) {
+      toolCalls.push(Messages.toolCall(part.toolCallId, part.toolName, JSON.stringify(part.input ?? {})));
+    } else pieces.push({ text: marker(part as never), isText: false });
+  }
+  const text = joinText(pieces);
+  return Messages.assistant(text === '' ? null : text, {
+    toolCalls,
+    ...(reasoning.length > 0 ? { reasoning: reasoning.join('\n\n') } : {}),
+  });
+}
+
+function toolMessage(content: ToolModelMessage['content']): ToolMessage {
+  return Messages.tool(
+    (content as ToolPart[])
+      .filter((p): p is ToolResultPart => p.type === 'tool-result')
+      .map((p) => Messages.toolResponse(p.toolCallId, p.toolName, outputText(p.output))),
+  );
+}
+
+/**
+ * The log entry for one AI SDK model message: system, user (text, images, files), assistant (text,
+ * reasoning, tool calls, files, provider-executed tools, approval requests) or tool (results, approval
+ * responses). The message kinds the strategies understand are filled in; whatever they cannot hold is kept
+ * in metadata, so `toModelMessages` gives the message back exactly. Images and files stay what they were:
+ * a URL or provider reference is stored as that reference, inline bytes as base64 — never dropped.
+ */
+export function fromModelMessage(message: ModelMessage): PersistableMessage {
+  if (message === null || message === undefined) throw new InvalidArgumentError('message must not be null');
+  let projection: Message;
+  switch (message.role) {
+    case 'system':
+      projection = Messages.system(message.content);
+      break;
+    case 'user':
+      projection = userMessage(message.content);
+      break;
+    case 'assistant':
+      projection = assistantMessage(message.content);
+      break;
+    case 'tool':
+      projection = toolMessage(message.content);
+      break;
+    default:
+      throw new InvalidArgumentError(`unsupported AI SDK message role: ${String((message as { role?: unknown }).role)}`);
+  }
+  return withNative(projection, AI_SDK_FORMAT, message, derivedMessage(projection));
+}
+
+export function fromModelMessages(messages: readonly ModelMessage[]): PersistableMessage[] {
+  if (!Array.isArray(messages)) throw new InvalidArgumentError('messages must not be null');
+  return messages.map(fromModelMessage);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// log → AI SDK
+
+function toolInput(args: string): unknown {
+  try {
+    return JSON.parse(args) as unknown;
+  } catch {
+    return args;
+  }
+}
+
+/** The model message a Message converts to when there is no stored native form. */
+function derivedMessage(message: Message): ModelMessage {
+  switch (message.type) {
+    case 'system':
+      return { role: 'system', content: message.text };
+    case 'user':
+      return { role: 'user', content: message.text };
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0 && message.reasoning === undefined) return { role: 'assistant', content: message.text ?? '' };
+      const parts: AssistantPart[] = [];
+      if (message.reasoning !== undefined) parts.push({ type: 'reasoning', text: message.reasoning });
+      if (message.text !== null && message.text !== '') parts.push({ type: 'text', text: message.text });
+      for (const c of calls) parts.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: toolInput(c.arguments) });
+      return { role: 'assistant', content: parts };
+    }
+    case 'tool':
+      return {
+        role: 'tool',
+        content: message.responses.map((r): ToolResultPart => ({
+          type: 'tool-result',
+          toolCallId: r.id,
+          toolName: r.name,
+          output: { type: 'text', value: r.responseData },
+        })),
+      };
+  }
+}
+
+/** One event or message as an AI SDK model message: its stored native form when it still applies, else converted. */
+export function toModelMessage(item: SessionEvent | Message): ModelMessage {
+  const native = nativeValue(item, AI_SDK_FORMAT);
+  return native === undefined ? derivedMessage(messageOf(item)) : (native as ModelMessage);
+}
+
+export interface ToModelMessagesOptions {
+  /** Output of the error result added for a tool call whose result is not in the log. */
+  missingToolOutput?: string;
+}
+
+export interface ModelPrompt {
+  /** The system messages, in order (pass as `instructions`); absent when there are none. */
+  instructions?: SystemModelMessage[];
+  /** Every other message, tool calls paired with their results. */
+  messages: ModelMessage[];
+}
+
+const calledTools = (m: ModelMessage): ToolCallPart[] =>
+  m.role === 'assistant' && typeof m.content !== 'string'
+    ? (m.content as AssistantPart[]).filter((p): p is ToolCallPart => p.type === 'tool-call' && p.providerExecuted !== true)
+    : [];
+
+/**
+ * Every tool call the model expects a result for gets one right after its assistant message, before the
+ * next user or assistant message (as the AI SDK checks and providers require), and a tool result answers a
+ * call of the assistant message before it. A result whose call is not there (archived, filtered out) is left
+ * out; a call without a recorded result gets an `error-text` result saying so — except, at the end of the
+ * prompt, a call waiting for a tool approval, which the SDK executes once approved. Messages that need no
+ * repair are passed through as they are.
+ */
+export function pairToolResults(messages: readonly ModelMessage[], missingOutput = DEFAULT_MISSING_TOOL_OUTPUT): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  /** Calls of the latest assistant message still without a result: id → [tool name, awaits approval]. */
+  let open = new Map<string, [string, boolean]>();
+  const close = (atEnd: boolean) => {
+    const missing = [...open].filter(([, [, approval]]) => !(atEnd && approval));
+    open = new Map();
+    if (missing.length === 0) return;
+    out.push({
+      role: 'tool',
+      content: missing.map(([toolCallId, [toolName]]): ToolResultPart => ({
+        type: 'tool-result',
+        toolCallId,
+        toolName,
+        output: { type: 'error-text', value: missingOutput },
+      })),
+    });
+  };
+  for (const message of messages) {
+    if (message.role !== 'tool') {
+      close(false);
+      out.push(message);
+      if (message.role === 'assistant' && typeof message.content !== 'string') {
+        const parts = message.content as AssistantPart[];
+        const approvals = new Set(parts.flatMap((p) => (p.type === 'tool-approval-request' ? [p.toolCallId] : [])));
+        for (const call of calledTools(message)) open.set(call.toolCallId, [call.toolName, approvals.has(call.toolCallId)]);
+      }
+      continue;
+    }
+    const parts = message.content as ToolPart[];
+    const kept = parts.filter((p) => p.type !== 'tool-result' || open.has(p.toolCallId));
+    for (const p of kept) if (p.type === 'tool-result') open.delete(p.toolCallId);
+    if (kept.length === parts.length) out.push(message);
+    else if (kept.length > 0) out.push({ ...message, content: kept });
+  }
+  close(true);
+  return out;
+}
+
+/**
+ * Maps events or messages to an AI SDK prompt: system messages separated as `instructions` (AI SDK 7 refuses
+ * them inside `messages` unless `allowSystemInMessages` is set), everything else in log order with tool calls
+ * and results paired. Events written by this integration come back exactly as they were stored.
+ */
+export function toModelMessages(items: ReadonlyArray<SessionEvent | Message>, options: ToModelMessagesOptions = {}): ModelPrompt {
+  if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
+  const instructions: SystemModelMessage[] = [];
+  const rest: ModelMessage[] = [];
+  for (const item of items) {
+    const message = toModelMessage(item);
+    if (message.role === 'system') instructions.push(message);
+    else rest.push(message);
+  }
+  const messages = pairToolResults(rest, options.missingToolOutput);
+  return instructions.length === 0 ? { messages } : { instructions, messages };
+}

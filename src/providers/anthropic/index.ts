@@ -1,0 +1,22 @@
+export {
+  ANTHROPIC_FORMAT,
+  DEFAULT_MISSING_TOOL_RESULT,
+  anthropicReplyToParam,
+  fromAnthropicMessage,
+  fromAnthropicPrompt,
+  fromAnthropicReply,
+  toAnthropicMessages,
+  type AnthropicPrompt,
+  type FromAnthropicOptions,
+  type ToAnthropicOptions,
+} from './AnthropicMessages.js';
+export {
+  AnthropicChatProvider,
+  anthropicPromptTokens,
+  type AnthropicChatParams,
+  type AnthropicChatProviderOptions,
+  type AnthropicChatTypes,
+  type AnthropicClient,
+} from './AnthropicChatProvider.js';
+export { AnthropicSessionMemory, type AnthropicSessionMemoryOptions } from './AnthropicSessionMemory.js';
+export { METADATA_NATIVE, type NativeRecord } from '../../chat/nativeMessages.js';

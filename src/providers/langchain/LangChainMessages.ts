@@ -1,0 +1,242 @@
+import type { AIMessage, AIMessageChunk, BaseMessage, StoredMessage, ToolCall, ToolMessage } from '@langchain/core/messages';
+import { InvalidArgumentError } from '../../errors.js';
+import { Messages, type Message, type ToolCall as LogToolCall } from '../../session/Message.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import type { PersistableMessage } from '../../chat/ChatProvider.js';
+import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+import { langchain } from './langchainCore.js';
+
+/** The `format` of LangChain messages kept in event metadata (LangChain's own `StoredMessage` form). */
+export const LANGCHAIN_FORMAT = 'langchain';
+
+export const DEFAULT_MISSING_TOOL_MESSAGE = '[no result was recorded for this tool call]';
+
+type Block = Record<string, unknown> & { type?: string };
+
+/** The text of message content: text blocks as they are, a visible marker for the rest. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let out = '';
+  for (const block of content as Block[]) {
+    let piece: string;
+    if (block.type === 'text' || block.type === 'text-plain') piece = String(block.text ?? '');
+    else if (block.type === 'reasoning' || block.type === 'thinking') piece = '';
+    else if (block.type === 'image_url') {
+      const url = typeof block.image_url === 'string' ? block.image_url : (block.image_url as { url?: string } | undefined)?.url;
+      piece = `[image: ${url !== undefined && !url.startsWith('data:') ? url : 'inline data'}]`;
+    } else if (block.type === 'tool_use' || block.type === 'tool_call' || block.type === 'functionCall') piece = '';
+    else piece = `[${String(block.type)}${typeof block.url === 'string' ? `: ${block.url}` : ''}]`;
+    if (piece === '') continue;
+    out += block.type === 'text' || out === '' ? piece : `\n${piece}`;
+  }
+  return out;
+}
+
+function reasoningOf(message: BaseMessage): string | undefined {
+  const pieces: string[] = [];
+  if (Array.isArray(message.content)) {
+    for (const block of message.content as Block[]) {
+      if (block.type === 'reasoning' && typeof block.reasoning === 'string') pieces.push(block.reasoning);
+      if (block.type === 'thinking' && typeof block.thinking === 'string') pieces.push(block.thinking);
+    }
+  }
+  const kwarg = message.additional_kwargs?.reasoning_content;
+  if (pieces.length === 0 && typeof kwarg === 'string' && kwarg !== '') pieces.push(kwarg);
+  return pieces.length === 0 ? undefined : pieces.join('\n\n');
+}
+
+export interface FromLangChainOptions {
+  /** A ToolMessage without `name`: recovers the tool's name from its call id (e.g. from the history). */
+  resolveToolName?: (toolCallId: string) => string | undefined;
+}
+
+function projection(message: BaseMessage, options: FromLangChainOptions): Message {
+  const type = message.getType();
+  const text = contentText(message.content);
+  switch (type) {
+    case 'human':
+      return Messages.user(text);
+    case 'system':
+      return Messages.system(text);
+    case 'ai': {
+      const toolCalls: LogToolCall[] = ((message as AIMessage).tool_calls ?? []).map((c: ToolCall) =>
+        Messages.toolCall(c.id ?? '', c.name, JSON.stringify(c.args ?? {})),
+      );
+      const reasoning = reasoningOf(message);
+      return Messages.assistant(text === '' ? null : text, { toolCalls, ...(reasoning !== undefined ? { reasoning } : {}) });
+    }
+    case 'tool': {
+      const tool = message as ToolMessage;
+      const name = tool.name ?? options.resolveToolName?.(tool.tool_call_id) ?? '';
+      return Messages.tool([Messages.toolResponse(tool.tool_call_id, name, text)]);
+    }
+    case 'function':
+      // The legacy function-calling message: a result keyed by the function's name.
+      return Messages.tool([Messages.toolResponse(message.name ?? '', message.name ?? '', text)]);
+    case 'generic': {
+      const role = (message as unknown as { role?: string }).role;
+      if (role === 'system') return Messages.system(text);
+      if (role === 'assistant' || role === 'ai') return Messages.assistant(text);
+      return Messages.user(text);
+    }
+    default:
+      throw new InvalidArgumentError(`unsupported LangChain message type: ${String(type)}`);
+  }
+}
+
+/**
+ * LangChain's own serialised form (what its persistent histories store), without the `type` a provider's
+ * converter may copy into the fields (ChatOpenAI does for a whole response, not for a streamed one): it only
+ * repeats the message's own type.
+ */
+function stored(message: BaseMessage): StoredMessage {
+  const dict = message.toDict();
+  const data = dict.data as StoredMessage['data'] & { type?: unknown };
+  if (data.type !== dict.type) return dict;
+  const { type: _type, ...rest } = data;
+  return { ...dict, data: rest as StoredMessage['data'] };
+}
+
+/**
+ * The log entry for one LangChain message: human, AI (text, tool calls, invalid tool calls, reasoning,
+ * usage metadata), system, tool (call id, artifact, status), function and generic chat messages. The neutral
+ * message kinds are filled in for strategies and search; LangChain's own serialised form is kept in metadata
+ * whenever they cannot give the message back exactly.
+ */
+export function fromLangChainMessage(message: BaseMessage, options: FromLangChainOptions = {}): PersistableMessage {
+  if (message === null || message === undefined || !langchain.messages.isBaseMessage(message)) {
+    throw new InvalidArgumentError('message must be a LangChain BaseMessage');
+  }
+  if (langchain.messages.RemoveMessage.isInstance(message)) {
+    throw new InvalidArgumentError('a RemoveMessage is an instruction, not a message; use the history to remove messages');
+  }
+  const settledMessage = langchain.messages.AIMessageChunk.isInstance(message) ? settled(message) : message;
+  const log = projection(settledMessage, options);
+  return withNative(log, LANGCHAIN_FORMAT, stored(settledMessage), derivedMessages(log).map(stored));
+}
+
+/**
+ * A streamed reply (the chunks concatenated, as RunnableWithMessageHistory stores them) as the AIMessage the
+ * same call returns unstreamed, so that a turn stores the same reply either way: no `tool_call_chunks`, no
+ * stream `index` on the raw tool calls, no stream position counters (`prompt`, `completion`) in the response
+ * metadata, and `tokenUsage` rebuilt from the provider's `usage` as ChatOpenAI does for a whole response.
+ */
+function settled(chunk: AIMessageChunk): AIMessage {
+  const kwargs = { ...chunk.additional_kwargs };
+  if (Array.isArray(kwargs.tool_calls)) {
+    kwargs.tool_calls = kwargs.tool_calls.map((call) => {
+      if (call === null || typeof call !== 'object' || !('index' in call)) return call;
+      const { index: _index, ...rest } = call as typeof call & { index?: unknown };
+      return rest as typeof call;
+    });
+  }
+  const { prompt, completion, ...metadata } = chunk.response_metadata ?? {};
+  const streamCounters = typeof prompt === 'number' && typeof completion === 'number';
+  const responseMetadata: Record<string, unknown> = streamCounters ? metadata : { ...chunk.response_metadata };
+  const usage = responseMetadata.usage as Record<string, unknown> | undefined;
+  if (
+    responseMetadata.tokenUsage === undefined &&
+    typeof usage?.prompt_tokens === 'number' &&
+    typeof usage.completion_tokens === 'number'
+  ) {
+    responseMetadata.tokenUsage = {
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      totalTokens: typeof usage.total_tokens === 'number' ? usage.total_tokens : usage.prompt_tokens + usage.completion_tokens,
+    };
+  }
+  return new langchain.messages.AIMessage({
+    content: chunk.content,
+    additional_kwargs: kwargs,
+    response_metadata: responseMetadata,
+    tool_calls: chunk.tool_calls ?? [],
+    invalid_tool_calls: chunk.invalid_tool_calls ?? [],
+    ...(chunk.id !== undefined ? { id: chunk.id } : {}),
+    ...(chunk.name !== undefined ? { name: chunk.name } : {}),
+    ...(chunk.usage_metadata !== undefined ? { usage_metadata: chunk.usage_metadata } : {}),
+  });
+}
+
+/** The LangChain messages a Message converts to when there is no stored native form. */
+function derivedMessages(message: Message): BaseMessage[] {
+  const { AIMessage: AI, HumanMessage, SystemMessage, ToolMessage: Tool } = langchain.messages;
+  switch (message.type) {
+    case 'user':
+      return [new HumanMessage(message.text)];
+    case 'system':
+      return [new SystemMessage(message.text)];
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      if (calls.length === 0) return [new AI(message.text ?? '')];
+      return [
+        new AI({
+          content: message.text ?? '',
+          tool_calls: calls.map((c) => ({ type: 'tool_call' as const, id: c.id, name: c.name, args: parseArgs(c.arguments) })),
+        }),
+      ];
+    }
+    case 'tool':
+      return message.responses.map(
+        (r) => new Tool({ content: r.responseData, tool_call_id: r.id, ...(r.name !== '' ? { name: r.name } : {}) }),
+      );
+  }
+}
+
+function parseArgs(args: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // fall through: LangChain wants an object
+  }
+  return { arguments: args };
+}
+
+/** The LangChain messages one event stands for. */
+export function langChainMessagesOf(item: SessionEvent | Message): BaseMessage[] {
+  const native = nativeValue(item, LANGCHAIN_FORMAT);
+  return native === undefined
+    ? derivedMessages(messageOf(item))
+    : [langchain.messages.mapStoredMessageToChatMessage(native as StoredMessage)];
+}
+
+/**
+ * Tool calls paired with results as chat APIs require: every call of an AI message gets its ToolMessage right
+ * after (one with `status: 'error'` saying no result was recorded, when the log has none), and a ToolMessage
+ * whose call is not in the AI message before it is left out. Messages needing no repair pass unchanged.
+ */
+export function pairToolMessages(messages: readonly BaseMessage[], missingContent = DEFAULT_MISSING_TOOL_MESSAGE): BaseMessage[] {
+  const out: BaseMessage[] = [];
+  let open = new Map<string, string>();
+  const close = () => {
+    for (const [id, name] of open) {
+      out.push(new langchain.messages.ToolMessage({ content: missingContent, tool_call_id: id, name, status: 'error' }));
+    }
+    open = new Map();
+  };
+  for (const message of messages) {
+    const type = message.getType();
+    if (type === 'tool') {
+      const id = (message as ToolMessage).tool_call_id;
+      if (!open.has(id)) continue;
+      open.delete(id);
+      out.push(message);
+      continue;
+    }
+    close();
+    out.push(message);
+    if (type === 'ai') for (const c of (message as AIMessage).tool_calls ?? []) if (c.id !== undefined) open.set(c.id, c.name);
+  }
+  close();
+  return out;
+}
+
+/** Events or messages as LangChain messages, in log order, tool calls and results paired. */
+export function toLangChainMessages(
+  items: ReadonlyArray<SessionEvent | Message>,
+  options: { missingContent?: string } = {},
+): BaseMessage[] {
+  if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
+  return pairToolMessages(items.flatMap(langChainMessagesOf), options.missingContent);
+}

@@ -1,0 +1,189 @@
+import type { AgentInputItem, FunctionCallItem, FunctionCallResultItem } from '@openai/agents';
+import { InvalidArgumentError } from '../../errors.js';
+import { Messages, type Message } from '../../session/Message.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
+import type { PersistableMessage } from '../../chat/ChatProvider.js';
+import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+
+/** The `format` of Agents SDK items kept in event metadata. */
+export const OPENAI_AGENTS_FORMAT = 'openai-agents';
+
+export const DEFAULT_MISSING_FUNCTION_OUTPUT = '[no result was recorded for this tool call]';
+
+type Item = AgentInputItem;
+type Loose = Record<string, unknown> & { type?: string };
+
+/**
+ * Calls that the client runs and answers with a matching output item (by `callId`): stored as a tool call
+ * and a tool result, so that compaction keeps each call with its output.
+ */
+const CALL_KINDS: Record<string, { output: string; name: (item: Loose) => string; args: (item: Loose) => unknown }> = {
+  function_call: { output: 'function_call_result', name: (i) => String(i.name), args: (i) => i.arguments },
+  computer_call: { output: 'computer_call_result', name: () => 'computer', args: (i) => i.action ?? i.actions ?? {} },
+  shell_call: { output: 'shell_call_output', name: () => 'shell', args: (i) => i.action ?? {} },
+  apply_patch_call: { output: 'apply_patch_call_output', name: () => 'apply_patch', args: (i) => i.operation ?? {} },
+  program: { output: 'program_output', name: () => 'program', args: (i) => ({ code: i.code }) },
+};
+const OUTPUT_KINDS = new Map(Object.entries(CALL_KINDS).map(([call, kind]) => [kind.output, call]));
+
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value))
+    return value
+      .map(textOf)
+      .filter((t) => t !== '')
+      .join('\n');
+  if (value === null || typeof value !== 'object') return value === undefined ? '' : JSON.stringify(value);
+  const part = value as Loose;
+  switch (part.type) {
+    case 'text':
+    case 'input_text':
+    case 'output_text':
+    case 'reasoning_text':
+      return String(part.text ?? '');
+    case 'refusal':
+      return `[refusal: ${String(part.refusal)}]`;
+    case 'image':
+    case 'input_image':
+      return '[image]';
+    case 'file':
+    case 'input_file':
+      return `[file${typeof part.filename === 'string' ? ` ${part.filename}` : ''}]`;
+    case 'audio':
+      return typeof part.transcript === 'string' ? part.transcript : '[audio]';
+    case 'computer_screenshot':
+      return '[screenshot]';
+    default:
+      return JSON.stringify(part);
+  }
+}
+
+const callId = (item: Loose): string => String(item.callId ?? item.call_id ?? item.id ?? '');
+
+/** The neutral message an item stands for (searchable text, tool calls and results, reasoning). */
+function projection(item: Item): Message {
+  const loose = item as Loose;
+  if ('role' in item) {
+    const text = textOf(item.content);
+    if (item.role === 'user') return Messages.user(text);
+    if (item.role === 'system') return Messages.system(text);
+    return Messages.assistant(text === '' ? null : text);
+  }
+  const type = String(loose.type);
+  const call = CALL_KINDS[type];
+  if (call !== undefined) {
+    const args = call.args(loose);
+    return Messages.assistant(null, {
+      toolCalls: [Messages.toolCall(callId(loose), call.name(loose), typeof args === 'string' ? args : JSON.stringify(args))],
+    });
+  }
+  const callKind = OUTPUT_KINDS.get(type);
+  if (callKind !== undefined) {
+    const name = callKind === 'function_call' ? String(loose.name) : CALL_KINDS[callKind]!.name(loose);
+    return Messages.tool([Messages.toolResponse(callId(loose), name, textOf(loose.output))]);
+  }
+  if (type === 'reasoning') {
+    const reasoning = textOf(loose.content) || textOf(loose.rawContent);
+    return Messages.assistant(null, reasoning === '' ? {} : { reasoning });
+  }
+  if (type === 'hosted_tool_call') {
+    return Messages.assistant(
+      `[hosted tool ${String(loose.name)}${typeof loose.output === 'string' ? `: ${loose.output}` : ''}]`,
+    );
+  }
+  // Provider-native compaction, tool search and unknown items: kept opaque, visible as a marker.
+  return Messages.assistant(`[${type}]`);
+}
+
+/**
+ * The log entry for one Agents SDK item. Messages, function calls and their outputs, reasoning, computer,
+ * shell and apply-patch calls and outputs fill in the neutral message kinds; the item itself is kept in
+ * metadata whenever the Message cannot give it back exactly (ids, status, provider data, encrypted reasoning,
+ * provider-native compaction items), so `toAgentItems` returns it unchanged.
+ */
+export function fromAgentItem(item: Item): PersistableMessage {
+  if (item === null || typeof item !== 'object') throw new InvalidArgumentError('item must not be null');
+  const message = projection(item);
+  return withNative(message, OPENAI_AGENTS_FORMAT, [item], derivedItems(message));
+}
+
+/** The items a Message converts to when there is no stored native form (e.g. a log written by another integration). */
+function derivedItems(message: Message): Item[] {
+  switch (message.type) {
+    case 'user':
+      return [{ role: 'user', content: message.text }];
+    case 'system':
+      return [{ role: 'system', content: message.text }];
+    case 'assistant': {
+      const items: Item[] = [];
+      if (message.text !== null && message.text !== '') {
+        items.push({ role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: message.text }] });
+      }
+      // Reasoning without its provider data cannot be replayed; it stays searchable in the log.
+      for (const c of message.toolCalls ?? []) {
+        items.push({ type: 'function_call', callId: c.id, name: c.name, arguments: c.arguments } satisfies FunctionCallItem);
+      }
+      return items;
+    }
+    case 'tool':
+      return message.responses.map((r): FunctionCallResultItem => ({
+        type: 'function_call_result',
+        callId: r.id,
+        name: r.name,
+        status: 'completed',
+        output: r.responseData,
+      }));
+  }
+}
+
+/** The items one event stands for: its stored item, or the conversion of its Message. */
+export function itemsOf(item: SessionEvent | Message): Item[] {
+  const native = nativeValue(item, OPENAI_AGENTS_FORMAT);
+  return Array.isArray(native) ? (native as Item[]) : derivedItems(messageOf(item));
+}
+
+const isCall = (item: Item): boolean => CALL_KINDS[String((item as Loose).type)] !== undefined;
+const outputCall = (item: Item): string | undefined => OUTPUT_KINDS.get(String((item as Loose).type));
+
+/**
+ * Every client-run call has its output and every output follows its call, as the Responses API requires
+ * ("No tool output found for function call", "No tool call found for function call output"). An output whose
+ * call is not before it (archived, cut by `limit`) is left out; a function call without an output gets one
+ * saying so, right before the next message. Items that need no repair are passed through unchanged.
+ */
+export function pairAgentItems(items: readonly Item[], missingOutput = DEFAULT_MISSING_FUNCTION_OUTPUT): Item[] {
+  const out: Item[] = [];
+  const open = new Map<string, Item>();
+  const close = () => {
+    for (const [id, call] of open) {
+      const name = String((call as Loose).name ?? '');
+      if ((call as Loose).type === 'function_call') {
+        out.push({ type: 'function_call_result', callId: id, name, status: 'incomplete', output: missingOutput });
+      }
+    }
+    open.clear();
+  };
+  for (const item of items) {
+    if (isCall(item)) {
+      open.set(callId(item as Loose), item);
+      out.push(item);
+    } else if (outputCall(item) !== undefined) {
+      const id = callId(item as Loose);
+      if (!open.has(id)) continue;
+      open.delete(id);
+      out.push(item);
+    } else {
+      // Reasoning and hosted items may sit between a call and its output; a message closes the step.
+      if ('role' in item) close();
+      out.push(item);
+    }
+  }
+  close();
+  return out;
+}
+
+/** Events or messages as Agents SDK input items, in log order, calls and outputs paired. */
+export function toAgentItems(items: ReadonlyArray<SessionEvent | Message>, options: { missingOutput?: string } = {}): Item[] {
+  if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
+  return pairAgentItems(items.flatMap(itemsOf), options.missingOutput);
+}

@@ -1,0 +1,10 @@
+export {
+  DEFAULT_MISSING_FUNCTION_OUTPUT,
+  OPENAI_AGENTS_FORMAT,
+  fromAgentItem,
+  itemsOf,
+  pairAgentItems,
+  toAgentItems,
+} from './AgentItems.js';
+export { CompactingSession, type CompactingSessionOptions } from './CompactingSession.js';
+export { METADATA_NATIVE, type NativeRecord } from '../../chat/nativeMessages.js';

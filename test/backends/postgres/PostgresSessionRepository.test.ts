@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import {
+  InvalidArgumentError,
+  Messages,
+  Session,
+  SessionEvent,
+  TYPES,
+  createSessionCompactionModule,
+  type SessionService,
+  type SessionRepository,
+  PostgresSessionRepository,
+} from 'session-compaction';
+import { messageText } from 'session-compaction/spi';
+import { Container } from 'inversify';
+import { MIGRATIONS } from '../../../src/backends/postgres/schema.js';
+import { badInputDifferential } from '../../repository/differential.js';
+import { tortureSuite } from '../../repository/torture.js';
+import { PG_URL } from '../../support/services.js';
+import { repositoryContract } from '../../repository/contract.js';
+import { atomicMetadataSuite } from '../../repository/metadataContract.js';
+import { dropPostgresTables, freshPostgresPrefix, postgresPoolFixture } from '../../support/postgres.js';
+
+describe('PostgresSessionRepository', function () {
+  const prefix = freshPostgresPrefix();
+  const db = postgresPoolFixture(prefix, { max: 20 });
+
+  repositoryContract('PostgreSQL', async () => new PostgresSessionRepository({ pool: db.pool(), prefix }));
+  badInputDifferential('PostgreSQL', async () => new PostgresSessionRepository({ pool: db.pool(), prefix }));
+
+  tortureSuite('two app instances (separate pools)', () =>
+    [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix })),
+  );
+
+  atomicMetadataSuite('two app instances (separate pools)', () =>
+    [0, 1].map(() => new PostgresSessionRepository({ connectionString: PG_URL, prefix })),
+  );
+
+  describe('schema and migrations', function () {
+    it('concurrent first use by several instances applies each migration exactly once', async function () {
+      const p = freshPostgresPrefix();
+      const repos = Array.from(
+        { length: 6 },
+        () => new PostgresSessionRepository({ pool: db.pool(), prefix: p, initializeSchema: false }),
+      );
+      try {
+        const applied = await Promise.all(repos.map((r) => r.migrate()));
+        expect(applied.flat()).to.deep.equal(MIGRATIONS.map((m) => m.version));
+        const { rows } = await db.pool().query(`SELECT version FROM ${p}_migrations ORDER BY version`);
+        expect(rows.map((r: { version: number }) => r.version)).to.deep.equal(MIGRATIONS.map((m) => m.version));
+        expect(await repos[0]!.migrate()).to.deep.equal([]);
+      } finally {
+        await dropPostgresTables(db.pool(), p);
+      }
+    });
+
+    it('with initializeSchema: false nothing is created until migrate() is called', async function () {
+      const p = freshPostgresPrefix();
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix: p, initializeSchema: false });
+      try {
+        let error: unknown;
+        try {
+          await repo.findById('x');
+        } catch (e) {
+          error = e;
+        }
+        expect((error as Error | undefined)?.message).to.match(/does not exist/);
+        await repo.migrate();
+        expect(await repo.findById('x')).to.equal(null);
+      } finally {
+        await dropPostgresTables(db.pool(), p);
+      }
+    });
+
+    it('rejects a prefix that is not a plain identifier', function () {
+      for (const bad of ['x; DROP TABLE y', 'a-b', '1abc', '', 'a'.repeat(40)]) {
+        expect(() => new PostgresSessionRepository({ pool: db.pool(), prefix: bad }), bad).to.throw(
+          InvalidArgumentError,
+          /prefix must match/,
+        );
+      }
+    });
+
+    it('close() ends a pool it created and leaves a caller’s pool open', async function () {
+      const own = new PostgresSessionRepository({ connectionString: PG_URL, prefix });
+      await own.findById('x');
+      await own.close();
+      const borrowed = new PostgresSessionRepository({ pool: db.pool(), prefix });
+      await borrowed.close();
+      expect((await db.pool().query('SELECT 1 AS one')).rows[0]).to.deep.equal({ one: 1 });
+    });
+
+    it('compaction touches only the active window: archived rows keep their seq', async function () {
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix });
+      const s = await repo.save(Session.create({ id: `seq-${freshPostgresPrefix()}`, userId: 'u' }));
+      const events = ['a', 'b', 'c', 'd'].map((t) => SessionEvent.create({ sessionId: s.id, message: Messages.user(t) }));
+      for (const e of events) await repo.appendEvent(e);
+      const seqOf = async () =>
+        new Map(
+          (
+            await db
+              .pool()
+              .query<{ id: string; seq: string }>(`SELECT id, seq FROM ${prefix}_events WHERE session_id = $1`, [s.id])
+          ).rows.map((r) => [r.id, r.seq]),
+        );
+      await repo.compactEvents(s.id, events.slice(0, 2), events.slice(2), 4);
+      const before = await seqOf();
+      await repo.compactEvents(s.id, [events[2]!], [events[3]!], 5);
+      const after = await seqOf();
+      expect(after.get(events[0]!.id)).to.equal(before.get(events[0]!.id));
+      expect(after.get(events[2]!.id)).to.equal(before.get(events[2]!.id));
+      expect(Number(after.get(events[3]!.id))).to.be.greaterThan(Number(before.get(events[3]!.id)));
+    });
+  });
+  describe('dependency injection', function () {
+    it("createSessionCompactionModule({ repository: 'postgres' }) binds a working PostgresSessionRepository", async function () {
+      const container = new Container();
+      await container.load(
+        createSessionCompactionModule({
+          repository: 'postgres',
+          postgres: { connectionString: PG_URL, prefix },
+          logLevel: 'error',
+        }),
+      );
+      const repo = container.get<SessionRepository>(TYPES.SessionRepository);
+      try {
+        expect(repo).to.be.instanceOf(PostgresSessionRepository);
+        const service = container.get<SessionService>(TYPES.SessionService);
+        const s = await service.create({ userId: 'di-user' });
+        await service.appendMessage(s.id, Messages.user('through DI'));
+        expect((await service.getMessages(s.id)).map(messageText)).to.deep.equal(['through DI']);
+      } finally {
+        await repo.close?.();
+      }
+    });
+  });
+});
