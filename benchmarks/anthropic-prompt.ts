@@ -13,7 +13,7 @@ import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { isDeepStrictEqual } from 'node:util';
 import { Messages, SessionEvent, type Message } from 'session-compaction';
 import { AnthropicChatProvider, fromAnthropicMessage, type AnthropicChatParams } from 'session-compaction/anthropic';
-import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
+import { syntheticMessages } from './src/scaling/syntheticSession.js';
 import { anthropicPrompt } from '../src/providers/anthropic/AnthropicMessages.js';
 import {
   countCacheBreakpoints,

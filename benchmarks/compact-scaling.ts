@@ -22,7 +22,7 @@ import {
   type SessionEvent,
 } from 'session-compaction';
 import { estimateEventsTokens } from 'session-compaction/spi';
-import { mulberry32 } from '../src/bench/prng.js';
+import { mulberry32 } from './src/prng.js';
 
 const SIZES = [1_000, 10_000, 100_000];
 /** Runs per size (fresh session each); the median is reported. 100k runs take seconds, so once. */

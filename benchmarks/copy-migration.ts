@@ -18,11 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SqliteSessionRepository, type SessionRepository } from 'session-compaction';
-import { compareSnapshots } from '../src/cli/admin/compareSessions.js';
-import { collectSessionIds } from '../src/cli/admin/sessionIds.js';
-import { readSnapshot } from '../src/cli/admin/sessionSnapshot.js';
-import { forEachConcurrently } from '../src/cli/admin/forEachConcurrently.js';
-import { main } from '../src/cli/main.js';
+import { compareSnapshots } from '../cli/src/admin/compareSessions.js';
+import { collectSessionIds } from '../cli/src/admin/sessionIds.js';
+import { readSnapshot } from '../cli/src/admin/sessionSnapshot.js';
+import { forEachConcurrently } from '../cli/src/admin/forEachConcurrently.js';
+import { main } from '../cli/src/main.js';
 import { populateStore } from '../test/support/populateStore.js';
 import { arg } from './support/args.js';
 
@@ -31,7 +31,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SESSIONS = Number(arg('sessions', '1000'));
 const EVENTS = Number(arg('events', '200'));
 const CONCURRENCY = arg('concurrency', '4');
-const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../cli/src/main.ts', import.meta.url));
 const OUT = fileURLToPath(new URL('../docs/benchmarks/copy-migration.md', import.meta.url));
 
 const withPrefix = (url: string, prefix: string) => `${url}${url.includes('?') ? '&' : '?'}prefix=${prefix}`;
@@ -112,6 +112,8 @@ try {
   const child = spawn(
     process.execPath,
     [
+      // The library and the bench by their sources, as in the parent process.
+      '--conditions=session-compaction-source',
       '--import',
       'tsx',
       MAIN,

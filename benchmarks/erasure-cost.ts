@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDefaultLogger, DefaultSessionService, Session, SessionEvent, SqliteSessionRepository } from 'session-compaction';
-import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
+import { syntheticMessages } from './src/scaling/syntheticSession.js';
 import { arg } from './support/args.js';
 
 const SESSIONS = Number(arg('sessions', '1000'));

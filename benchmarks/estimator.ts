@@ -14,7 +14,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
 import { MAX_PIECE_CHARS } from '../src/tokens/BpeTokenCounter.js';
 import { TiktokenTokenCountEstimator } from 'session-compaction';
-import { mulberry32 } from '../src/bench/prng.js';
+import { mulberry32 } from './src/prng.js';
 
 const KB = 1024;
 const JS_TIKTOKEN_BUDGET_MS = 30_000;

@@ -11,10 +11,10 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadMiniSweAgent } from '../src/bench/loaders/loadMiniSweAgent.js';
-import { loadTauBench } from '../src/bench/loaders/loadTauBench.js';
-import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';
-import { toMessage } from '../src/bench/recorded/toMessage.js';
+import { loadMiniSweAgent } from './src/loaders/loadMiniSweAgent.js';
+import { loadTauBench } from './src/loaders/loadTauBench.js';
+import type { RecordedSession } from './src/recorded/RecordedSession.js';
+import { toMessage } from './src/recorded/toMessage.js';
 import {
   CompactionPipeline,
   CompactionRequest,

@@ -26,9 +26,9 @@ import {
   type Message,
   type SessionRepository,
 } from 'session-compaction';
-import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
-import { mulberry32 } from '../src/bench/prng.js';
-import { toMessage } from '../src/bench/recorded/toMessage.js';
+import { loadLocomo } from './src/loaders/loadLocomo.js';
+import { mulberry32 } from './src/prng.js';
+import { toMessage } from './src/recorded/toMessage.js';
 import { arg } from './support/args.js';
 
 const EVENTS = Number(arg('events', '10000'));

@@ -41,8 +41,8 @@ import {
   type SessionRepository,
 } from 'session-compaction';
 import type { RetentionProgress, RetentionReport } from 'session-compaction/lifecycle';
-import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
-import { mulberry32 } from '../src/bench/prng.js';
+import { syntheticMessages } from './src/scaling/syntheticSession.js';
+import { mulberry32 } from './src/prng.js';
 import { arg } from './support/args.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -32,9 +32,9 @@ import {
   type SessionRepository,
   RepositoryRetriever,
 } from 'session-compaction';
-import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
-import { toMessage } from '../src/bench/recorded/toMessage.js';
-import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';
+import { loadLocomo } from './src/loaders/loadLocomo.js';
+import { toMessage } from './src/recorded/toMessage.js';
+import type { RecordedSession } from './src/recorded/RecordedSession.js';
 import { arg } from './support/args.js';
 
 const EVENTS = Number(arg('events', '10000'));

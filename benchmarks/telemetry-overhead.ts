@@ -26,7 +26,7 @@ import {
   type SessionRepository,
 } from 'session-compaction';
 import { configureTelemetry } from 'session-compaction/telemetry';
-import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
+import { syntheticMessages } from './src/scaling/syntheticSession.js';
 import { numberArg } from './support/args.js';
 
 const ROUNDS = numberArg('rounds', '9');

@@ -7,6 +7,7 @@ export { type SessionEventInit } from './session/SessionEvent.js';
 export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './session/Session.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';
 export { formatMessage, type FormatOptions } from './session/formatEvent.js';
+export { orphanedToolResponses, type OrphanedToolResponse } from './session/orphanedToolResponses.js';
 export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 
 // Repositories: filtering, encoding, the contract's helpers
@@ -21,7 +22,13 @@ export {
   type SessionIdPage,
   type SessionMetadataUpdate,
 } from './repository/SessionRepository.js';
-export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
+export {
+  isMigratable,
+  type MigratableRepository,
+  type MigrateOptions,
+  type MigrationStep,
+  type SchemaStatus,
+} from './repository/schemaMigrations.js';
 export {
   encodeCompactionRecord,
   decodeCompactionRecord,
@@ -36,7 +43,7 @@ export { type RedisClient } from './backends/redis/RedisSessionRepository.js';
 export { CharacterTokenCountEstimator } from './tokens/TokenCountEstimator.js';
 export { type TiktokenEncodingName, type TiktokenTokenCountEstimatorOptions } from './tokens/TiktokenTokenCountEstimator.js';
 export { estimateEventTokens, estimateEventsTokens } from './tokens/eventTokens.js';
-export { PROVIDER_PRESETS, type PromptCacheRules } from './tokens/ModelPrices.js';
+export { PROVIDER_PRESETS, requireModelPrices, requirePromptCacheRules, type PromptCacheRules } from './tokens/ModelPrices.js';
 export { priceUsage } from './tokens/UsageRecord.js';
 export { calibrationRatio, updateCalibration, METADATA_TOKEN_CALIBRATION, type TokenCalibration } from './tokens/calibration.js';
 
@@ -212,7 +219,7 @@ export type {
   Tombstone,
 } from './repository/lifecycle.js';
 // What a custom repository needs to implement the lifecycle methods like the built-in ones.
-export { countKinds, ownerHash, sessionDeletedError } from './repository/lifecycle.js';
+export { countKinds, ownerHash, sessionDeletedError, TOMBSTONE_SCHEMA_VERSION } from './repository/lifecycle.js';
 export {
   pairOpenAIToolMessages,
   MISSING_TOOL_RESULT,

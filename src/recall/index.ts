@@ -15,3 +15,4 @@ export {
   type RecallPlacement,
   type RecallSettings,
 } from './ContextAssembler.js';
+export { RECALL_BLOCK_HEADER } from './recallBlock.js';

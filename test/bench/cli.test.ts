@@ -5,23 +5,23 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { notRun, QUICK_DURATION } from '../../src/bench/cli.js';
-import { defaultOutputDirectory, requireWritableOutputDirectory, runStamp } from '../../src/bench/outputDirectory.js';
+import { notRun, QUICK_DURATION } from '../../benchmarks/src/cli.js';
+import { defaultOutputDirectory, requireWritableOutputDirectory, runStamp } from '../../benchmarks/src/outputDirectory.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const SAMPLE = join(root, 'data/recorded-sample.json');
+const SAMPLE = join(root, 'benchmarks/data/recorded-sample.json');
 /** tsx's loader by absolute URL, so that the CLI also runs with another current directory. */
 const TSX = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
 
-/** The installed binary's bench command, in a child process (it writes to the real stdout). */
+/** The session-compaction-bench command, in a child process (it writes to the real stdout), on the sources. */
 async function bench(args: string[], options: { blocked?: string[]; cwd?: string } = {}) {
   const loader =
     options.blocked === undefined ? [] : ['--import', pathToFileURL(join(root, 'test/support/loader/blockPackages.mjs')).href];
   try {
     const { stdout, stderr } = await run(
       process.execPath,
-      ['--import', TSX, ...loader, join(root, 'bin/session-compaction.ts'), 'bench', ...args],
+      ['--conditions=session-compaction-source', '--import', TSX, ...loader, join(root, 'benchmarks/src/main.ts'), ...args],
       {
         cwd: options.cwd ?? root,
         env: { ...process.env, BLOCKED_PACKAGES: (options.blocked ?? []).join(',') },

@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadLocomo, normaliseLocomoEvidence, parseLocomoDate } from '../../src/bench/loaders/loadLocomo.js';
-import { convertMiniSweTrajectory } from '../../src/bench/loaders/loadMiniSweAgent.js';
-import { loadNeutralFile } from '../../src/bench/loaders/loadRecordedData.js';
-import { convertTrajectory } from '../../src/bench/loaders/loadTauBench.js';
-import { validateRecordedDataset } from '../../src/bench/recorded/validateRecordedDataset.js';
-import { orphanedToolResults } from '../../src/bench/metrics/orphanedToolResults.js';
-import { toMessage } from '../../src/bench/recorded/toMessage.js';
+import { loadLocomo, normaliseLocomoEvidence, parseLocomoDate } from '../../benchmarks/src/loaders/loadLocomo.js';
+import { convertMiniSweTrajectory } from '../../benchmarks/src/loaders/loadMiniSweAgent.js';
+import { loadNeutralFile } from '../../benchmarks/src/loaders/loadRecordedData.js';
+import { convertTrajectory } from '../../benchmarks/src/loaders/loadTauBench.js';
+import { validateRecordedDataset } from '../../benchmarks/src/recorded/validateRecordedDataset.js';
+import { orphanedToolResults } from '../../benchmarks/src/metrics/orphanedToolResults.js';
+import { toMessage } from '../../benchmarks/src/recorded/toMessage.js';
 
 describe('bench: LoCoMo loader', () => {
   let dir: string;
@@ -218,7 +218,7 @@ describe('bench: neutral format validation', () => {
   });
 
   it('loads the shipped sample, whose every tool result has its call', () => {
-    const dataset = loadNeutralFile(new URL('../../data/recorded-sample.json', import.meta.url).pathname);
+    const dataset = loadNeutralFile(new URL('../../benchmarks/data/recorded-sample.json', import.meta.url).pathname);
     expect(dataset.sessions.length).to.be.greaterThan(0);
     for (const s of dataset.sessions) {
       expect(s.probes?.length ?? 0, s.sessionId).to.be.greaterThan(0);

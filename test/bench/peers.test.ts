@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import { createDefaultLogger } from '../../src/logging.js';
-import { AiSdkPrunePeer, fromModelMessage, toModelMessage } from '../../src/bench/peers/AiSdkPrunePeer.js';
-import { LangChainTrimPeer } from '../../src/bench/peers/LangChainTrimPeer.js';
-import { orphanedToolResults } from '../../src/bench/metrics/orphanedToolResults.js';
-import type { HistoryItem } from '../../src/bench/registry/ContenderRegistry.js';
-import { Messages, type Message } from '../../src/session/Message.js';
-import { CharacterTokenCountEstimator } from '../../src/tokens/TokenCountEstimator.js';
+import { createDefaultLogger, Messages, type Message } from 'session-compaction';
+import { CharacterTokenCountEstimator } from 'session-compaction/spi';
+import { AiSdkPrunePeer, fromModelMessage, toModelMessage } from '../../benchmarks/src/peers/AiSdkPrunePeer.js';
+import { LangChainTrimPeer } from '../../benchmarks/src/peers/LangChainTrimPeer.js';
+import { orphanedToolResults } from '../../benchmarks/src/metrics/orphanedToolResults.js';
+import type { HistoryItem } from '../../benchmarks/src/registry/ContenderRegistry.js';
 
 const estimator = new CharacterTokenCountEstimator();
 const logger = createDefaultLogger({ silent: true });

@@ -2,18 +2,16 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { quickConfig } from '../../src/bench/BenchConfig.js';
-import type { StrategyContender } from '../../src/bench/registry/ContenderRegistry.js';
-import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
-import { InvalidArgumentError } from '../../src/errors.js';
+import { quickConfig } from '../../benchmarks/src/BenchConfig.js';
+import type { StrategyContender } from '../../benchmarks/src/registry/ContenderRegistry.js';
+import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
+import { InvalidArgumentError, createDefaultLogger, defaultTokenCountEstimator } from 'session-compaction';
 import { expectRejects } from '../support/fixtures.js';
-import { writeReport } from '../../src/bench/report/writeReport.js';
-import { recallBase } from '../../src/bench/report/renderRecall.js';
-import { runBench } from '../../src/bench/runBench.js';
-import { createDefaultLogger } from '../../src/logging.js';
-import { defaultTokenCountEstimator } from '../../src/tokens/TiktokenTokenCountEstimator.js';
+import { writeReport } from '../../benchmarks/src/report/writeReport.js';
+import { recallBase } from '../../benchmarks/src/report/renderRecall.js';
+import { runBench } from '../../benchmarks/src/runBench.js';
 
-const SAMPLE = new URL('../../data/recorded-sample.json', import.meta.url).pathname;
+const SAMPLE = new URL('../../benchmarks/data/recorded-sample.json', import.meta.url).pathname;
 
 describe('bench: recall contenders', function () {
   // Replays with a BM25 index per run: tens of seconds on a shared machine.

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { loadRecordedData } from '../../src/bench/loaders/loadRecordedData.js';
-import { orphanedToolResults } from '../../src/bench/metrics/orphanedToolResults.js';
-import type { RecordedDataset } from '../../src/bench/recorded/RecordedSession.js';
-import { toMessage } from '../../src/bench/recorded/toMessage.js';
+import { loadRecordedData } from '../../benchmarks/src/loaders/loadRecordedData.js';
+import { orphanedToolResults } from '../../benchmarks/src/metrics/orphanedToolResults.js';
+import type { RecordedDataset } from '../../benchmarks/src/recorded/RecordedSession.js';
+import { toMessage } from '../../benchmarks/src/recorded/toMessage.js';
 import { skipWithReason } from '../support/services.js';
 import { RECORDED_DIR, recordedDataHint } from '../support/recorded.js';
 

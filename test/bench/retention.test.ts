@@ -1,14 +1,13 @@
 import { expect } from 'chai';
-import { createDefaultLogger } from '../../src/logging.js';
-import { ContextSnapshot } from '../../src/bench/metrics/ContextSnapshot.js';
-import type { RecordedEvent, RecordedProbe, RecordedSession } from '../../src/bench/recorded/RecordedSession.js';
-import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
-import type { PeerContender, StrategyContender } from '../../src/bench/registry/ContenderRegistry.js';
-import { createBenchRepository } from '../../src/bench/replay/createBenchRepository.js';
-import { PreparedSession, type ProbeTiming } from '../../src/bench/replay/PreparedSession.js';
-import { replayWithPeer, replayWithStrategy, type ReplayContext } from '../../src/bench/replay/replaySession.js';
-import { Messages } from '../../src/session/Message.js';
-import { CharacterTokenCountEstimator } from '../../src/tokens/TokenCountEstimator.js';
+import { createDefaultLogger, Messages } from 'session-compaction';
+import { CharacterTokenCountEstimator } from 'session-compaction/spi';
+import { ContextSnapshot } from '../../benchmarks/src/metrics/ContextSnapshot.js';
+import type { RecordedEvent, RecordedProbe, RecordedSession } from '../../benchmarks/src/recorded/RecordedSession.js';
+import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
+import type { PeerContender, StrategyContender } from '../../benchmarks/src/registry/ContenderRegistry.js';
+import { createBenchRepository } from '../../benchmarks/src/replay/createBenchRepository.js';
+import { PreparedSession, type ProbeTiming } from '../../benchmarks/src/replay/PreparedSession.js';
+import { replayWithPeer, replayWithStrategy, type ReplayContext } from '../../benchmarks/src/replay/replaySession.js';
 
 const logger = createDefaultLogger({ silent: true });
 const filler = (n: number) => `Filler turn ${n}: ${'small talk about the weather and nothing in particular. '.repeat(3)}`;

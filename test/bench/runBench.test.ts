@@ -2,16 +2,15 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyConfigFile, fullConfig, quickConfig, resolvePricing } from '../../src/bench/BenchConfig.js';
-import { createDefaultContenderRegistry } from '../../src/bench/registry/defaultContenders.js';
-import { writeReport } from '../../src/bench/report/writeReport.js';
-import { cheapestAtEqualAnswer, renderMarkdown } from '../../src/bench/report/renderMarkdown.js';
-import { runBench } from '../../src/bench/runBench.js';
-import { growthFactors, type ScalingPoint } from '../../src/bench/scaling/runScaling.js';
-import { createDefaultLogger } from '../../src/logging.js';
-import { defaultTokenCountEstimator } from '../../src/tokens/TiktokenTokenCountEstimator.js';
+import { applyConfigFile, fullConfig, quickConfig, resolvePricing } from '../../benchmarks/src/BenchConfig.js';
+import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
+import { writeReport } from '../../benchmarks/src/report/writeReport.js';
+import { cheapestAtEqualAnswer, renderMarkdown } from '../../benchmarks/src/report/renderMarkdown.js';
+import { runBench } from '../../benchmarks/src/runBench.js';
+import { growthFactors, type ScalingPoint } from '../../benchmarks/src/scaling/runScaling.js';
+import { createDefaultLogger, defaultTokenCountEstimator } from 'session-compaction';
 
-const SAMPLE = new URL('../../data/recorded-sample.json', import.meta.url).pathname;
+const SAMPLE = new URL('../../benchmarks/data/recorded-sample.json', import.meta.url).pathname;
 
 describe('bench: config', () => {
   it('rejects unknown keys in a config file, naming them', () => {

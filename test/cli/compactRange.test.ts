@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DefaultSessionService, EventFilter, Messages, SessionEvent, SqliteSessionRepository } from '../../src/index.js';
+import { DefaultSessionService, EventFilter, Messages, SessionEvent } from 'session-compaction';
+import { SqliteSessionRepository } from 'session-compaction/sqlite';
 import { silentLogger } from '../summarization/support.js';
 import { json, runCli } from './support/runCli.js';
 

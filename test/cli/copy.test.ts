@@ -12,17 +12,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { SqliteSessionRepository, type SessionRepository } from '../../src/index.js';
-import { compareSnapshots } from '../../src/cli/admin/compareSessions.js';
-import { readSnapshot } from '../../src/cli/admin/sessionSnapshot.js';
-import { collectSessionIds } from '../../src/cli/admin/sessionIds.js';
+import type { SessionRepository } from 'session-compaction';
+import { SqliteSessionRepository } from 'session-compaction/sqlite';
+import { compareSnapshots } from '../../cli/src/admin/compareSessions.js';
+import { readSnapshot } from '../../cli/src/admin/sessionSnapshot.js';
+import { collectSessionIds } from '../../cli/src/admin/sessionIds.js';
 import { populateStore } from '../support/populateStore.js';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
 import { dropPostgresTables, freshPostgresPrefix, probePostgres } from '../support/postgres.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { json, runCli } from './support/runCli.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../cli/src/main.ts', import.meta.url));
 
 /** Every session of `a` is in `b` with the same log and a version no lower, and `b` has no other session. */
 async function expectSameStores(a: SessionRepository, b: SessionRepository): Promise<number> {
@@ -109,6 +110,8 @@ describe('cli: copy between backends', function () {
     const child = spawn(
       process.execPath,
       [
+        // The library and the bench by their sources, as in the parent process.
+        '--conditions=session-compaction-source',
         '--import',
         'tsx',
         MAIN,

@@ -11,8 +11,8 @@ import {
   Messages,
   Session,
   SessionEvent,
-  SqliteSessionRepository,
-} from '../../src/index.js';
+} from 'session-compaction';
+import { SqliteSessionRepository } from 'session-compaction/sqlite';
 import { json, runCli } from './support/runCli.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/sqlite-v1.db', import.meta.url));

@@ -4,14 +4,8 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  DefaultSessionService,
-  EventFilter,
-  IllegalStateError,
-  Messages,
-  SessionEvent,
-  SqliteSessionRepository,
-} from '../../src/index.js';
+import { DefaultSessionService, EventFilter, IllegalStateError, Messages, SessionEvent } from 'session-compaction';
+import { SqliteSessionRepository } from 'session-compaction/sqlite';
 import { json, runCli } from './support/runCli.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/sqlite-v1.db', import.meta.url));

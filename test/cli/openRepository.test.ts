@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { InvalidArgumentError } from '../../src/index.js';
-import { describeLocation, parseRepositoryUrl } from '../../src/cli/openRepository.js';
+import { InvalidArgumentError } from 'session-compaction';
+import { describeLocation, parseRepositoryUrl } from '../../cli/src/openRepository.js';
 
 describe('cli: repository URLs', function () {
   it('reads sqlite: paths, with or without //, and a bare .db path', function () {

@@ -14,7 +14,7 @@ import {
   TurnWindowCompactionStrategy,
   type SessionRepository,
 } from 'session-compaction';
-import { syntheticMessages } from '../../src/bench/scaling/syntheticSession.js';
+import { syntheticMessages } from '../../benchmarks/src/scaling/syntheticSession.js';
 
 export interface PopulateOptions {
   sessions: number;

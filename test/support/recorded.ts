@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadMiniSweAgent } from '../../src/bench/loaders/loadMiniSweAgent.js';
-import { loadTauBench } from '../../src/bench/loaders/loadTauBench.js';
-import type { RecordedSession } from '../../src/bench/recorded/RecordedSession.js';
-import { toMessage } from '../../src/bench/recorded/toMessage.js';
+import { loadMiniSweAgent } from '../../benchmarks/src/loaders/loadMiniSweAgent.js';
+import { loadTauBench } from '../../benchmarks/src/loaders/loadTauBench.js';
+import type { RecordedSession } from '../../benchmarks/src/recorded/RecordedSession.js';
+import { toMessage } from '../../benchmarks/src/recorded/toMessage.js';
 import { SessionEvent } from 'session-compaction';
 
 /**

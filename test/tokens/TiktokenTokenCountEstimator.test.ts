@@ -6,7 +6,7 @@ import { InvalidArgumentError, TiktokenTokenCountEstimator, defaultTokenCountEst
 import { CharacterTokenCountEstimator } from 'session-compaction/spi';
 import { MAX_PIECE_CHARS } from '../../src/tokens/BpeTokenCounter.js';
 import { expectThrows } from '../support/fixtures.js';
-import { mulberry32 } from '../../src/bench/prng.js';
+import { mulberry32 } from '../../benchmarks/src/prng.js';
 
 const exactO200k = new Tiktoken(o200k_base);
 const exact = (text: string, enc: Tiktoken = exactO200k) => enc.encode(text, [], []).length;

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { ConversationCostMeter, PromptSegmentCoder } from '../../../src/bench/cost/ConversationCostMeter.js';
-import { Messages } from '../../../src/session/Message.js';
-import { PROVIDER_PRESETS } from '../../../src/tokens/ModelPrices.js';
-import { CharacterTokenCountEstimator } from '../../../src/tokens/TokenCountEstimator.js';
+import { ConversationCostMeter, PromptSegmentCoder } from '../../../benchmarks/src/cost/ConversationCostMeter.js';
+import { Messages } from 'session-compaction';
+import { PROVIDER_PRESETS, CharacterTokenCountEstimator } from 'session-compaction/spi';
 
 const gpt41 = PROVIDER_PRESETS['openai-gpt-4.1']!;
 const sonnet = PROVIDER_PRESETS['anthropic-claude-sonnet-4.5']!;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { PromptCacheSimulator, type PromptSegment } from '../../../src/bench/cost/PromptCacheSimulator.js';
-import { PROVIDER_PRESETS, type PromptCacheRules } from '../../../src/tokens/ModelPrices.js';
-import { InvalidArgumentError } from '../../../src/errors.js';
+import { PromptCacheSimulator, type PromptSegment } from '../../../benchmarks/src/cost/PromptCacheSimulator.js';
+import { InvalidArgumentError } from 'session-compaction';
+import { PROVIDER_PRESETS, type PromptCacheRules } from 'session-compaction/spi';
 
 const MINUTE = 60_000;
 const openai = PROVIDER_PRESETS['openai-gpt-4.1']!.cache;

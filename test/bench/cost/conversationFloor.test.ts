@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { conversationFloors } from '../../../src/bench/cost/conversationFloor.js';
-import { PROVIDER_PRESETS } from '../../../src/tokens/ModelPrices.js';
+import { conversationFloors } from '../../../benchmarks/src/cost/conversationFloor.js';
+import { PROVIDER_PRESETS } from 'session-compaction/spi';
 
 const gpt41 = PROVIDER_PRESETS['openai-gpt-4.1']!;
 const sonnet = PROVIDER_PRESETS['anthropic-claude-sonnet-4.5']!;

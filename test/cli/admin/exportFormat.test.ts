@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { InvalidArgumentError, Messages, Session, SessionEvent, type Message } from '../../../src/index.js';
-import { eventFingerprint, sessionFingerprint } from '../../../src/cli/admin/canonical.js';
-import { exportSession, importSession } from '../../../src/cli/admin/exportFormat.js';
+import { InvalidArgumentError, Messages, Session, SessionEvent, type Message } from 'session-compaction';
+import { eventFingerprint, sessionFingerprint } from '../../../cli/src/admin/canonical.js';
+import { exportSession, importSession } from '../../../cli/src/admin/exportFormat.js';
 
 const text = fc.string({ maxLength: 12 });
 const toolCall = fc

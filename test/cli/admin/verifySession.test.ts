@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { Messages, Session, SessionEvent, type Message } from '../../../src/index.js';
-import type { SessionSnapshot } from '../../../src/cli/admin/sessionSnapshot.js';
-import { verifySnapshot } from '../../../src/cli/admin/verifySession.js';
+import { Messages, Session, SessionEvent, type Message } from 'session-compaction';
+import type { SessionSnapshot } from '../../../cli/src/admin/sessionSnapshot.js';
+import { verifySnapshot } from '../../../cli/src/admin/verifySession.js';
 
 const session = Session.create({ id: 's', userId: 'u' });
 let n = 0;

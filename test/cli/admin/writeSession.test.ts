@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import {
-  Bm25Retriever,
   DefaultSessionService,
   EventFilter,
   IllegalStateError,
@@ -8,10 +7,11 @@ import {
   Messages,
   Session,
   SessionEvent,
-} from '../../../src/index.js';
-import { compareSnapshots } from '../../../src/cli/admin/compareSessions.js';
-import { readSnapshot, type SessionSnapshot } from '../../../src/cli/admin/sessionSnapshot.js';
-import { writeSession } from '../../../src/cli/admin/writeSession.js';
+} from 'session-compaction';
+import { Bm25Retriever } from 'session-compaction/recall';
+import { compareSnapshots } from '../../../cli/src/admin/compareSessions.js';
+import { readSnapshot, type SessionSnapshot } from '../../../cli/src/admin/sessionSnapshot.js';
+import { writeSession } from '../../../cli/src/admin/writeSession.js';
 
 function snapshot(version = 8): SessionSnapshot {
   const session = Session.create({ id: 's1', userId: 'alice', createdAt: new Date(Date.UTC(2025, 0, 1)), metadata: { a: 1 } });

@@ -1,4 +1,4 @@
-import { main } from '../../../src/cli/main.js';
+import { main } from '../../../cli/src/main.js';
 
 export interface CliRun {
   code: number;

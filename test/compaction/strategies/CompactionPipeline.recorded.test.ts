@@ -10,7 +10,7 @@ import {
   defaultTokenCountEstimator,
 } from 'session-compaction';
 import { estimateEventsTokens } from 'session-compaction/spi';
-import type { RecordedSession } from '../../../src/bench/recorded/RecordedSession.js';
+import type { RecordedSession } from '../../../benchmarks/src/recorded/RecordedSession.js';
 import { skipWithReason } from '../../support/services.js';
 import { toolPairsIntact } from '../../support/beyondEvents.js';
 import {

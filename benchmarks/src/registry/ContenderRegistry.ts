@@ -1,0 +1,148 @@
+import {
+  type CompactionStrategy,
+  type CompactionTrigger,
+  InvalidArgumentError,
+  type Logger,
+  type Message,
+  type ChatClient,
+  type TokenCountEstimator,
+} from 'session-compaction';
+
+import type { RecordedDataset } from '../recorded/RecordedSession.js';
+
+/** What every contender is built from: the same budget and the same token counter for all. */
+export interface ContenderContext {
+  /** The context budget in tokens: our triggers fire at it, peers trim to it. */
+  budgetTokens: number;
+  estimator: TokenCountEstimator;
+  /** The summariser (counted); absent when none is configured. */
+  chatClient?: ChatClient;
+  logger: Logger;
+  /**
+   * The replay's clock: the time of the call being prepared (recorded time, not wall time). Time-based
+   * triggers (idle, cache-aware) read it; absent outside a replay.
+   */
+  now?: () => Date;
+  /** Embeds texts for hybrid recall contenders; absent when no embedding model is configured. */
+  embed?: (texts: string[]) => Promise<number[][]>;
+}
+
+/** Free-form options from the config file, passed through to the strategy's constructor. */
+export type ContenderOptions = Readonly<Record<string, unknown>>;
+
+export interface ConfiguredStrategy {
+  trigger: CompactionTrigger;
+  strategy: CompactionStrategy;
+}
+
+/** One message of the replayed history, with its index in the recorded session. */
+export interface HistoryItem {
+  index: number;
+  message: Message;
+  tokens: number;
+}
+
+/** What a peer sends to the model, and what that costs by the shared counter. */
+export interface PeerSelection {
+  messages: Message[];
+  tokens: number;
+  /** Time spent inside the peer library's call only (conversions excluded). */
+  libraryMs: number;
+}
+
+/**
+ * A peer library's stateless context trimmer: given the whole history at each model call it returns what
+ * it would send. `prepare` converts a session once; `select` reports the time spent in the library call.
+ */
+export interface PeerRunner {
+  prepare(history: readonly HistoryItem[]): void;
+  select(count: number): Promise<PeerSelection>;
+}
+
+interface ContenderBase {
+  name: string;
+  description: string;
+}
+
+export interface StrategyContender extends ContenderBase {
+  kind: 'strategy';
+  /** Summarising strategies are skipped (with a note in the report) when no summariser is configured. */
+  needsChatClient?: boolean;
+  /**
+   * Recall contenders: the same strategy, but every prompt is built by a ContextAssembler that quotes what a
+   * retriever finds ('bm25': Bm25Retriever; 'hybrid': BM25 fused with embeddings, needs `embed`).
+   */
+  recall?: 'bm25' | 'hybrid';
+  create(context: ContenderContext, options: ContenderOptions): ConfiguredStrategy;
+}
+
+export interface PeerContender extends ContenderBase {
+  kind: 'peer';
+  /** Why the peer does not apply to a dataset (e.g. "no tool calls"), or null when it does. */
+  notApplicable?(dataset: RecordedDataset): string | null;
+  create(context: ContenderContext, options: ContenderOptions): PeerRunner;
+}
+
+export type Contender = StrategyContender | PeerContender;
+
+/**
+ * Strategies and peers by name: the CLI and config files refer to them only through this registry, so a
+ * new strategy needs one `register` call to take part in every benchmark.
+ */
+export class ContenderRegistry {
+  private readonly contenders = new Map<string, Contender>();
+  private readonly unavailable = new Map<string, string>();
+  private readonly installHints = new Map<string, string>();
+
+  register(contender: Contender): this {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(contender.name)) {
+      throw new InvalidArgumentError(`contender name must be lower-case words joined by '-' (got '${contender.name}')`);
+    }
+    if (this.contenders.has(contender.name))
+      throw new InvalidArgumentError(`contender '${contender.name}' is already registered`);
+    this.contenders.set(contender.name, contender);
+    return this;
+  }
+
+  /**
+   * Records a known contender that cannot run here (e.g. its peer library is not installed), with the command
+   * that would make it available when there is one.
+   */
+  markUnavailable(name: string, reason: string, install?: string): this {
+    this.unavailable.set(name, reason);
+    if (install !== undefined) this.installHints.set(name, install);
+    return this;
+  }
+
+  /** The command that makes an unavailable contender available, or null. */
+  installHint(name: string): string | null {
+    return this.installHints.get(name) ?? null;
+  }
+
+  /** Why a known contender cannot run here, or null when it can (or is unknown). */
+  unavailableReason(name: string): string | null {
+    return this.unavailable.get(name) ?? null;
+  }
+
+  has(name: string): boolean {
+    return this.contenders.has(name);
+  }
+
+  get(name: string): Contender {
+    const contender = this.contenders.get(name);
+    const reason = this.unavailable.get(name);
+    if (contender === undefined && reason !== undefined) throw new InvalidArgumentError(`'${name}' is not available: ${reason}`);
+    if (contender === undefined) {
+      throw new InvalidArgumentError(`unknown strategy or peer '${name}'; known: ${this.names().join(', ')}`);
+    }
+    return contender;
+  }
+
+  names(): string[] {
+    return [...this.contenders.keys()];
+  }
+
+  list(): Contender[] {
+    return [...this.contenders.values()];
+  }
+}

@@ -1,0 +1,20 @@
+import { IllegalStateError, type SessionRepository } from 'session-compaction';
+import { TOMBSTONE_SCHEMA_VERSION, type MigratableRepository } from 'session-compaction/spi';
+
+/**
+ * Admin commands do not migrate, so the ones that delete first ask whether the store can keep tombstones
+ * (schema version 3 applied); a store without a schema (memory, custom) always can.
+ */
+export async function hasTombstones(repository: SessionRepository): Promise<boolean> {
+  const status = await (repository as Partial<MigratableRepository>).schemaStatus?.();
+  return status === undefined || !status.pending.some((step) => step.version === TOMBSTONE_SCHEMA_VERSION);
+}
+
+/** Erasure without tombstones would let a deleted id be taken again, so these commands refuse such a store. */
+export async function requireTombstones(repository: SessionRepository, where: string, command: string): Promise<void> {
+  if (await hasTombstones(repository)) return;
+  throw new IllegalStateError(
+    `${command} needs the tombstone schema (version ${TOMBSTONE_SCHEMA_VERSION}), which ${where} does not have yet: ` +
+      'run `session-compaction migrate` on it first',
+  );
+}

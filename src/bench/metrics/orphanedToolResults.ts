@@ -1,7 +1,0 @@
-import type { Message } from '../../session/Message.js';
-import { orphanedToolResponses } from '../../session/orphanedToolResponses.js';
-
-/** Tool results in a context whose call is not earlier in that same context: a provider rejects these. */
-export function orphanedToolResults(messages: readonly Message[]): number {
-  return orphanedToolResponses(messages).length;
-}
