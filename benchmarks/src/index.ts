@@ -23,11 +23,14 @@ export { orphanedToolResults } from './metrics/orphanedToolResults.js';
 export { aggregateRuns, type ContenderSummary } from './metrics/aggregateRuns.js';
 export {
   ContenderRegistry,
+  checkContenderOptions,
   type Contender,
   type ContenderContext,
   type ContenderOptions,
   type ConfiguredStrategy,
   type HistoryItem,
+  type OptionKind,
+  type OptionSpec,
   type PeerContender,
   type PeerRunner,
   type PeerSelection,

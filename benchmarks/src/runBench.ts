@@ -7,7 +7,7 @@ import { conversationFloors } from './cost/conversationFloor.js';
 import { loadRecordedData } from './loaders/loadRecordedData.js';
 import { aggregateRuns, type ContenderSummary } from './metrics/aggregateRuns.js';
 import type { RecordedDataset, RecordedSession } from './recorded/RecordedSession.js';
-import type { ContenderRegistry } from './registry/ContenderRegistry.js';
+import { checkContenderOptions, type ContenderRegistry } from './registry/ContenderRegistry.js';
 import { CountingChatClient } from './replay/CountingChatClient.js';
 import { createBenchRepository } from './replay/createBenchRepository.js';
 import { createSummarizer } from './replay/createSummarizer.js';
@@ -98,7 +98,10 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
       skipped.push({ contender: spec.label ?? spec.name, dataset: 'all', reason, ...(install !== null ? { install } : {}) });
       return [];
     }
-    return [{ spec, contender: registry.get(spec.name), label: spec.label ?? spec.name }];
+    const contender = registry.get(spec.name);
+    // Before anything runs: a misspelt option would otherwise be ignored for the whole run.
+    checkContenderOptions(contender, spec.options ?? {});
+    return [{ spec, contender, label: spec.label ?? spec.name }];
   });
   const presets = resolvePricing(config.pricing ?? []);
   const coder = new PromptSegmentCoder(estimator);

@@ -1,5 +1,7 @@
 import type { Logger, SessionRepository } from 'session-compaction';
 
+import type { SchemaStatus } from 'session-compaction/spi';
+import { explainSchemaError, requireSchema } from './admin/storeSchema.js';
 import type { CliIo } from './CliIo.js';
 import { describeLocation, openRepository, type OpenOptions, type RepositoryLocation } from './openRepository.js';
 
@@ -12,15 +14,25 @@ export class AdminContext {
     readonly logger: Logger,
   ) {}
 
-  /** Opens the repository, runs `work`, and always closes it (connections would keep the process alive). */
+  /**
+   * Opens the repository, runs `work`, and always closes it (connections would keep the process alive). A
+   * command that neither migrates nor creates (`initializeSchema`, `createIfMissing`) gets only a store that
+   * exists and has a schema; errors about a schema behind the library name `session-compaction migrate`.
+   */
   async withRepository<T>(
     url: string,
     options: Omit<OpenOptions, 'logger'>,
     work: (repository: SessionRepository, where: string, location: RepositoryLocation) => Promise<T>,
   ): Promise<T> {
     const { repository, location } = await openRepository(url, { ...options, logger: this.logger });
+    const where = describeLocation(location);
+    let status: SchemaStatus | null = null;
     try {
-      return await work(repository, describeLocation(location), location);
+      if (options.initializeSchema !== true && options.createIfMissing !== true)
+        status = await requireSchema(repository, location, where);
+      return await work(repository, where, location);
+    } catch (error) {
+      throw explainSchemaError(error, status, location);
     } finally {
       await repository.close?.();
     }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Logger, type SessionRepository } from 'session-compaction';
 
 export type Backend = 'sqlite' | 'postgres' | 'redis' | 'memory';
@@ -14,6 +15,11 @@ export interface OpenOptions {
   prefix?: string;
   /** Migrate on first use (copy and import targets); admin reads leave the schema alone. Default false. */
   initializeSchema?: boolean;
+  /**
+   * Open a SQLite file that does not exist yet (migrate); default false, so that a command asked to read or
+   * change a store never creates one. `initializeSchema` implies it.
+   */
+  createIfMissing?: boolean;
   /** SQLite only: 'NORMAL' for bulk writes that are verified afterwards anyway. */
   synchronous?: 'FULL' | 'NORMAL';
   /** SQLite only: overwrite what lifecycle commands erase (see SqliteSessionRepositoryOptions.secureDelete). */
@@ -66,6 +72,20 @@ export function describeLocation(location: RepositoryLocation): string {
   return `${location.backend} ${where}${prefix}`;
 }
 
+/** The command that creates or migrates the store at `location`, ready to paste (a password is masked). */
+export function migrateCommandFor(location: RepositoryLocation): string {
+  let url: string;
+  if (location.backend === 'sqlite') url = `sqlite:${location.target}`;
+  else if (location.backend === 'memory') url = 'memory:';
+  else {
+    const u = new URL(location.target);
+    if (u.password !== '') u.password = '***';
+    url = u.toString();
+  }
+  const prefix = location.prefix !== undefined ? ` --prefix ${location.prefix}` : '';
+  return `session-compaction migrate --url ${url}${prefix}`;
+}
+
 /** Opens the repository a URL names; the backend's module (and driver) is loaded only when used. */
 export async function openRepository(
   url: string,
@@ -83,6 +103,13 @@ export async function openRepository(
       break;
     }
     case 'sqlite': {
+      const creates = initializeSchema || options.createIfMissing === true;
+      if (!creates && location.target !== ':memory:' && !existsSync(location.target)) {
+        throw new InvalidArgumentError(
+          `no SQLite store at ${location.target} (nothing was created): check the path, or create a store there with ` +
+            `\`${migrateCommandFor({ ...location, ...(prefix !== undefined ? { prefix } : {}) })}\``,
+        );
+      }
       const { SqliteSessionRepository } = await import('session-compaction/sqlite');
       repository = new SqliteSessionRepository({
         path: location.target,

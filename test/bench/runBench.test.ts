@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyConfigFile, fullConfig, quickConfig, resolvePricing } from '../../benchmarks/src/BenchConfig.js';
 import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
+import { checkContenderOptions } from '../../benchmarks/src/registry/ContenderRegistry.js';
 import { writeReport } from '../../benchmarks/src/report/writeReport.js';
 import { cheapestAtEqualAnswer, renderMarkdown } from '../../benchmarks/src/report/renderMarkdown.js';
 import { runBench } from '../../benchmarks/src/runBench.js';
 import { growthFactors, type ScalingPoint } from '../../benchmarks/src/scaling/runScaling.js';
-import { createDefaultLogger, defaultTokenCountEstimator } from 'session-compaction';
+import { createDefaultLogger, defaultTokenCountEstimator, InvalidArgumentError } from 'session-compaction';
+import { rejection } from '../support/rejection.js';
 
 const SAMPLE = new URL('../../benchmarks/data/recorded-sample.json', import.meta.url).pathname;
 
@@ -69,6 +71,40 @@ describe('bench: config', () => {
     const registry = await createDefaultContenderRegistry();
     expect(() => registry.get('magic')).to.throw(/unknown strategy or peer 'magic'; known: none, sliding-window/);
     expect(() => registry.get('librechat-prune')).to.throw(/requires Node >= 24/);
+  });
+
+  it('refuses a contender option the contender does not read, before any replay, naming the ones it reads', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'bench-options-'));
+    try {
+      const config = {
+        ...quickConfig([SAMPLE], out),
+        contenders: [{ name: 'none' }, { name: 'token-count', options: { targetRatoi: 0.4 } }],
+        scaling: null,
+      };
+      const started = Date.now();
+      const error = await rejection(
+        runBench(config, {
+          registry: await createDefaultContenderRegistry(),
+          estimator: defaultTokenCountEstimator(),
+          logger: createDefaultLogger({ silent: true }),
+        }),
+      );
+      expect(error).to.be.instanceOf(InvalidArgumentError);
+      expect(error.message).to.equal(
+        "unknown option 'targetRatoi' for strategy 'token-count' (known: targetRatio, maxTokens, cutWithinTurn)",
+      );
+      expect(Date.now() - started).to.be.lessThan(2000);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an option value of the wrong kind from a config file', async () => {
+    const registry = await createDefaultContenderRegistry();
+    expect(() => checkContenderOptions(registry.get('turn-window'), { maxTurns: '10' })).to.throw(
+      `option 'maxTurns' of 'turn-window' must be a number (got "10")`,
+    );
+    expect(() => checkContenderOptions(registry.get('token-count-recall'), { recall: { maxRatio: 0.4 } })).to.not.throw();
   });
 });
 

@@ -320,18 +320,56 @@ describe('cli: session-compaction admin commands', function () {
     }
   });
 
-  it('migrate --dry-run prints pending steps of a new file and creates nothing; migrate applies them', async function () {
+  it('migrate --dry-run prints pending steps of a new file and leaves no file behind; migrate creates and applies them', async function () {
     const path = join(dir, `fresh-${n++}.db`);
     const dry = await runCli('migrate', '--url', `sqlite:${path}`, '--dry-run');
     expect(dry.code).to.equal(0);
     expect(dry.stdout).to.include('pending 1 sessions and events').and.include('CREATE TABLE session_compaction_sessions');
-    const raw = new Database(path, { readonly: true });
-    expect(raw.prepare(`SELECT count(*) AS n FROM sqlite_master`).get()).to.deep.equal({ n: 0 });
-    raw.close();
+    expect(existsSync(path)).to.equal(false);
     const real = await runCli('migrate', '--url', `sqlite:${path}`, '--json');
     expect(json<{ appliedNow: number[] }>(real).appliedNow[0]).to.equal(1);
     const again = await runCli('migrate', '--url', `sqlite:${path}`, '--json');
     expect(json<{ appliedNow: number[]; pending: unknown[] }>(again)).to.deep.include({ appliedNow: [], pending: [] });
+  });
+
+  it('no command asked to read or change a store creates a missing SQLite file; each names the migrate command', async function () {
+    const missing = join(dir, 'missing.db');
+    const url = `sqlite:${missing}`;
+    const commands = [
+      ['sessions', 'list'],
+      ['show', 'x'],
+      ['verify', '--all'],
+      ['export', '--out', join(dir, 'missing.jsonl')],
+      ['compact', 'x', '--strategy', 'sliding-window', '--dry-run'],
+      ['expire', '--dry-run'],
+      ['retention', '--archived-older-than', '30d'],
+      ['erase-user', 'alice', '--dry-run'],
+    ];
+    for (const command of commands) {
+      const run = await runCli(...command, '--url', url);
+      expect(run.code, command.join(' ')).to.equal(2);
+      expect(run.stderr).to.include(`no SQLite store at ${missing} (nothing was created)`);
+      expect(run.stderr).to.include(`\`session-compaction migrate --url ${url}\``);
+      expect(existsSync(missing), command.join(' ')).to.equal(false);
+    }
+    const copy = await runCli('copy', '--from', url, '--to', `sqlite:${join(dir, 'copy-target.db')}`);
+    expect(copy.code).to.equal(2);
+    expect(copy.stderr).to.include(`no SQLite store at ${missing}`);
+    expect(existsSync(missing)).to.equal(false);
+  });
+
+  it('a store without a schema is refused before the command runs, naming the migrate command, not the API', async function () {
+    const empty = join(dir, `empty-${n++}.db`);
+    new Database(empty).close();
+    const run = await runCli('sessions', 'list', '--url', `sqlite:${empty}`, '--prefix', 'tenant');
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.include(
+      `holds no session-compaction schema (a store not created yet, or another --prefix): run \`session-compaction migrate --url sqlite:${empty} --prefix tenant\``,
+    );
+    expect(run.stderr).to.not.include('initializeSchema');
+    const raw = new Database(empty, { readonly: true });
+    expect(raw.prepare('SELECT count(*) AS n FROM sqlite_master').get()).to.deep.equal({ n: 0 });
+    raw.close();
   });
 
   it('an unsupported URL is an error with exit code 2', async function () {

@@ -27,8 +27,14 @@ export interface ContenderContext {
   embed?: (texts: string[]) => Promise<number[][]>;
 }
 
-/** Free-form options from the config file, passed through to the strategy's constructor. */
+/** Options from a config file or `--set`, read by the contender (most are passed to the strategy's constructor). */
 export type ContenderOptions = Readonly<Record<string, unknown>>;
+
+/** What one option takes: a kind of JSON value, or one of the listed strings. */
+export type OptionKind = 'number' | 'boolean' | 'string' | 'object' | 'array' | readonly string[];
+
+/** The options a contender reads, by name; any other key is refused, not ignored. */
+export type OptionSpec = Readonly<Record<string, OptionKind>>;
 
 export interface ConfiguredStrategy {
   trigger: CompactionTrigger;
@@ -62,6 +68,11 @@ export interface PeerRunner {
 interface ContenderBase {
   name: string;
   description: string;
+  /**
+   * The options `create` reads. With it, `checkContenderOptions` refuses a key it does not list (a misspelt key
+   * would otherwise be ignored without a word) and a value of the wrong kind; without it, options are not checked.
+   */
+  options?: OptionSpec;
 }
 
 export interface StrategyContender extends ContenderBase {
@@ -84,6 +95,48 @@ export interface PeerContender extends ContenderBase {
 }
 
 export type Contender = StrategyContender | PeerContender;
+
+function kindProblem(kind: OptionKind, value: unknown): string | null {
+  if (typeof kind !== 'string') {
+    return typeof value === 'string' && kind.includes(value) ? null : `one of ${kind.map((k) => `'${k}'`).join(', ')}`;
+  }
+  switch (kind) {
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? null : 'a number';
+    case 'boolean':
+      return typeof value === 'boolean' ? null : 'true or false';
+    case 'string':
+      return typeof value === 'string' ? null : 'a string';
+    case 'array':
+      return Array.isArray(value) ? null : 'an array';
+    case 'object':
+      return value !== null && typeof value === 'object' && !Array.isArray(value) ? null : 'an object';
+  }
+}
+
+/**
+ * Refuses an option the contender does not read, naming the ones it does, and a value of the wrong kind; the
+ * strategy's constructor still checks ranges (with the library's messages).
+ */
+export function checkContenderOptions(contender: Contender, options: ContenderOptions): void {
+  const spec = contender.options;
+  if (spec === undefined) return;
+  const known = Object.keys(spec);
+  for (const [key, value] of Object.entries(options)) {
+    const kind = Object.hasOwn(spec, key) ? spec[key] : undefined;
+    if (kind === undefined) {
+      throw new InvalidArgumentError(
+        `unknown option '${key}' for ${contender.kind} '${contender.name}' ` +
+          (known.length === 0 ? '(it takes no options)' : `(known: ${known.join(', ')})`),
+      );
+    }
+    if (value === undefined) continue;
+    const expected = kindProblem(kind, value);
+    if (expected !== null) {
+      throw new InvalidArgumentError(`option '${key}' of '${contender.name}' must be ${expected} (got ${JSON.stringify(value)})`);
+    }
+  }
+}
 
 /**
  * Strategies and peers by name: the CLI and config files refer to them only through this registry, so a

@@ -14,13 +14,52 @@ import {
   type ChatClient,
   InvalidArgumentError,
 } from 'session-compaction';
-import { DEFAULT_PROMPT_CACHE_TTL_MS } from 'session-compaction/spi';
+import { CUT_WITHIN_TURN_MODES, DEFAULT_PROMPT_CACHE_TTL_MS, SUMMARY_FAILURE_MODES } from 'session-compaction/spi';
 
 import { registerRecallVariants } from './recallVariants.js';
-import { ContenderRegistry, type ConfiguredStrategy, type ContenderContext, type ContenderOptions } from './ContenderRegistry.js';
+import {
+  ContenderRegistry,
+  type ConfiguredStrategy,
+  type ContenderContext,
+  type ContenderOptions,
+  type OptionSpec,
+} from './ContenderRegistry.js';
 
 /** Share of the budget that a token-budget cut keeps, so that compactions come in a sawtooth, not every call. */
 export const DEFAULT_TARGET_RATIO = 0.6;
+
+/*
+ * The options each contender reads: the benchmark's own (targetRatio, summaryRatio, coldRatio, cacheTtlMs) and
+ * the strategy constructor's options that a JSON config or `--set` can give (no functions, no estimator, no
+ * chat client: the run supplies those).
+ */
+const RATIO = { targetRatio: 'number' } as const satisfies OptionSpec;
+const TOKEN_COUNT = { maxTokens: 'number', cutWithinTurn: CUT_WITHIN_TURN_MODES } as const satisfies OptionSpec;
+const SUMMARIZING = {
+  systemPrompt: 'string',
+  shadowPrompt: 'string',
+  failureMode: SUMMARY_FAILURE_MODES,
+  summarizeFrom: ['originals', 'window'],
+} as const satisfies OptionSpec;
+const RECURSIVE = {
+  ...SUMMARIZING,
+  maxEventsToKeep: 'number',
+  overlapSize: 'number',
+  maxSummaryTokens: 'number',
+  updatePrompt: 'string',
+  cutWithinTurn: CUT_WITHIN_TURN_MODES,
+} as const satisfies OptionSpec;
+const ADDITIVE = {
+  ...SUMMARIZING,
+  keepTurns: 'number',
+  maxKeptTokens: 'number',
+  maxSummaryTokens: 'number',
+  maxChunkSummaryTokens: 'number',
+  consolidationPrompt: 'string',
+  compressionLevels: 'array',
+  merge: ['oldest-first', 'all'],
+} as const satisfies OptionSpec;
+const CACHE_AWARE = { ...RATIO, coldRatio: 'number', cacheTtlMs: 'number' } as const satisfies OptionSpec;
 
 /** Every one of our contenders compacts when the active window reaches the budget. */
 function budgetTrigger(context: ContenderContext): TokenCountTrigger {
@@ -114,6 +153,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'none',
+      options: {},
       description: 'no compaction: the whole history is sent (the ceiling for retention, the floor for savings)',
       create: () => ({
         trigger: { shouldCompact: () => false },
@@ -123,6 +163,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'sliding-window',
+      options: { maxEvents: 'number', cutWithinTurn: CUT_WITHIN_TURN_MODES },
       description: 'SlidingWindowCompactionStrategy (maxEvents 20) when the window reaches the budget',
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -136,6 +177,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'turn-window',
+      options: { maxTurns: 'number' },
       description: 'TurnWindowCompactionStrategy (maxTurns 10) when the window reaches the budget',
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -149,6 +191,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'token-count',
+      options: { ...RATIO, ...TOKEN_COUNT },
       description: `TokenCountCompactionStrategy keeping ${DEFAULT_TARGET_RATIO} x budget when the window reaches the budget`,
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -162,6 +205,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'recursive-summarization',
+      options: RECURSIVE,
       description: 'RecursiveSummarizationCompactionStrategy (maxEventsToKeep 10, overlap 2) when the window reaches the budget',
       needsChatClient: true,
       create: (context, options) => ({
@@ -177,6 +221,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'additive-summarization',
+      options: { ...ADDITIVE, ...RATIO, summaryRatio: 'number' },
       description:
         'AdditiveSummarizationCompactionStrategy (keepTurns 4, summaries capped at 0.25 x budget) when the window reaches the budget',
       needsChatClient: true,
@@ -197,6 +242,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'token-count-pair-safe',
+      options: { ...RATIO, ...TOKEN_COUNT },
       description: "token-count with cutWithinTurn 'tool-pair-safe': cuts inside a long agent turn at a step start",
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -211,6 +257,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'token-count-java',
+      options: { ...RATIO, ...TOKEN_COUNT },
       description: "token-count with cutWithinTurn 'never' (the Java cut): archives a whole long agent turn",
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -225,6 +272,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'observation-masking',
+      options: { maxChars: 'number', consumedBy: ['assistant', 'assistant-text'] },
       description: 'ObservationMaskingCompactionStrategy: consumed tool results cut to a 300-character excerpt',
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -234,6 +282,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'content-policy',
+      options: { reasoning: ['keep', 'strip'], toolCalls: 'object', perTool: 'object', keepLast: 'object' },
       description: 'ContentPolicyCompactionStrategy (defaults: reasoning and tool outputs stripped, arguments kept)',
       create: (context, options) => ({
         trigger: budgetTrigger(context),
@@ -243,6 +292,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'pipeline',
+      options: { ...RATIO, maxTokens: 'number' },
       description:
         'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (default agent-safe cut) as the last resort',
       needsChatClient: true,
@@ -273,6 +323,14 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
   registry.register({
     kind: 'strategy',
     name: 'pressure-bands',
+    options: {
+      minTokens: 'number',
+      reserveTokens: 'number',
+      systemPromptTokens: 'number',
+      toolSchemaTokens: 'number',
+      emergencyTargetRatio: 'number',
+      thresholds: 'object',
+    },
     description:
       'PressureBandCompactionStrategy with the budget as the window: mask at 0.8, strip at 0.85, recursive summary at 0.9, truncate to 0.7 at 0.99',
     needsChatClient: true,
@@ -294,6 +352,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'cache-aware',
+      options: { ...CACHE_AWARE, summaryRatio: 'number', ...ADDITIVE },
       description:
         'cacheAwareCompaction profile: CacheAwareTrigger (budget; 0.85 x budget once the prompt cache is cold), additive summaries up to 0.35 x budget, whole turns kept up to 0.5 x budget',
       needsChatClient: true,
@@ -302,6 +361,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'token-count-cache-aware',
+      options: { ...CACHE_AWARE, ...TOKEN_COUNT },
       description:
         'cacheAwareCompaction profile without a summariser: CacheAwareTrigger (budget; 0.8 x budget once cold), token-count keeping 0.8 x budget',
       create: (context, options) => cacheAwareProfile(context, options, undefined),
@@ -314,6 +374,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     registry.register({
       kind: 'peer',
       name: 'langchain-trim',
+      options: {},
       description: "LangChain.js trimMessages (strategy 'last', startOn 'human', system kept) at the budget, same token counter",
       create: (context) => new LangChainTrimPeer(context),
     });
@@ -329,6 +390,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     registry.register({
       kind: 'peer',
       name: 'ai-sdk-prune',
+      options: {},
       description: "Vercel AI SDK pruneMessages (toolCalls 'before-last-2-messages', reasoning 'before-last-message'); no budget",
       notApplicable: (dataset) =>
         dataset.sessions.some((s) => s.events.some((e) => (e.toolCalls?.length ?? 0) > 0)) ? null : 'no tool calls to prune',

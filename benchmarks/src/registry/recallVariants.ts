@@ -15,6 +15,8 @@ export function registerRecallVariants(registry: ContenderRegistry): void {
         name: recall === 'bm25' ? `${base.name}-recall` : `${base.name}-recall-hybrid`,
         description: `${base.name} with recall (${recall === 'bm25' ? 'BM25' : 'BM25 + embeddings, reciprocal rank fusion'}): prompts built by ContextAssembler`,
         recall,
+        // The `recall` option is read by the replay (see recallOptions), the others by the strategy.
+        ...(base.options !== undefined ? { options: { ...base.options, recall: 'object' } } : {}),
       });
     }
   }

@@ -1,5 +1,11 @@
 import { Option, type Command } from 'commander';
-import { createDefaultContenderRegistry, createSummarizer } from 'session-compaction-bench';
+import {
+  checkContenderOptions,
+  createDefaultContenderRegistry,
+  createSummarizer,
+  type OptionKind,
+  type OptionSpec,
+} from 'session-compaction-bench';
 import {
   InvalidArgumentError,
   DefaultSessionService,
@@ -70,15 +76,55 @@ function describeRange(flags: CompactFlags, range: CompactionRange): string {
   return `${parts.filter((p) => p !== '').join(' ')}, snap ${range.snap ?? 'turn'}`;
 }
 
-/** `--set key=value` pairs as strategy options; numbers and booleans are parsed. */
-function strategyOptions(pairs: readonly string[]): Record<string, unknown> {
+/** A `--set` value read as the kind of value the option takes. */
+function readValue(key: string, raw: string, kind: OptionKind): unknown {
+  const pair = `--set ${key}=${raw}`;
+  switch (kind) {
+    case 'number': {
+      const n = raw.trim() === '' ? Number.NaN : Number(raw);
+      if (!Number.isFinite(n)) throw new InvalidArgumentError(`${pair}: '${raw}' is not a number (${key} takes a number)`);
+      return n;
+    }
+    case 'boolean':
+      if (raw !== 'true' && raw !== 'false') throw new InvalidArgumentError(`${pair}: ${key} takes true or false`);
+      return raw === 'true';
+    case 'object':
+    case 'array':
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        throw new InvalidArgumentError(
+          `${pair}: ${key} takes a JSON ${kind}, e.g. --set '${key}=${kind === 'array' ? '[…]' : '{…}'}'`,
+        );
+      }
+    default:
+      return raw;
+  }
+}
+
+/**
+ * `--set key=value` pairs as options. With the strategy's option list (`spec`) each value is read as the kind
+ * its option takes, and a key it does not list is refused with the ones it does; a profile checks its own keys,
+ * so without a list numbers and booleans are recognised by their spelling.
+ */
+function setOptions(pairs: readonly string[], spec?: OptionSpec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new InvalidArgumentError(`--set expects key=value (got '${pair}')`);
+    const key = pair.slice(0, eq);
     const raw = pair.slice(eq + 1);
-    out[pair.slice(0, eq)] =
-      raw === 'true' ? true : raw === 'false' ? false : raw !== '' && !Number.isNaN(Number(raw)) ? Number(raw) : raw;
+    const kind = spec !== undefined && Object.hasOwn(spec, key) ? spec[key] : undefined;
+    out[key] =
+      kind !== undefined
+        ? readValue(key, raw, kind)
+        : raw === 'true'
+          ? true
+          : raw === 'false'
+            ? false
+            : raw !== '' && !Number.isNaN(Number(raw))
+              ? Number(raw)
+              : raw;
   }
   return out;
 }
@@ -153,7 +199,7 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
       const setup = profiles.create(
         flags.profile,
         { contextWindowTokens: budget, chatClient: summarizer.client, tokenCountEstimator: estimator, logger: ctx.logger },
-        flags.set !== undefined ? { options: strategyOptions(flags.set) } : {},
+        flags.set !== undefined ? { options: setOptions(flags.set) } : {},
       );
       configured = { trigger: setup.compactionTrigger, strategy: setup.compactionStrategy };
       usesSummarizer = profiles.get(flags.profile).needsChatClient || flags.profile === 'pressure-bands';
@@ -162,9 +208,11 @@ export function registerCompactCommand(program: Command, ctx: AdminContext): voi
       const registry = await createDefaultContenderRegistry();
       const contender = registry.get(flags.strategy!);
       if (contender.kind !== 'strategy') throw new InvalidArgumentError(`'${flags.strategy}' is a peer library, not a strategy`);
+      const options = setOptions(flags.set ?? [], contender.options);
+      checkContenderOptions(contender, options);
       configured = contender.create(
         { budgetTokens: budget, estimator, chatClient: summarizer.client, logger: ctx.logger },
-        strategyOptions(flags.set ?? []),
+        options,
       );
       usesSummarizer = contender.needsChatClient === true;
       name = flags.strategy!;

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { AdminContext } from '../AdminContext.js';
 import { printResult, progressReporter } from '../CliIo.js';
 import { copySessions } from '../admin/copySessions.js';
+import { requireSchema } from '../admin/storeSchema.js';
 import { describeLocation, openRepository } from '../openRepository.js';
 
 interface CopyFlags {
@@ -43,6 +44,8 @@ export function registerCopyCommand(program: Command, ctx: AdminContext): void {
         ...(flags.fromPrefix !== undefined ? { prefix: flags.fromPrefix } : {}),
       });
       try {
+        // The source is read, never migrated: one without a schema is refused, naming `migrate`.
+        await requireSchema(source.repository, source.location, describeLocation(source.location));
         const target = await openRepository(flags.to, {
           logger: ctx.logger,
           initializeSchema: true,

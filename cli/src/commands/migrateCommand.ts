@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { isMigratable } from 'session-compaction/spi';
+import { existsSync, rmSync } from 'node:fs';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
+import { parseRepositoryUrl } from '../openRepository.js';
 import { printResult } from '../CliIo.js';
 import { withUrlOptions } from './urlOptions.js';
 
@@ -12,12 +14,24 @@ export function registerMigrateCommand(program: Command, ctx: AdminContext): voi
   withUrlOptions(
     program
       .command('migrate')
-      .description('Bring the store’s schema to this version of the library; --dry-run prints the pending steps.')
+      .description('Create the store’s schema, or bring it to this version of the library; --dry-run prints the pending steps.')
       .option('--dry-run', 'print the steps, change nothing'),
   ).action(async (flags: MigrateFlags) => {
+    const location = parseRepositoryUrl(flags.url);
+    // A dry run on a SQLite file that is not there yet leaves nothing behind (opening it creates the file).
+    const fresh =
+      flags.dryRun === true && location.backend === 'sqlite' && location.target !== ':memory:' && !existsSync(location.target);
+    try {
+      await migrate(flags);
+    } finally {
+      if (fresh) for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${location.target}${suffix}`, { force: true });
+    }
+  });
+
+  async function migrate(flags: MigrateFlags): Promise<void> {
     await ctx.withRepository(
       flags.url,
-      { ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
+      { createIfMissing: true, ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
       async (repository, where) => {
         if (!isMigratable(repository)) {
           printResult(
@@ -46,5 +60,5 @@ export function registerMigrateCommand(program: Command, ctx: AdminContext): voi
         });
       },
     );
-  });
+  }
 }
