@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
-# A new user's first minutes, on the packed tarball: for each supported inversify major, a fresh project runs
-# the README's install line verbatim (tarball in place of the package name), the README quick start, the
-# SQLite default via DI, `tsc --strict` WITHOUT skipLibCheck over a file importing every root name, a root
-# import that must load no driver, and the installed CLI.
+# A new user's first minutes, on the packed tarballs (the library and its two tools, session-compaction-cli and
+# session-compaction-bench): for each supported inversify major, a fresh project runs the README's install line
+# verbatim (tarball in place of the package name), the README quick start, the SQLite default via DI,
+# `tsc --strict` WITHOUT skipLibCheck over a file importing every root name, a root import that must load no
+# driver, the installed CLI (migrate, verify, a read that must not create a store) and the bench on its shipped
+# sample, each with one command.
 #
-#   bash scripts/pack-smoke.sh            # packs through `npm pack`, which builds dist/ (prepare)
-#   bash scripts/pack-smoke.sh --built    # dist/ is this checkout's fresh build (CI: npm ci ran prepare)
+#   bash scripts/pack-smoke.sh            # packs through `npm pack`, which builds every dist/ (prepare, prepack)
+#   bash scripts/pack-smoke.sh --built    # the dist/ folders are this checkout's fresh build (CI: npm ci ran prepare)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cd "$root"
-pack=(npm pack --silent --pack-destination "$tmp")
+pack=(npm pack --silent --pack-destination "$tmp" --workspaces --include-workspace-root)
 [ "${1:-}" != --built ] || pack+=(--ignore-scripts)
-tarball="$tmp/$("${pack[@]}" | tail -n 1)"
+packed="$("${pack[@]}")"
+tarball_of() {
+  local file
+  file="$(echo "$packed" | grep -E "^$1-[0-9]")" || { echo "pack smoke test: no tarball for $1 in: $packed" >&2; exit 1; }
+  echo "$tmp/$file"
+}
+tarball="$(tarball_of session-compaction)"
+cli_tarball="$(tarball_of session-compaction-cli)"
+bench_tarball="$(tarball_of session-compaction-bench)"
+# The library carries no tool: no bin, no CLI or bench code, none of their dependencies.
+if tar -tzf "$tarball" | grep -qE '^package/dist/(cli|bench)/'; then
+  echo "pack smoke test: the library tarball still holds the CLI or the bench" >&2
+  exit 1
+fi
+tar -xzOf "$tarball" package/package.json | node -e "
+  const p = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+  const leaked = ['commander', 'cli-progress'].filter((d) => d in (p.dependencies ?? {}));
+  if (p.bin !== undefined || leaked.length > 0) { console.error('pack smoke test: library bin/dependencies', p.bin, leaked); process.exit(1); }
+"
 install_line="$(grep -m1 '^npm install session-compaction' README.md)"
 [ -n "$install_line" ] || { echo "pack smoke test: README has no 'npm install session-compaction' line" >&2; exit 1; }
 
@@ -67,8 +87,19 @@ for major in 8 7; do
   node "$tsc" --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext --target es2022 \
     --types node --typeRoots "$root/node_modules/@types" names.ts
   echo "pack smoke test: tsc --strict without skipLibCheck over all $count root names — ok"
-  npx --no-install session-compaction --help | grep -q "bench" || { echo "pack smoke test: session-compaction CLI failed" >&2; exit 1; }
+  # The tools, installed as the README says, with this major's library already in place (their peer).
+  npm install --save-dev "$cli_tarball" "$bench_tarball" --no-audit --no-fund --silent >/dev/null
+  npx --no-install session-compaction --help | grep -q "migrate" || { echo "pack smoke test: session-compaction CLI failed" >&2; exit 1; }
   echo "pack smoke test: session-compaction CLI — ok"
+  # A command asked to read a store that is not there fails, names migrate, and creates nothing.
+  if npx --no-install session-compaction sessions list --url sqlite:./missing.db 2>missing.err; then
+    echo "pack smoke test: sessions list on a missing store succeeded" >&2
+    exit 1
+  fi
+  grep -q 'session-compaction migrate --url sqlite:./missing.db' missing.err && [ ! -e missing.db ] || {
+    echo "pack smoke test: sessions list on a missing store: $(cat missing.err)" >&2
+    exit 1
+  }
   # An admin command opens a store through the installed package (schema created, then verified).
   npx --no-install session-compaction migrate --url sqlite:./admin.db --json | grep -q '"appliedNow"' || {
     echo "pack smoke test: session-compaction migrate failed" >&2
@@ -76,4 +107,13 @@ for major in 8 7; do
   }
   npx --no-install session-compaction verify --all --url sqlite:./admin.db >/dev/null
   echo "pack smoke test: session-compaction migrate / verify — ok"
+  # The bench on the sample it ships, in one command (no DI involved: once is enough).
+  if [ "$major" = 8 ]; then
+    npx --no-install session-compaction-bench --quick --no-scaling --out bench-out >bench.out
+    grep -q '^Headline: ' bench.out && [ -s bench-out/results.md ] && [ -s bench-out/results.json ] || {
+      echo "pack smoke test: session-compaction-bench failed: $(cat bench.out)" >&2
+      exit 1
+    }
+    echo "pack smoke test: session-compaction-bench on its shipped sample — ok"
+  fi
 done

@@ -110,7 +110,7 @@ export function resolvePricing(pricing: readonly PricingSpec[]): ProviderPreset[
   return resolved;
 }
 
-/** The full run committed in docs/benchmarks (see docs/benchmarking.md for its runtime). */
+/** The full run committed in benchmarks/results/full (see docs/benchmarking.md for its runtime). */
 export function fullConfig(data: string[], outDir: string): BenchConfig {
   return {
     data,

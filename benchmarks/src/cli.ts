@@ -24,7 +24,8 @@ import { defaultOutputDirectory, requireWritableOutputDirectory } from './output
 import type { BenchResult } from './runBench.js';
 
 /** Measured, not guessed; docs/benchmarking.md gives the same figure (a test holds them together). */
-export const QUICK_DURATION = 'about 9 minutes on the full recordings (522 s measured on 2 cores shared with other jobs)';
+export const QUICK_DURATION =
+  '239 s on the full recordings and 160 s on the shipped sample, most of it the scaling runs (measured on 2 cores at load average 13)';
 // The same relative path from src/ (tsx) and from dist/ (the published build).
 const SAMPLE = fileURLToPath(new URL('../data/recorded-sample.json', import.meta.url));
 
@@ -187,7 +188,7 @@ export function createBenchProgram(argv: readonly string[]): Command {
     .option('--config <file>', 'JSON config file (see docs/benchmarking.md); flags override it')
     .option(
       '--data <path...>',
-      'recorded-data directories (locomo/, tau-bench/, mini-swe-agent-deepseek/; see docs/benchmarking.md) or neutral-format JSON files (default $RECORDED_DIR when set, else the shipped sample)',
+      'recorded-data directories (locomo/, tau-bench/, mini-swe-agent-deepseek/; see docs/benchmarking.md), neutral-format JSON files, or JSON Lines exports of `session-compaction export` (default $RECORDED_DIR when set, else the shipped sample)',
     )
     .option(
       '--out <dir>',

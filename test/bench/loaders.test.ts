@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadLocomo, normaliseLocomoEvidence, parseLocomoDate } from '../../benchmarks/src/loaders/loadLocomo.js';
@@ -9,6 +9,7 @@ import { convertTrajectory } from '../../benchmarks/src/loaders/loadTauBench.js'
 import { validateRecordedDataset } from '../../benchmarks/src/recorded/validateRecordedDataset.js';
 import { orphanedToolResults } from '../../benchmarks/src/metrics/orphanedToolResults.js';
 import { toMessage } from '../../benchmarks/src/recorded/toMessage.js';
+import { runCli } from '../cli/support/runCli.js';
 
 describe('bench: LoCoMo loader', () => {
   let dir: string;
@@ -215,6 +216,22 @@ describe('bench: neutral format validation', () => {
     const dataset = validateRecordedDataset([{ sessionId: 'a', events: [{ role: 'user', content: 'hi' }] }], 'mine');
     expect(dataset.name).to.equal('mine');
     expect(dataset.sessions).to.have.length(1);
+  });
+
+  it('reads a JSON Lines export of the admin CLI: one session per line, named after the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-export-'));
+    try {
+      copyFileSync(new URL('../fixtures/sqlite-v1.db', import.meta.url), join(dir, 'store.db'));
+      const exported = await runCli('export', '--url', `sqlite:${join(dir, 'store.db')}`, '--out', join(dir, 'mine.jsonl'));
+      expect(exported.code, exported.stderr).to.equal(0);
+      const dataset = loadNeutralFile(join(dir, 'mine.jsonl'));
+      expect(dataset.name).to.equal('mine');
+      expect(dataset.sessions.map((s) => s.sessionId).sort()).to.include.members(['fixture-plain', 'fixture-tools']);
+      writeFileSync(join(dir, 'broken.jsonl'), `${readFileSync(join(dir, 'mine.jsonl'), 'utf8')}{"sessionId":\n`);
+      expect(() => loadNeutralFile(join(dir, 'broken.jsonl'))).to.throw(/broken\.jsonl:\d+ is not valid JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('loads the shipped sample, whose every tool result has its call', () => {

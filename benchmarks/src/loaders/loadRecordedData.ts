@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'session-compaction';
 import type { RecordedDataset } from '../recorded/RecordedSession.js';
@@ -24,10 +24,24 @@ export interface LoadRecordedOptions {
   locomo?: LocomoLoadOptions;
 }
 
-/** A neutral-format JSON file (validated), e.g. a user's own logs or the shipped sample. */
+/**
+ * A neutral-format JSON file (validated), e.g. a user's own logs or the shipped sample; or a JSON Lines file
+ * (`.jsonl`, `.ndjson`) with one neutral session per line, as `session-compaction export` writes it.
+ */
 export function loadNeutralFile(path: string): RecordedDataset {
-  const name = path.replace(/^.*[\\/]/, '').replace(/\.json$/i, '');
-  return validateRecordedDataset(readJson(path), name);
+  const name = path.replace(/^.*[\\/]/, '').replace(/\.(json|jsonl|ndjson)$/i, '');
+  if (!/\.(jsonl|ndjson)$/i.test(path)) return validateRecordedDataset(readJson(path), name);
+  const sessions = readFileSync(path, 'utf8')
+    .split('\n')
+    .flatMap((line, index) => {
+      if (line.trim() === '') return [];
+      try {
+        return [JSON.parse(line) as unknown];
+      } catch (error) {
+        throw new InvalidArgumentError(`${path}:${index + 1} is not valid JSON: ${(error as Error).message}`, { cause: error });
+      }
+    });
+  return validateRecordedDataset(sessions, name);
 }
 
 /**
