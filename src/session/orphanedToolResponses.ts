@@ -7,6 +7,7 @@ export interface OrphanedToolResponse {
   toolCallId: string;
 }
 
+/** Every tool response in `messages` whose call is not earlier in the same sequence, in order. */
 export function orphanedToolResponses(messages: readonly Message[]): OrphanedToolResponse[] {
   const calls = new Set<string>();
   const orphans: OrphanedToolResponse[] = [];
