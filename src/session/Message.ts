@@ -45,7 +45,7 @@ export function isMessageType(value: unknown): value is MessageType {
 
 /**
  * The searchable text of a message: what keyword, pattern and `containsText` filters look at.
- * Tool responses have no text (as in the Java design, where a tool message's text is empty);
+ * Tool responses have no text (a tool message's text is empty);
  * their payload is reachable through `responses`.
  */
 export function messageText(message: Message): string | null {

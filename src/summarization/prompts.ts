@@ -89,7 +89,7 @@ export interface SummaryPromptParts {
   upcoming?: readonly string[];
 }
 
-/** The user prompt with the three section headers and the closing instruction, in the Java layout. */
+/** The user prompt with the three section headers and the closing instruction (the layout API.md fixes). */
 export function buildSummaryPrompt(parts: SummaryPromptParts): string {
   const out: string[] = [];
   const prior = parts.priorSummaries ?? [];
