@@ -146,6 +146,13 @@ export const Messages = Object.freeze({
     return { type: 'system', text };
   },
   assistant(text: string | null, options: { toolCalls?: ToolCall[]; reasoning?: string } = {}): AssistantMessage {
+    // A plain-JavaScript caller passing the calls themselves would otherwise get a message without them.
+    if (Array.isArray(options)) {
+      throw new InvalidArgumentError('options must be an object: pass tool calls as { toolCalls: [...] }');
+    }
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(`options must be an object, got ${describeType(options)}`);
+    }
     const message: AssistantMessage = { type: 'assistant', text };
     if (options.toolCalls !== undefined && options.toolCalls.length > 0) message.toolCalls = options.toolCalls;
     if (options.reasoning !== undefined) message.reasoning = options.reasoning;
