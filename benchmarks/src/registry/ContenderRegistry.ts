@@ -124,6 +124,11 @@ export function checkContenderOptions(contender: Contender, options: ContenderOp
   const known = Object.keys(spec);
   for (const [key, value] of Object.entries(options)) {
     const kind = Object.hasOwn(spec, key) ? spec[key] : undefined;
+    if (kind === undefined && key === 'recall' && contender.kind === 'strategy' && contender.recall === undefined) {
+      throw new InvalidArgumentError(
+        `${contender.name}: the recall option needs a recall contender (e.g. '${contender.name}-recall')`,
+      );
+    }
     if (kind === undefined) {
       throw new InvalidArgumentError(
         `unknown option '${key}' for ${contender.kind} '${contender.name}' ` +
