@@ -126,6 +126,34 @@ describe('bench CLI', function () {
     });
   });
 
+  it('session-compaction bench forwards its arguments to session-compaction-bench and its exit code back', async function () {
+    const cli = (args: string[]) =>
+      run(
+        process.execPath,
+        ['--conditions=session-compaction-source', '--import', TSX, join(root, 'cli/src/main.ts'), 'bench', ...args],
+        {
+          cwd: root,
+          timeout: 120_000,
+        },
+      ).then(
+        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+        (e: { code?: number; stdout?: string; stderr?: string }) => ({
+          code: e.code ?? 1,
+          stdout: e.stdout ?? '',
+          stderr: e.stderr ?? '',
+        }),
+      );
+    const [viaCli, direct] = await Promise.all([cli(['--list']), bench(['--list'])]);
+    expect(viaCli.code).to.equal(0);
+    expect(viaCli.stdout).to.equal(direct.stdout);
+    expect(viaCli.stdout).to.match(/^sliding-window +strategy/m);
+    const help = await cli(['--help']);
+    expect(help.stdout).to.include('Usage: session-compaction-bench');
+    const bad = await cli(['--budgets', 'many']);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('expected comma-separated positive integers');
+  });
+
   it('--help gives the one measured duration of --quick that docs/benchmarking.md gives', async function () {
     const help = await bench(['--help']);
     expect(help.stdout.replace(/\s+/g, ' ')).to.include(QUICK_DURATION);
