@@ -16,8 +16,8 @@ export interface ModelPrices {
 }
 
 /**
- * How a provider's prompt cache decides what is a hit. The benchmark's cache model (session-compaction-bench) and the cache-aware
- * trigger read it; nothing here calls a provider.
+ * How a provider's prompt cache decides what is a hit. The benchmark's cache model (session-compaction-bench)
+ * and the cache-aware trigger read it; nothing here calls a provider.
  */
 export interface PromptCacheRules {
   /**
