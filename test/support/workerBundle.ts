@@ -43,17 +43,15 @@ async function bundleOf(entry: string): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: `node${process.versions.node}`,
-    // The library itself is bundled from its sources (the same condition the tests resolve it with); every
-    // other package stays an import.
+    // The library and the workspace packages (the CLI, the bench) are bundled from their sources (the same
+    // condition the tests resolve them with); every other package stays an import.
     conditions: ['session-compaction-source'],
     plugins: [
       {
         name: 'external-packages',
         setup(b) {
           b.onResolve({ filter: /^[^./]/ }, (args) =>
-            args.path === 'session-compaction' || args.path.startsWith('session-compaction/')
-              ? undefined
-              : { path: args.path, external: true },
+            /^session-compaction(-bench|-cli)?(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true },
           );
         },
       },
