@@ -1,6 +1,5 @@
 import { InvalidArgumentError, providerPreset } from 'session-compaction';
 import { requireModelPrices, requirePromptCacheRules, type ProviderPreset } from 'session-compaction/spi';
-
 import { RECORDED_SOURCES, type RecordedSourceName } from './loaders/loadRecordedData.js';
 import type { ProbeTiming } from './replay/PreparedSession.js';
 import type { SummarizerSettings } from './replay/createSummarizer.js';

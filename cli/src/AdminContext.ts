@@ -1,5 +1,4 @@
 import type { Logger, SessionRepository } from 'session-compaction';
-
 import type { SchemaStatus } from 'session-compaction/spi';
 import { explainSchemaError, requireSchema } from './admin/storeSchema.js';
 import type { CliIo } from './CliIo.js';

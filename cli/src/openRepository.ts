@@ -60,28 +60,28 @@ export function parseRepositoryUrl(url: string): RepositoryLocation {
   return { backend: 'sqlite', target: path, ...(prefix !== undefined ? { prefix } : {}) };
 }
 
+/** A server URL with its password, if any, masked. */
+function masked(url: string): string {
+  const u = new URL(url);
+  if (u.password !== '') u.password = '***';
+  return u.toString();
+}
+
 /** A URL for messages and reports: the password, if any, is masked. */
 export function describeLocation(location: RepositoryLocation): string {
-  let where = location.target;
-  if (location.backend === 'postgres' || location.backend === 'redis') {
-    const u = new URL(location.target);
-    if (u.password !== '') u.password = '***';
-    where = u.toString();
-  }
+  const where = location.backend === 'postgres' || location.backend === 'redis' ? masked(location.target) : location.target;
   const prefix = location.prefix !== undefined ? ` (prefix ${location.prefix})` : '';
   return `${location.backend} ${where}${prefix}`;
 }
 
 /** The command that creates or migrates the store at `location`, ready to paste (a password is masked). */
 export function migrateCommandFor(location: RepositoryLocation): string {
-  let url: string;
-  if (location.backend === 'sqlite') url = `sqlite:${location.target}`;
-  else if (location.backend === 'memory') url = 'memory:';
-  else {
-    const u = new URL(location.target);
-    if (u.password !== '') u.password = '***';
-    url = u.toString();
-  }
+  const url =
+    location.backend === 'sqlite'
+      ? `sqlite:${location.target}`
+      : location.backend === 'memory'
+        ? 'memory:'
+        : masked(location.target);
   const prefix = location.prefix !== undefined ? ` --prefix ${location.prefix}` : '';
   return `session-compaction migrate --url ${url}${prefix}`;
 }

@@ -1,6 +1,5 @@
 import type { Message, TokenCountEstimator } from 'session-compaction';
 import { formatMessage, type ProviderPreset } from 'session-compaction/spi';
-
 import { PromptCacheSimulator, type PromptSegment } from './PromptCacheSimulator.js';
 
 /** What one conversation cost under one provider preset. Money in the preset's currency. */

@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from 'session-compaction';
-
 import type { RecordedDataset, RecordedEvent, RecordedProbe, RecordedSession } from '../recorded/RecordedSession.js';
 import { asArray, asRecord, readJson } from './readJson.js';
 

@@ -1,6 +1,5 @@
 import type { Message } from 'session-compaction';
 import { formatMessage } from 'session-compaction/spi';
-
 import type { RecordedEvent, RecordedProbe } from '../recorded/RecordedSession.js';
 
 /** Whether one probe could still be answered from the context sent to the model. */

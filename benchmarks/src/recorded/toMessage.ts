@@ -1,5 +1,4 @@
 import { Messages, type Message } from 'session-compaction';
-
 import type { RecordedEvent } from './RecordedSession.js';
 
 /** A recorded event as the library's Message; a tool event becomes a one-response tool message. */

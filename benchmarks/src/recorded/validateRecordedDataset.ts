@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from 'session-compaction';
-
 import { RECORDED_ROLES, type RecordedDataset, type RecordedSession } from './RecordedSession.js';
 
 /** How many problems one error message lists before "and N more". */

@@ -7,7 +7,6 @@ import {
   type ChatClient,
   type TokenCountEstimator,
 } from 'session-compaction';
-
 import type { RecordedDataset } from '../recorded/RecordedSession.js';
 
 /** What every contender is built from: the same budget and the same token counter for all. */

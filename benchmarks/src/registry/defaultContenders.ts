@@ -15,7 +15,6 @@ import {
   InvalidArgumentError,
 } from 'session-compaction';
 import { CUT_WITHIN_TURN_MODES, DEFAULT_PROMPT_CACHE_TTL_MS, SUMMARY_FAILURE_MODES } from 'session-compaction/spi';
-
 import { registerRecallVariants } from './recallVariants.js';
 import {
   ContenderRegistry,

@@ -1,6 +1,5 @@
 import { SessionEvent, type TokenCountEstimator } from 'session-compaction';
 import { estimateEventTokens } from 'session-compaction/spi';
-
 import type { HistoryItem } from '../registry/ContenderRegistry.js';
 import type { RecordedProbe, RecordedSession } from '../recorded/RecordedSession.js';
 import { toMessage } from '../recorded/toMessage.js';

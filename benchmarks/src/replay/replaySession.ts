@@ -9,7 +9,6 @@ import {
   HybridRetriever,
   type Retriever,
 } from 'session-compaction/recall';
-
 import { ConversationCostMeter, type PromptSegmentCoder } from '../cost/ConversationCostMeter.js';
 import { ContextSnapshot } from '../metrics/ContextSnapshot.js';
 import { orphanedToolResults } from '../metrics/orphanedToolResults.js';

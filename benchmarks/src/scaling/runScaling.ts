@@ -7,7 +7,6 @@ import {
   type Message,
 } from 'session-compaction';
 import { estimateEventsTokens } from 'session-compaction/spi';
-
 import type { BenchRepositoryKind, ContenderSpec, ScalingConfig } from '../BenchConfig.js';
 import type {
   ContenderContext,

@@ -1,5 +1,4 @@
 import { Messages, type Message } from 'session-compaction';
-
 import { mulberry32 } from '../prng.js';
 
 const WORDS = (

@@ -1,5 +1,4 @@
 import type { SessionRepository } from 'session-compaction';
-
 import { compareSnapshots, type SessionMismatch } from './compareSessions.js';
 import { collectSessionIds } from './sessionIds.js';
 import { forEachConcurrently } from './forEachConcurrently.js';

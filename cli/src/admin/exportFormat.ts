@@ -1,5 +1,4 @@
 import { InvalidArgumentError, Messages, type Message, type ToolResponse, Session, SessionEvent } from 'session-compaction';
-
 import { toMessage, validateRecordedDataset, type RecordedEvent, type RecordedSession } from 'session-compaction-bench';
 import type { SessionSnapshot } from './sessionSnapshot.js';
 

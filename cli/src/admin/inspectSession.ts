@@ -1,6 +1,5 @@
 import { formatEvent, SessionEvent, type TokenCountEstimator } from 'session-compaction';
 import { coveredIds, METADATA_MASKED_FROM, countTurns, estimateEventTokens } from 'session-compaction/spi';
-
 import type { SessionSnapshot } from './sessionSnapshot.js';
 
 /** Where the tokens of a window go. */

@@ -1,5 +1,4 @@
 import { coveredIds, METADATA_MASKED_FROM, verifyCoverage, orphanedToolResponses } from 'session-compaction/spi';
-
 import type { SessionSnapshot } from './sessionSnapshot.js';
 
 export type ViolationKind =

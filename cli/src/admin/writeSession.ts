@@ -1,5 +1,4 @@
 import { IllegalStateError, EventFilter, type SessionRepository, type SessionEvent } from 'session-compaction';
-
 import { eventFingerprint, sessionFingerprint } from './canonical.js';
 import type { SessionSnapshot } from './sessionSnapshot.js';
 
