@@ -1,5 +1,5 @@
 import { IllegalStateError } from '../../errors.js';
-import { TOMBSTONE_SCHEMA_VERSION } from '../../repository/lifecycle.js';
+import { TOMBSTONE_SCHEMA_VERSION } from '../../repository/ErasureRepository.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { MigratableRepository } from '../../repository/schemaMigrations.js';
 
