@@ -61,6 +61,7 @@ export { type StorageReclaimingRepository, isStorageReclaimingRepository } from 
 export { type EventKindCounts, countKinds } from './repository/eventKinds.js';
 export { type SessionLifecycleOperations } from './repository/SessionRepository.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
+export { type MigratableRepository, isMigratableRepository } from './repository/MigratableRepository.js';
 export {
   encodeCompactionRecord,
   decodeCompactionRecord,

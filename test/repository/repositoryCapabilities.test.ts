@@ -22,6 +22,7 @@ import {
   isEventLogStateRepository,
   isEventRewritingRepository,
   isMetadataUpdatingRepository,
+  isMigratableRepository,
   isRetentionRepository,
   isSearchableRepository,
   isStorageReclaimingRepository,
@@ -45,6 +46,7 @@ const GUARDS = {
   EventRewritingRepository: isEventRewritingRepository,
   RetentionRepository: isRetentionRepository,
   StorageReclaimingRepository: isStorageReclaimingRepository,
+  MigratableRepository: isMigratableRepository,
 } as const;
 type Capability = keyof typeof GUARDS;
 
@@ -56,7 +58,7 @@ const without = (...absent: Capability[]) => ALL.filter((c) => !absent.includes(
 
 /** The table of docs/repository-spi.md. */
 const EXPECTED: Record<string, Capability[]> = {
-  memory: without('SearchableRepository', 'StorageReclaimingRepository'),
+  memory: without('SearchableRepository', 'StorageReclaimingRepository', 'MigratableRepository'),
   sqlite: ALL,
   postgres: without('StorageReclaimingRepository'),
   redis: without('SearchableRepository', 'StorageReclaimingRepository'),

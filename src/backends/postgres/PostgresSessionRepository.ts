@@ -10,7 +10,8 @@ import { buildEventQuery } from './eventQuery.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
-import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { MigratableRepository } from '../../repository/MigratableRepository.js';
+import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { bulkStatements } from './bulkStatements.js';
 import {

@@ -26,7 +26,8 @@ import type { EventLogState, EventLogStateRepository } from '../../repository/Ev
 import type { MetadataUpdatingRepository, SessionMetadataUpdate } from '../../repository/MetadataUpdatingRepository.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './migrator.js';
-import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { MigratableRepository } from '../../repository/MigratableRepository.js';
+import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
