@@ -125,7 +125,7 @@ export interface DefaultSessionServiceOptions {
  */
 export class DefaultSessionService implements SessionService {
   readonly defaultTimeToLiveMs: number;
-  /** Compaction lifecycle events: compactionStarted, compactionCompleted, compactionSkipped, compactionFailed. */
+  /** Compaction progress (started, completed, skipped, failed, reverted) and data changes (erased, rewritten, purged). */
   readonly events = new SessionServiceEvents();
   protected readonly logger: Logger;
   protected readonly now: () => Date;

@@ -41,7 +41,7 @@ export class SessionEraser {
       erased = await repository.eraseSession(id, { tombstone, ...(idleBefore !== undefined ? { idleBefore } : {}) });
       if (erased !== null && tombstone !== null) tombstones = 1;
     } else {
-      erased = await this.eraseWithoutSpi(id);
+      erased = await this.eraseWithoutTombstone(id);
     }
     const report = emptyErasureReport();
     if (erased === null) return report;
@@ -145,12 +145,12 @@ export class SessionEraser {
     return t.expiresAt !== null && t.expiresAt < this.ctx.now();
   }
 
-  /** A repository without eraseSession: counts read first, then delete; no tombstone, not atomic. */
-  private async eraseWithoutSpi(id: string): Promise<ErasedSession | null> {
+  /** A repository that is not an ErasureRepository: counts read first, then delete; no tombstone, not atomic. */
+  private async eraseWithoutTombstone(id: string): Promise<ErasedSession | null> {
     const { repository } = this.ctx;
     if (!this.warnedNoErase) {
       this.warnedNoErase = true;
-      this.ctx.logger.warn('the repository has no eraseSession: deleted ids get no tombstone and can be created again');
+      this.ctx.logger.warn('the repository is not an ErasureRepository: deleted ids get no tombstone and can be created again');
     }
     const session = await repository.findById(id);
     if (session === null) return null;
