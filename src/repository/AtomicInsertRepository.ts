@@ -11,6 +11,7 @@ export interface AtomicInsertRepository {
   saveIfAbsent(session: SessionLike): Promise<boolean>;
 }
 
+/** Whether `repository` is an AtomicInsertRepository: it has every one of its methods. */
 export function isAtomicInsertRepository<R>(repository: R): repository is R & AtomicInsertRepository {
   return hasMethods(repository, ['saveIfAbsent']);
 }

@@ -13,6 +13,7 @@ export interface BatchAppendRepository {
   appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number>;
 }
 
+/** Whether `repository` is a BatchAppendRepository: it has every one of its methods. */
 export function isBatchAppendRepository<R>(repository: R): repository is R & BatchAppendRepository {
   return hasMethods(repository, ['appendEvents']);
 }

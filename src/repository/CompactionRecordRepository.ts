@@ -24,6 +24,7 @@ export interface CompactionRecordRepository {
   ): Promise<boolean>;
 }
 
+/** Whether `repository` is a CompactionRecordRepository: it has every one of its methods. */
 export function isCompactionRecordRepository<R>(repository: R): repository is R & CompactionRecordRepository {
   return hasMethods(repository, ['listCompactions', 'revertCompactionEvents']);
 }

@@ -22,6 +22,7 @@ export interface EnumerableRepository {
   listSessionIds(options?: ListSessionIdsOptions): Promise<SessionIdPage>;
 }
 
+/** Whether `repository` is an EnumerableRepository: it has every one of its methods. */
 export function isEnumerableRepository<R>(repository: R): repository is R & EnumerableRepository {
   return hasMethods(repository, ['listSessionIds']);
 }

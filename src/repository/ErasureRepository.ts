@@ -55,6 +55,7 @@ export interface ErasureRepository {
   purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number>;
 }
 
+/** Whether `repository` is an ErasureRepository: it has every one of its methods. */
 export function isErasureRepository<R>(repository: R): repository is R & ErasureRepository {
   return hasMethods(repository, ['eraseSession', 'findTombstone', 'recreateSession', 'purgeTombstones']);
 }

@@ -32,6 +32,7 @@ export interface EventLogStateRepository {
   getEventLogState(id: string): Promise<EventLogState>;
 }
 
+/** Whether `repository` is an EventLogStateRepository: it has every one of its methods. */
 export function isEventLogStateRepository<R>(repository: R): repository is R & EventLogStateRepository {
   return hasMethods(repository, ['getEventLogState']);
 }

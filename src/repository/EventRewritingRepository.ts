@@ -15,6 +15,7 @@ export interface EventRewritingRepository {
   rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean>;
 }
 
+/** Whether `repository` is an EventRewritingRepository: it has every one of its methods. */
 export function isEventRewritingRepository<R>(repository: R): repository is R & EventRewritingRepository {
   return hasMethods(repository, ['rewriteEvents']);
 }

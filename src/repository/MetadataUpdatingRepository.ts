@@ -26,6 +26,7 @@ export interface MetadataUpdatingRepository {
   updateSessionMetadata(id: string, update: SessionMetadataUpdate): Promise<Session | null>;
 }
 
+/** Whether `repository` is a MetadataUpdatingRepository: it has every one of its methods. */
 export function isMetadataUpdatingRepository<R>(repository: R): repository is R & MetadataUpdatingRepository {
   return hasMethods(repository, ['updateSessionMetadata']);
 }

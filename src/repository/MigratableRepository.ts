@@ -11,6 +11,7 @@ export interface MigratableRepository {
   schemaStatus(): Promise<SchemaStatus>;
 }
 
+/** Whether `repository` is a MigratableRepository: it has every one of its methods. */
 export function isMigratableRepository<R>(repository: R): repository is R & MigratableRepository {
   return hasMethods(repository, ['migrate', 'schemaStatus']);
 }

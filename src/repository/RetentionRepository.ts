@@ -39,6 +39,7 @@ export interface RetentionRepository {
   purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]>;
 }
 
+/** Whether `repository` is a RetentionRepository: it has every one of its methods. */
 export function isRetentionRepository<R>(repository: R): repository is R & RetentionRepository {
   return hasMethods(repository, ['listSessionActivity', 'purgeArchivedEvents']);
 }

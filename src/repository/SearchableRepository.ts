@@ -41,6 +41,7 @@ export interface SearchableRepository {
   searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]>;
 }
 
+/** Whether `repository` is a SearchableRepository: it has every one of its methods. */
 export function isSearchableRepository<R>(repository: R): repository is R & SearchableRepository {
   return hasMethods(repository, ['searchEvents']);
 }

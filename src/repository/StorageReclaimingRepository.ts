@@ -8,6 +8,7 @@ export interface StorageReclaimingRepository {
   reclaimStorage(): Promise<void>;
 }
 
+/** Whether `repository` is a StorageReclaimingRepository: it has every one of its methods. */
 export function isStorageReclaimingRepository<R>(repository: R): repository is R & StorageReclaimingRepository {
   return hasMethods(repository, ['reclaimStorage']);
 }
