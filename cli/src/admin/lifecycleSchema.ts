@@ -1,12 +1,12 @@
 import { IllegalStateError, type SessionRepository } from 'session-compaction';
-import { TOMBSTONE_SCHEMA_VERSION, type MigratableRepository } from 'session-compaction/spi';
+import { TOMBSTONE_SCHEMA_VERSION, isMigratableRepository } from 'session-compaction/spi';
 
 /**
  * Admin commands do not migrate, so the ones that delete first ask whether the store can keep tombstones
  * (schema version 3 applied); a store without a schema (memory, custom) always can.
  */
 export async function hasTombstones(repository: SessionRepository): Promise<boolean> {
-  const status = await (repository as Partial<MigratableRepository>).schemaStatus?.();
+  const status = isMigratableRepository(repository) ? await repository.schemaStatus() : undefined;
   return status === undefined || !status.pending.some((step) => step.version === TOMBSTONE_SCHEMA_VERSION);
 }
 

@@ -1,11 +1,12 @@
 import { IllegalStateError, type SessionRepository } from 'session-compaction';
+import { isEnumerableRepository } from 'session-compaction/spi';
 
 /**
  * Every session id of a repository, page by page through its `listSessionIds`, each id once (Redis SCAN may
  * repeat one across pages).
  */
 export async function* allSessionIds(repository: SessionRepository, pageSize = 500): AsyncGenerator<string> {
-  if (repository.listSessionIds === undefined) {
+  if (!isEnumerableRepository(repository)) {
     throw new IllegalStateError('this repository cannot list its sessions (it has no listSessionIds)');
   }
   const seen = new Set<string>();

@@ -1,5 +1,5 @@
 import { IllegalStateError, type SessionRepository } from 'session-compaction';
-import { isMigratable, type SchemaStatus } from 'session-compaction/spi';
+import { isMigratableRepository, type SchemaStatus } from 'session-compaction/spi';
 import { migrateCommandFor, type RepositoryLocation } from '../openRepository.js';
 
 /**
@@ -12,7 +12,7 @@ export async function requireSchema(
   location: RepositoryLocation,
   where: string,
 ): Promise<SchemaStatus | null> {
-  if (!isMigratable(repository)) return null;
+  if (!isMigratableRepository(repository)) return null;
   const status = await repository.schemaStatus();
   if (status.applied.length === 0) {
     throw new IllegalStateError(

@@ -1,4 +1,5 @@
 import { IllegalStateError, EventFilter, type SessionRepository, type SessionEvent } from 'session-compaction';
+import { isBatchAppendRepository } from 'session-compaction/spi';
 import { eventFingerprint, sessionFingerprint } from './canonical.js';
 import type { SessionSnapshot } from './sessionSnapshot.js';
 
@@ -91,7 +92,7 @@ export async function writeSession(
 
 /** The events follow the target's log, so each one is new. */
 async function appendAll(target: SessionRepository, sessionId: string, events: readonly SessionEvent[]): Promise<number> {
-  if (target.appendEvents !== undefined) return target.appendEvents(sessionId, events);
+  if (isBatchAppendRepository(target)) return target.appendEvents(sessionId, events);
   for (const e of events) await target.appendEvent(e);
   return events.length;
 }

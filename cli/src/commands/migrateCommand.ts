@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isMigratable } from 'session-compaction/spi';
+import { isMigratableRepository } from 'session-compaction/spi';
 import { existsSync, rmSync } from 'node:fs';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { parseRepositoryUrl } from '../openRepository.js';
@@ -33,7 +33,7 @@ export function registerMigrateCommand(program: Command, ctx: AdminContext): voi
       flags.url,
       { createIfMissing: true, ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
       async (repository, where) => {
-        if (!isMigratable(repository)) {
+        if (!isMigratableRepository(repository)) {
           printResult(
             ctx.io,
             flags.json === true,
