@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { planToolPairing, toolExchangeOf } from '../session/toolCallPairing.js';
 import { isTurnStart } from '../session/turns.js';
 import { snapToTurnStart } from './snapToTurnStart.js';
 
@@ -139,14 +140,21 @@ function turnOpenerBefore(realEvents: readonly SessionEvent[], index: number): n
 }
 
 /**
- * Pinned events, closed over tool pairs: a pinned call keeps its results and a pinned result keeps its
- * call, so holding a pinned event back never leaves half a pair in the window.
+ * The events no compaction takes from the window: pinned events, closed over tool pairs (a pinned call keeps
+ * its results and a pinned result keeps its call, so holding a pinned event back never leaves half a pair in
+ * the window), and every call still waiting for its result (see `ToolCallState`): archived, it would leave the
+ * result, when it comes, without its call.
  */
 export function pinnedIds(events: readonly SessionEvent[]): Set<string> {
   const pinned = new Set<string>();
+  const waiting = new Set(
+    planToolPairing(events.map(toolExchangeOf))
+      .calls.filter((c) => c.state === 'pending')
+      .map((c) => events[c.at]!.id),
+  );
   const pinnedCalls = new Set<string>();
   for (const e of events) {
-    if (!e.isPinned()) continue;
+    if (!e.isPinned() && !waiting.has(e.id)) continue;
     pinned.add(e.id);
     const m = e.message;
     if (m.type === 'assistant') for (const c of m.toolCalls ?? []) pinnedCalls.add(c.id);
