@@ -64,6 +64,15 @@ interface CallEntry {
   result: { message: number; index: number; inPlace: boolean } | null;
 }
 
+export interface ToolPairingOptions {
+  /**
+   * Where a result answers its call in place: 'next-messages' (default) in the run of result-carrying
+   * messages right after it, as Chat Completions, the Messages API and the AI SDK require; 'after-call'
+   * anywhere after it, as the Responses API takes a call's output.
+   */
+  placement?: 'next-messages' | 'after-call';
+}
+
 /**
  * The one pairing rule every integration applies to a prompt before it goes to a provider: each result
  * answers the latest call with its id made before it; a result in the run of result-carrying messages right
@@ -72,7 +81,8 @@ interface CallEntry {
  * answered already, is left out; a pending call stays as it is; only an abandoned call gets a placeholder.
  * History reads never apply it: they return what is stored.
  */
-export function planToolPairing(messages: readonly ToolExchangeMessage[]): ToolPairingPlan {
+export function planToolPairing(messages: readonly ToolExchangeMessage[], options: ToolPairingOptions = {}): ToolPairingPlan {
+  const anywhere = options.placement === 'after-call';
   let lastUser = -1;
   messages.forEach((m, i) => {
     if (m.role === 'user') lastUser = i;
@@ -88,7 +98,7 @@ export function planToolPairing(messages: readonly ToolExchangeMessage[]): ToolP
       if (call === undefined) dispositions.push('orphan');
       else if (call.result !== null) dispositions.push('duplicate');
       else {
-        const inPlace = isInPlace(messages, call.at, i);
+        const inPlace = anywhere ? call.at < i : isInPlace(messages, call.at, i);
         call.result = { message: i, index: k, inPlace };
         dispositions.push(inPlace ? 'keep' : 'move');
       }
