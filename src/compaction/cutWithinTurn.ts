@@ -147,14 +147,17 @@ function turnOpenerBefore(realEvents: readonly SessionEvent[], index: number): n
  */
 export function pinnedIds(events: readonly SessionEvent[]): Set<string> {
   const pinned = new Set<string>();
-  const waiting = new Set(
-    planToolPairing(events.map(toolExchangeOf))
-      .calls.filter((c) => c.state === 'pending')
-      .map((c) => events[c.at]!.id),
-  );
+  // A call still waiting stays with the results its message already has (a parallel call answered).
+  const { calls } = planToolPairing(events.map(toolExchangeOf));
+  const waiting = new Set(calls.filter((c) => c.state === 'pending').map((c) => c.at));
+  for (const c of calls) {
+    if (!waiting.has(c.at)) continue;
+    pinned.add(events[c.at]!.id);
+    if (c.answeredAt !== null) pinned.add(events[c.answeredAt]!.id);
+  }
   const pinnedCalls = new Set<string>();
   for (const e of events) {
-    if (!e.isPinned() && !waiting.has(e.id)) continue;
+    if (!e.isPinned()) continue;
     pinned.add(e.id);
     const m = e.message;
     if (m.type === 'assistant') for (const c of m.toolCalls ?? []) pinnedCalls.add(c.id);

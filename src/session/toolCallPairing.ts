@@ -43,8 +43,13 @@ export interface ToolPairingInsert {
 }
 
 export interface ToolPairingPlan {
-  /** Every call, in order: its id, the index of the message making it, and its state. */
-  readonly calls: ReadonlyArray<{ readonly id: string; readonly at: number; readonly state: ToolCallState }>;
+  /** Every call, in order: its id, the index of the message making it, its state and the message answering it. */
+  readonly calls: ReadonlyArray<{
+    readonly id: string;
+    readonly at: number;
+    readonly state: ToolCallState;
+    readonly answeredAt: number | null;
+  }>;
   /** The state of every call, by id (a reused id: its latest call). */
   readonly states: ReadonlyMap<string, ToolCallState>;
   /** `results[m][k]`: the disposition of the k-th result of message m. */
@@ -113,11 +118,11 @@ export function planToolPairing(messages: readonly ToolExchangeMessage[], option
   });
   const states = new Map<string, ToolCallState>();
   const inserts = new Map<number, ToolPairingInsert[]>();
-  const summary: Array<{ id: string; at: number; state: ToolCallState }> = [];
+  const summary: Array<{ id: string; at: number; state: ToolCallState; answeredAt: number | null }> = [];
   for (const call of calls) {
     const state: ToolCallState = call.result !== null ? 'answered' : lastUser > call.at ? 'abandoned' : 'pending';
     states.set(call.id, state);
-    summary.push({ id: call.id, at: call.at, state });
+    summary.push({ id: call.id, at: call.at, state, answeredAt: call.result?.message ?? null });
     let insert: ToolPairingInsert | null = null;
     if (call.result !== null && !call.result.inPlace) {
       insert = { callId: call.id, result: { message: call.result.message, index: call.result.index } };

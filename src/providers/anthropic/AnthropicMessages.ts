@@ -359,13 +359,18 @@ function pairToolUse(parts: Part[], missingText: string): Part[] {
   const plan = planToolPairing(merged.map(exchangeOf));
   if (plan.unchanged) return merged;
   const out: Part[] = [];
+  /** Results for the calls of the previous assistant message, to follow what the next user message already has. */
+  let added: Part | null = null;
   merged.forEach((part, i) => {
     const dispositions = plan.results[i]!;
-    if (dispositions.every((d) => d === 'keep')) out.push(part);
-    else {
-      let k = 0;
-      out.push(keepBlocks(part, (b) => b.type !== 'tool_result' || dispositions[k++] === 'keep'));
-    }
+    let k = 0;
+    const kept = dispositions.every((d) => d === 'keep')
+      ? part
+      : keepBlocks(part, (b) => b.type !== 'tool_result' || dispositions[k++] === 'keep');
+    if (added !== null && part.role === 'assistant') out.push(added);
+    out.push(kept);
+    if (added !== null && part.role === 'user') out.push(added);
+    added = null;
     const inserts = plan.inserts.get(i);
     if (inserts === undefined) return;
     const uses = toolUses(part);
@@ -381,9 +386,10 @@ function pairToolUse(parts: Part[], missingText: string): Part[] {
         origins.push(moved.origins[insert.result.index]!);
       }
     }
-    // Merging puts these results first in the user message that follows (or makes one).
-    out.push({ role: 'user', content, origins });
+    added = { role: 'user', content, origins };
   });
+  if (added !== null) out.push(added);
+  // Merging joins the added results with the user message they follow and puts every result first.
   return merge(out);
 }
 
