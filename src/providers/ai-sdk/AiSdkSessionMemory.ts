@@ -4,6 +4,7 @@ import { EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
 import { accessDenied } from '../../service/sessionAccess.js';
 import { SessionMemory } from '../../chat/SessionMemory.js';
+import { withArchivedCalls } from '../../chat/archivedToolCalls.js';
 import type {
   SessionMemoryOptions,
   SessionMemoryRequestBase,
@@ -151,7 +152,7 @@ export class AiSdkSessionMemory {
    */
   async history(sessionId: string, options: { userId?: string } = {}): Promise<ModelPrompt> {
     const events = await this.readable(sessionId, options.userId, this.eventFilter.merge(EventFilter.active()));
-    return toModelMessages(events);
+    return toModelMessages(await withArchivedCalls(this.service, sessionId, events));
   }
 
   /**

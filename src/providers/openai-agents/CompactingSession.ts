@@ -29,6 +29,7 @@ import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { resolveSession } from '../../chat/resolveSession.js';
+import { withArchivedCalls } from '../../chat/archivedToolCalls.js';
 import { HistoryRecall, placeRecallBlock } from '../../chat/HistoryRecall.js';
 import type { SessionMemoryRecallOptions } from '../../chat/SessionMemoryTypes.js';
 import { stableJson } from '../../chat/nativeMessages.js';
@@ -419,8 +420,8 @@ export class CompactingSession implements OpenAIResponsesCompactionOwnershipAwar
     return this.resolved;
   }
 
-  private active(): Promise<SessionEvent[]> {
-    return this.service.getEvents(this.sessionId, this.readFilter);
+  private async active(): Promise<SessionEvent[]> {
+    return withArchivedCalls(this.service, this.sessionId, await this.service.getEvents(this.sessionId, this.readFilter));
   }
 
   /** The log's version (any writer, any process), or this instance's own writes when the service cannot say. */
