@@ -42,7 +42,9 @@ export function referenceStableHistoryEnd(
   const missing = options.missingToolResult ?? DEFAULT_MISSING_TOOL_RESULT;
   const placeholders = new Set(
     prompt.messages.flatMap((m) =>
-      blocksOf(m.content).flatMap((b) => (b.type === 'tool_result' && b.is_error === true && b.content === missing ? [b.tool_use_id] : [])),
+      blocksOf(m.content).flatMap((b) =>
+        b.type === 'tool_result' && b.is_error === true && b.content === missing ? [b.tool_use_id] : [],
+      ),
     ),
   );
   const calls = history.slice(0, recallAt).flatMap((e) => (e.message.type === 'assistant' ? (e.message.toolCalls ?? []) : []));

@@ -264,16 +264,15 @@ export function pairToolResults(messages: readonly ModelMessage[], options: Pair
   const close = () => {
     if (open === null) return;
     const names = new Map(calledTools(messages[open]!).map((c) => [c.toolCallId, c.toolName]));
-    const content = (plan.inserts.get(open) ?? []).map(
-      (insert): ToolResultPart =>
-        insert.result === null
-          ? {
-              type: 'tool-result',
-              toolCallId: insert.callId,
-              toolName: names.get(insert.callId) ?? '',
-              output: { type: 'error-text', value: missingOutput },
-            }
-          : resultParts(messages[insert.result.message]!)[insert.result.index]!,
+    const content = (plan.inserts.get(open) ?? []).map((insert): ToolResultPart =>
+      insert.result === null
+        ? {
+            type: 'tool-result',
+            toolCallId: insert.callId,
+            toolName: names.get(insert.callId) ?? '',
+            output: { type: 'error-text', value: missingOutput },
+          }
+        : resultParts(messages[insert.result.message]!)[insert.result.index]!,
     );
     out.push({ role: 'tool', content });
     open = null;

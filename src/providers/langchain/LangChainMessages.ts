@@ -219,7 +219,10 @@ export function langChainMessagesOf(item: SessionEvent | Message): BaseMessage[]
 function exchangeOf(message: BaseMessage): ToolExchangeMessage {
   switch (message.getType()) {
     case 'ai':
-      return { role: 'assistant', calls: ((message as AIMessage).tool_calls ?? []).flatMap((c) => (c.id === undefined ? [] : [c.id])) };
+      return {
+        role: 'assistant',
+        calls: ((message as AIMessage).tool_calls ?? []).flatMap((c) => (c.id === undefined ? [] : [c.id])),
+      };
     case 'tool':
       return { role: 'tool', results: [(message as ToolMessage).tool_call_id] };
     case 'human':

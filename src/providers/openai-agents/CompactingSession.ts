@@ -359,7 +359,8 @@ export class CompactingSession implements OpenAIResponsesCompactionOwnershipAwar
       throw new IllegalStateError('Session history operation was already applied with a different transaction.');
     }
     const mark = (index: number): OperationMark => ({ id: operationId, digest, index });
-    const eventId = (index: number) => `${this.sessionId}:op:${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}:${index}`;
+    const eventId = (index: number) =>
+      `${this.sessionId}:op:${createHash('sha256').update(operationId).digest('hex').slice(0, 24)}:${index}`;
     if (transaction.type === 'append_items' || transaction.expectedSuffix.length === 0) {
       // Event ids derived from the operation: a retry appends only what an interrupted attempt did not.
       for (const [index, item] of items.entries()) {
@@ -401,7 +402,9 @@ export class CompactingSession implements OpenAIResponsesCompactionOwnershipAwar
       }
       // A concurrent write won the version race: check the precondition on the new window.
     }
-    throw new IllegalStateError(`could not apply a history transaction to session '${this.sessionId}': the session kept changing`);
+    throw new IllegalStateError(
+      `could not apply a history transaction to session '${this.sessionId}': the session kept changing`,
+    );
   }
 
   private ensureSession(): Promise<unknown> {

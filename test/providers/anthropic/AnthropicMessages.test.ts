@@ -101,7 +101,11 @@ describe('Anthropic message conversion', function () {
 
     it('answers a tool call the user moved on from with an is_error result (missingToolResult)', function () {
       const prompt = toAnthropicMessages(
-        [Messages.user('go'), Messages.assistant(null, { toolCalls: [Messages.toolCall('t1', 'f', '{}')] }), Messages.user('stop')],
+        [
+          Messages.user('go'),
+          Messages.assistant(null, { toolCalls: [Messages.toolCall('t1', 'f', '{}')] }),
+          Messages.user('stop'),
+        ],
         { missingToolResult: 'interrupted' },
       );
       expect(prompt.messages[2]).to.deep.equal({

@@ -109,7 +109,9 @@ describe('tool pairing in prompts', function () {
         expect(prompt.length).to.equal(raw.length - count('orphan-result') - count('duplicate-result') + count('missing-result'));
         const nonTool = (ms: ChatCompletionMessageParam[]) => ms.filter((m) => m.role !== 'tool');
         expect(nonTool(prompt)).to.deep.equal(nonTool(raw));
-        expect(prompt.filter((m) => m.role === 'tool' && m.content === MISSING_TOOL_RESULT).length).to.equal(count('missing-result'));
+        expect(prompt.filter((m) => m.role === 'tool' && m.content === MISSING_TOOL_RESULT).length).to.equal(
+          count('missing-result'),
+        );
       }),
       { numRuns: 1000 },
     );
