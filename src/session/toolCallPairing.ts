@@ -22,6 +22,7 @@ export type ToolCallState = 'answered' | 'pending' | 'abandoned';
  * - 'other': anything else (a system message, a sub-agent's message): it neither answers nor abandons.
  */
 export interface ToolExchangeMessage {
+  /** What the message is to the rule (see above). */
   role: 'user' | 'assistant' | 'tool' | 'other';
   /** Ids of the calls this message makes, in order. */
   calls?: readonly string[];
@@ -38,10 +39,13 @@ export type ResultDisposition = 'keep' | 'move' | 'orphan' | 'duplicate';
 
 /** What goes right after a call's message: a moved late result (its position), or a placeholder (`result: null`). */
 export interface ToolPairingInsert {
+  /** The call the insert answers. */
   callId: string;
+  /** Where the late result is (message index, index among that message's results); null for a placeholder. */
   result: { message: number; index: number } | null;
 }
 
+/** What a prompt renderer does to make a message list satisfy the pairing rule (see `planToolPairing`). */
 export interface ToolPairingPlan {
   /** Every call, in order: its id, the index of the message making it, its state and the message answering it. */
   readonly calls: ReadonlyArray<{
@@ -69,6 +73,7 @@ interface CallEntry {
   result: { message: number; index: number; inPlace: boolean } | null;
 }
 
+/** How a provider places a call's result. */
 export interface ToolPairingOptions {
   /**
    * Where a result answers its call in place: 'next-messages' (default) in the run of result-carrying
