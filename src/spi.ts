@@ -7,7 +7,6 @@ export { type SessionEventInit } from './session/SessionEvent.js';
 export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './session/Session.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';
 export { formatMessage, type FormatOptions } from './session/formatEvent.js';
-export { orphanedToolResponses, type OrphanedToolResponse } from './session/orphanedToolResponses.js';
 export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 
 // Repositories: filtering, encoding, the contract's helpers

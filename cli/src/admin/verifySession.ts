@@ -1,4 +1,4 @@
-import { coveredIds, METADATA_MASKED_FROM, verifyCoverage, orphanedToolResponses } from 'session-compaction/spi';
+import { coveredIds, METADATA_MASKED_FROM, planToolPairing, toolExchangeOf, verifyCoverage } from 'session-compaction/spi';
 import type { SessionSnapshot } from './sessionSnapshot.js';
 
 export type ViolationKind =
@@ -100,7 +100,9 @@ export function verifySnapshot(snapshot: SessionSnapshot): SessionVerification {
   }
 
   const active = events.filter((e) => !e.isArchived());
-  const orphans = orphanedToolResponses(active.map((e) => e.message)).map((o) => active[o.index]!.id);
+  // The library's pairing rule: a result with no call before it is what a provider rejects.
+  const pairing = planToolPairing(active.map((e) => toolExchangeOf(e.message)));
+  const orphans = active.filter((_, i) => pairing.results[i]!.includes('orphan')).map((e) => e.id);
   if (orphans.length > 0) {
     violations.push(
       violation('orphaned-tool-result', 'tool results in the active window whose call is not earlier in it', [
