@@ -12,7 +12,6 @@ import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200kBase from 'js-tiktoken/ranks/o200k_base';
-import { MAX_PIECE_CHARS } from '../src/tokens/BpeTokenCounter.js';
 import { TiktokenTokenCountEstimator } from 'session-compaction';
 import { mulberry32 } from '../src/bench/prng.js';
 
@@ -151,7 +150,7 @@ console.log(
   'Times are CPU time of this process (user + system), which other load on the machine inflates far less than wall time.',
 );
 console.log(
-  `MAX_PIECE_CHARS = ${MAX_PIECE_CHARS}; one run per cell, each input tokenised for the first time (repeats *within* an input hit the piece cache, as in real traffic).`,
+  `One run per cell, each input tokenised for the first time (repeats *within* an input hit the piece cache, as in real traffic).`,
 );
 console.log(`Rank table load: ours ${fmtMs(oursLoad.ms)} (once per process), js-tiktoken new Tiktoken() ${fmtMs(jsLoad.ms)}.`);
 console.log(`Prose corpus: ${proseInput.corpus}, ${proseInput.distinctChars} distinct characters repeated to 1 MB.\n`);
