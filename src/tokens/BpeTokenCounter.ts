@@ -1,4 +1,5 @@
 import { BpeRankTable, INLINE_BYTES, NO_RANK, hashBytes, hashWords, word } from './BpeRankTable.js';
+import { PieceCountCache } from './PieceCountCache.js';
 import { type PreTokenizer, preTokenizerFor } from './preTokenizers.js';
 
 /**
@@ -8,10 +9,13 @@ import { type PreTokenizer, preTokenizerFor } from './preTokenizers.js';
  */
 export const HEAP_MERGE_MIN_BYTES = 64;
 
-/** Piece cache: direct-mapped, one piece per slot (a newer piece evicts an older one of the same slot). */
-const CACHE_SLOTS = 1 << 14;
-/** Longer pieces are not cached (1 % of multi-token pieces in code, none in prose); they are merged each time. */
-const CACHE_KEY_BYTES = 32;
+/**
+ * Caches of multi-token pieces longer than 8 bytes: up to 32 bytes (long words, identifiers), and up to 256
+ * (runs of CJK text between punctuation, long identifiers and numbers); longer pieces are merged each time.
+ * 16,384 × 39 + 2,048 × 263 bytes = 1.2 MB.
+ */
+const SHORT_PIECE_BYTES = 32;
+const LONG_PIECE_BYTES = 256;
 
 /** Recent short pieces: direct-mapped, 4 ints a slot (the piece's two words, its length, its count); 128 KB. */
 const RECENT_SLOTS = 1 << 13;
@@ -23,12 +27,12 @@ const RETAINED_SCRATCH = 1 << 16;
  * Counts tokens exactly as js-tiktoken's `Tiktoken.encode(text, [], []).length` (special tokens counted as
  * plain text), in time O(n log n) in the text's length whatever the text. Pieces come from a hand-written
  * scanner equivalent to the encoding's pattern; a piece that is one token costs one lookup; others are
- * merged lowest rank first, leftmost on ties, as js-tiktoken does, and remembered in a fixed-size cache.
+ * merged lowest rank first, leftmost on ties, as js-tiktoken does. Recent pieces and their counts are kept
+ * in fixed-size caches.
  *
- * Memory: the rank table (BpeRankTable), the piece cache (CACHE_SLOTS × (CACHE_KEY_BYTES + 6) bytes,
- * 0.6 MB) and scratch arrays of at most ~21 bytes per byte of the longest piece seen, of which at most
- * RETAINED_SCRATCH elements (~1.4 MB) are kept between calls. Not safe for concurrent use from several
- * threads (JavaScript has none sharing an object).
+ * Memory, fixed: the rank table (BpeRankTable) and 1.3 MB of piece caches. Transient: about 25 bytes per
+ * byte of the longest piece being merged (at most 40), of which up to RETAINED_SCRATCH elements (~1.6 MB)
+ * are kept for the next call.
  */
 export class BpeTokenCounter {
   private readonly preTokenizer: PreTokenizer | null;
@@ -37,6 +41,8 @@ export class BpeTokenCounter {
   private readonly maxTokenBytes: number;
 
   private bytes = new Uint8Array(1024);
+  /** Bytes written by the last encode(). */
+  private byteCount = 0;
   // Small merges: part i starts at partStarts[i]; partRanks[i] is the rank of part i merged with part i + 1.
   private partStarts = new Int32Array(HEAP_MERGE_MIN_BYTES + 1);
   private partRanks = new Int32Array(HEAP_MERGE_MIN_BYTES + 1);
@@ -47,10 +53,8 @@ export class BpeTokenCounter {
   private heap = new Float64Array(0);
 
   private readonly recentPieces = new Int32Array(RECENT_SLOTS * 4);
-  private readonly cacheKeys = new Uint8Array(CACHE_SLOTS * CACHE_KEY_BYTES);
-  private readonly cacheHashes = new Int32Array(CACHE_SLOTS);
-  private readonly cacheLengths = new Uint8Array(CACHE_SLOTS);
-  private readonly cacheCounts = new Uint8Array(CACHE_SLOTS);
+  private readonly shortPieces = new PieceCountCache(1 << 14, SHORT_PIECE_BYTES);
+  private readonly longPieces = new PieceCountCache(1 << 11, LONG_PIECE_BYTES);
 
   /** Pieces of at least this many bytes are merged on the heap. */
   private readonly heapMergeMinBytes: number;
@@ -91,7 +95,8 @@ export class BpeTokenCounter {
 
   /** Drops every cached piece (benchmarks measure cold and warm runs). */
   clearCache(): void {
-    this.cacheLengths.fill(0);
+    this.shortPieces.clear();
+    this.longPieces.clear();
     this.recentPieces.fill(0);
   }
 
@@ -101,29 +106,15 @@ export class BpeTokenCounter {
     if (n <= 1) return n;
     if (n === 2) return this.pairRanks[(bytes[0]! << 8) | bytes[1]!]! === NO_RANK ? 2 : 1;
     if (n <= INLINE_BYTES) return this.countShortPiece(bytes, n);
-    if (n > CACHE_KEY_BYTES) {
-      if (n <= this.maxTokenBytes && this.table.rank(bytes, 0, n) !== NO_RANK) return 1;
-      return n < this.heapMergeMinBytes ? this.mergeSmall(bytes, n) : this.mergeLarge(bytes, n);
-    }
     const hash = hashBytes(bytes, 0, n);
-    if (this.table.rankWithHash(bytes, 0, n, hash) !== NO_RANK) return 1;
-    const slot = (hash >>> 8) & (CACHE_SLOTS - 1);
-    const keys = this.cacheKeys;
-    const keyStart = slot * CACHE_KEY_BYTES;
-    if (this.cacheLengths[slot] === n && this.cacheHashes[slot] === hash) {
-      let i = 0;
-      while (i < n && keys[keyStart + i] === bytes[i]) i++;
-      if (i === n) return this.cacheCounts[slot]!;
-    }
+    if (n <= this.maxTokenBytes && this.table.rankWithHash(bytes, 0, n, hash) !== NO_RANK) return 1;
+    const cache = n <= SHORT_PIECE_BYTES ? this.shortPieces : n <= LONG_PIECE_BYTES ? this.longPieces : null;
+    const cached = cache === null ? -1 : cache.get(bytes, n, hash);
+    if (cached >= 0) return cached;
     const count = n < this.heapMergeMinBytes ? this.mergeSmall(bytes, n) : this.mergeLarge(bytes, n);
-    keys.set(bytes.subarray(0, n), keyStart);
-    this.cacheLengths[slot] = n;
-    this.cacheHashes[slot] = hash;
-    this.cacheCounts[slot] = count;
+    cache?.set(bytes, n, hash, count);
     return count;
   }
-
-  private byteCount = 0;
 
   /**
    * A piece of 3–8 bytes — most words and symbols — through a small cache of recent such pieces and their

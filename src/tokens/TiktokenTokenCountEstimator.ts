@@ -20,7 +20,8 @@ const require = createRequire(import.meta.url);
 /** One counter per encoding per process: loading a rank table takes ~0.1 s and ~10 MB (o200k_base). */
 const counters = new Map<TiktokenEncodingName, BpeTokenCounter>();
 
-function counterFor(encoding: TiktokenEncodingName): BpeTokenCounter {
+/** The shared counter of an encoding (internal: benchmarks clear its caches between runs). */
+export function counterFor(encoding: TiktokenEncodingName): BpeTokenCounter {
   let counter = counters.get(encoding);
   if (counter === undefined) {
     // Loaded synchronously on first use so that estimate() can stay synchronous (TokenCountEstimator.estimate is synchronous).
