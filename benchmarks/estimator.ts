@@ -24,6 +24,7 @@ import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 import { TiktokenTokenCountEstimator } from 'session-compaction';
 import type { TiktokenEncodingName } from 'session-compaction/spi';
 import { counterFor } from '../src/tokens/TiktokenTokenCountEstimator.js';
+import { preTokenizerFor } from '../src/tokens/preTokenizers.js';
 
 type Encoding = Extract<TiktokenEncodingName, 'o200k_base' | 'cl100k_base'>;
 
@@ -157,9 +158,7 @@ function retained<T>(create: () => T): { value: T; ms: number; mb: number | null
   const { ms, value } = cpu(create);
   gc?.();
   const after = process.memoryUsage();
-  const mb = gc
-    ? (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / (1024 * 1024)
-    : null;
+  const mb = gc ? (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / (1024 * 1024) : null;
   return { value, ms, mb };
 }
 
@@ -274,12 +273,39 @@ function printOrdinary(results: OrdinaryResult[]): void {
           r.corpus.bytes /
           1e6 /
           (ms / 1000)
-        ).toFixed(1)} | ${(tokens / 1e6 / (ms / 1000)).toFixed(2)} | ${(ms / jsMs).toFixed(2)} (${(jsMs / ms).toFixed(2)}× faster) | ${(
+        ).toFixed(
+          1,
+        )} | ${(tokens / 1e6 / (ms / 1000)).toFixed(2)} | ${(ms / jsMs).toFixed(2)} (${(jsMs / ms).toFixed(2)}× faster) | ${(
           oursMs / ms
         ).toFixed(2)} |`,
       );
     }
   }
+}
+
+/** Splitting into pieces alone: our scanner against the encoding's regex (what js-tiktoken and gpt-tokenizer run). */
+function preTokenizing(text: Corpus, encoding: Encoding): { scanner: number; regex: number; pieces: number } {
+  const pattern = ranksOf(encoding).pat_str;
+  const scanner = preTokenizerFor(pattern)!;
+  const regex = new RegExp(pattern, 'gu');
+  const scan = (): number => {
+    let pieces = 0;
+    for (const m of text.messages) for (let start = 0; start < m.length; pieces++) start = scanner(m, start);
+    return pieces;
+  };
+  const match = (): number => {
+    let pieces = 0;
+    for (const m of text.messages) for (const piece of m.matchAll(regex)) pieces += piece[0].length > 0 ? 1 : 0;
+    return pieces;
+  };
+  const pieces = scan();
+  if (match() !== pieces) throw new Error(`the scanner and the regex split ${text.name} differently`);
+  const times = { scanner: [] as number[], regex: [] as number[] };
+  for (let rep = 0; rep < REPS; rep++) {
+    times.scanner.push(cpu(scan).ms);
+    times.regex.push(cpu(match).ms);
+  }
+  return { scanner: median(times.scanner), regex: median(times.regex), pieces };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -324,6 +350,8 @@ const ADVERSARIAL: { name: string; make: (length: number) => string }[] = [
 ];
 
 const OUR_SIZES = [100 * KB, 200 * KB, 400 * KB];
+/** Below this, timer and scheduling noise swamp a growth exponent. */
+const MEASURABLE_MS = 20;
 const FIRST_PREFIX = 2 * KB;
 
 interface Growth {
@@ -342,7 +370,7 @@ function grow(counter: Counter, text: string, max: number): { points: Growth[]; 
     points.push({ size, ms, tokens: value });
     if (points.length >= 2) {
       const [a, b] = points.slice(-2) as [Growth, Growth];
-      if (a.ms >= 5) exponent = Math.log(b.ms / a.ms) / Math.log(b.size / a.size);
+      if (a.ms >= MEASURABLE_MS) exponent = Math.log(b.ms / a.ms) / Math.log(b.size / a.size);
     }
     if (ms * Math.pow(2, Math.max(exponent, 1)) > BUDGET_MS) break;
   }
@@ -370,14 +398,13 @@ function adversarial(counters: Counter[]): void {
     const js = grow(jsTiktoken, text, OUR_SIZES[0]!);
     const gpt = grow(gptTokenizer, text, OUR_SIZES[0]!);
     const jsLast = js.points.at(-1)!;
-    const gptLast = gpt.points.at(-1)!;
     const prefix = text.slice(0, jsLast.size);
     ours.reset();
     gptTokenizer.reset();
     const counts = `${fmtInt(ours.count(prefix))} / ${fmtInt(jsLast.tokens)} / ${fmtInt(gptTokenizer.count(prefix))} (${jsLast.size / KB} KB)`;
     const fmtGrowth = (g: { points: Growth[]; exponent: number }) => {
       const last = g.points.at(-1)!;
-      const exponent = g.points.length >= 2 && g.points.at(-2)!.ms >= 5 ? g.exponent.toFixed(2) : '—';
+      const exponent = g.points.length >= 2 && g.points.at(-2)!.ms >= MEASURABLE_MS ? g.exponent.toFixed(2) : '—';
       return `${fmtMs(last.ms)} on ${last.size / KB} KB, ${exponent}`;
     };
     console.log(
@@ -426,7 +453,9 @@ console.log(`| encoding | counter | CPU time | retained memory${gc ? '' : ' (run
 console.log('|---|---|---:|---:|');
 for (const { encoding, load } of loads) {
   for (const l of load) {
-    console.log(`| ${encoding} | ${l.name} | ${fmtMs(l.ms)} | ${l.retainedMb === null ? '—' : `${l.retainedMb.toFixed(0)} MB`} |`);
+    console.log(
+      `| ${encoding} | ${l.name} | ${fmtMs(l.ms)} | ${l.retainedMb === null ? '—' : `${l.retainedMb.toFixed(0)} MB`} |`,
+    );
   }
 }
 
@@ -436,6 +465,19 @@ if (ordinaryResults.length > 0) {
     'Each message counted on its own; p50 over the repetitions, each starting with empty piece caches. "differing messages": messages whose count is not js-tiktoken\'s (must be 0).\n',
   );
   printOrdinary(ordinaryResults);
+}
+
+if (corpora.length > 0) {
+  console.log('\n## Pre-tokenising alone (o200k_base)\n');
+  console.log("Splitting every message into pieces, p50: our scanner vs the encoding's regex (same pieces, checked).\n");
+  console.log('| text | pieces | scanner | regex | regex ÷ scanner |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const c of corpora) {
+    const r = preTokenizing(c, 'o200k_base');
+    console.log(
+      `| ${c.name} | ${fmtInt(r.pieces)} | ${fmtMs(r.scanner)} | ${fmtMs(r.regex)} | ${(r.regex / r.scanner).toFixed(2)} |`,
+    );
+  }
 }
 
 console.log('\n## (c) adversarial input (o200k_base)\n');

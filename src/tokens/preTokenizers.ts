@@ -29,9 +29,9 @@ export const R50K_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s
 
 /**
  * The hand-written scanner for a pattern, or null for a pattern it does not know (the caller then runs
- * the regex). The scanners are an order of magnitude faster than the regex engine on this alternation and
- * find the same pieces: each alternative below is the regex's, tried in the regex's order, with its
- * backtracking worked out in advance (the comments say how).
+ * the regex). The scanners find the same pieces in about half the regex engine's time (benchmarks/estimator.ts):
+ * each alternative below is the regex's, tried in the regex's order, with its backtracking worked out in
+ * advance (the comments say how).
  */
 export function preTokenizerFor(pattern: string): PreTokenizer | null {
   if (pattern === O200K_PATTERN) return o200k;
@@ -165,12 +165,12 @@ const isLineBreakOrSlash = (unit: number): boolean => unit === CR || unit === LF
 const isLineBreak = (unit: number): boolean => unit === CR || unit === LF;
 
 /**
- * End of an ASCII word at `start` — an optional space or punctuation character, then `[A-Z]*[a-z]*` (not
- * empty), then an optional contraction — when the character after the letters is ASCII too; otherwise -1
- * (a non-ASCII letter or mark could continue the word: the general scanner decides). On ASCII, o200k's two
- * word alternatives reduce to this (no ASCII character is in both of its letter sets), and so does cl100k's
- * `[^\r\n\p{L}\p{N}]?\p{L}+` when `anyCase` letters may follow one another (cl100k's contractions are
- * matched before it is called).
+ * The word alternatives on ASCII text: an optional prefix (a space or ASCII punctuation), letters, and for
+ * o200k an optional contraction. With `casedRuns` (o200k) the letters are `[A-Z]*[a-z]*`: on ASCII, o200k's
+ * two word alternatives reduce to that, as no ASCII character is in both of its letter sets. Otherwise
+ * (cl100k, whose contractions are matched before) they are `[A-Za-z]*`. Returns the word's end, NO_WORD when
+ * no letter follows the prefix, or UNDECIDED when a non-ASCII character comes next: a non-ASCII letter or
+ * mark could continue the word, so the general scanner decides.
  */
 function asciiWordEnd(text: string, start: number, casedRuns: boolean): number {
   let i = start;
