@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k_base from 'js-tiktoken/ranks/o200k_base';
 import cl100k_base from 'js-tiktoken/ranks/cl100k_base';
+import p50k_base from 'js-tiktoken/ranks/p50k_base';
 import { BpeRankTable } from '../../src/tokens/BpeRankTable.js';
 import { BpeTokenCounter } from '../../src/tokens/BpeTokenCounter.js';
 import { O200K_PATTERN } from '../../src/tokens/preTokenizers.js';
@@ -72,6 +73,15 @@ describe('BpeTokenCounter', function () {
       });
     });
   }
+
+  it('counts exactly as js-tiktoken with p50k_base (the scanner shared with r50k_base and gpt2)', function () {
+    const reference = new Tiktoken(p50k_base);
+    const counter = new BpeTokenCounter(BpeRankTable.fromTiktoken(p50k_base), p50k_base.pat_str);
+    const exact = (text: string): void => {
+      expect(counter.count(text), JSON.stringify(text)).to.equal(reference.encode(text, [], []).length);
+    };
+    fc.assert(fc.property(fc.oneof(prose, code, json, hostile, anyUnicode), exact), { numRuns: 500 });
+  });
 
   it('gives the same count again once the piece is cached, and after the cache is cleared', function () {
     const counter = new BpeTokenCounter(BpeRankTable.fromTiktoken(o200k_base), O200K_PATTERN);
