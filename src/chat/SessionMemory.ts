@@ -24,7 +24,21 @@ import { AsyncQueue } from './AsyncQueue.js';
 import { resolveSession } from './resolveSession.js';
 import { DEFAULT_UNBOUNDED_RECALL_TOKENS, METADATA_RECALL_BLOCK } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
-import type { ChatProvider, ChatProviderOutcome, ChatProviderTypes, PersistableMessage } from './ChatProvider.js';
+import type {
+  ChatProvider,
+  ChatProviderCall,
+  ChatProviderOutcome,
+  ChatProviderTypes,
+  ChatTurnSteps,
+  PersistableMessage,
+  StepMessage,
+  StoredStep,
+} from './ChatProvider.js';
+import { detectContextOverflow, type ContextOverflow } from './contextOverflow.js';
+import { ContextOverflowError } from './ContextOverflowError.js';
+import { ContextOverflowRecovery } from './ContextOverflowRecovery.js';
+import { EmergencyCompactionStrategy } from './EmergencyCompactionStrategy.js';
+import { turnSafeStrategy } from './turnSafeStrategy.js';
 import {
   SESSION_ID_CONTEXT_KEY,
   USER_ID_CONTEXT_KEY,
@@ -52,7 +66,19 @@ function withAppended(window: readonly SessionEvent[], appended: readonly Sessio
   return [...window, ...appended.filter((e) => !ids.has(e.id))];
 }
 
-/** Everything worked out before the model call. */
+/** The first index of an event with one of `ids`, or -1. */
+function firstIndexOf(events: readonly SessionEvent[], ids: readonly string[]): number {
+  if (ids.length === 0) return -1;
+  const wanted = new Set(ids);
+  return events.findIndex((e) => wanted.has(e.id));
+}
+
+/** A request that continues a tool loop: it brings tool results and no new user message. */
+function continuesToolLoop(incoming: readonly PersistableMessage[]): boolean {
+  return incoming.some((m) => m.message.type === 'tool') && !incoming.some((m) => m.message.type === 'user');
+}
+
+/** Everything worked out before the model call; the prompt part is worked out again after a compaction. */
 interface PreparedTurn<T extends ChatProviderTypes> {
   sessionId: string;
   /** The session as resolved at the start of the turn. */
@@ -63,6 +89,14 @@ interface PreparedTurn<T extends ChatProviderTypes> {
    */
   window: SessionEvent[] | undefined;
   idContext: EventIdContext;
+  /** The read filter of this request's history, and whether it is exactly the active window. */
+  historyFilter: EventFilter;
+  wholeWindow: boolean;
+  messages: readonly T['message'][];
+  /** Ids this request's incoming messages are (or were) stored under: the history ends before the first. */
+  incomingIds: string[];
+  /** The history part of the prompt: the window before this request's incoming messages. */
+  history: SessionEvent[];
   model: string;
   chatParams: T['params'];
   signal: AbortSignal | undefined;
@@ -75,6 +109,12 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   compactionUsage: (UsageRecord | undefined)[];
   /** With recall: what the prompt quotes, and its token anatomy. */
   recall: { recalled: SessionEvent[]; tokens: ContextTokens } | undefined;
+  /** How many of `persisted` were appended before `window` was read (those are in it, or archived since). */
+  windowPersisted: number;
+  /** The step messages a multi-step provider stored in this turn, and whether each is still active. */
+  steps: StoredStep[];
+  /** The refusal this turn recovered from, if the provider refused its prompt as too long. */
+  overflow: ContextOverflow | undefined;
 }
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
@@ -120,6 +160,10 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
   private readonly timeoutMs: number;
   /** Serialises session resolution per id in this process, so two first requests cannot both create it. */
   private readonly resolving = new KeyedMutex();
+  /** Evaluate the trigger before every model call of a tool loop, not only after replies. */
+  private readonly everyStep: boolean;
+  /** Recover from a provider's context-overflow refusal (mechanical compaction, one retry); null: rethrow it. */
+  private readonly overflowRecovery: ContextOverflowRecovery | null;
 
   constructor(options: SessionMemoryOptions<T>) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -200,6 +244,25 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     // With recall the window is also compacted before the call, so a long session is summarised before the
     // answer ("compacting…" first) instead of waiting for the context-window guard.
     this.compactBeforeCall = options.compactBeforeCall ?? this.recall !== null;
+    const compaction = options.compaction ?? {};
+    if (compaction === null || typeof compaction !== 'object') throw new InvalidArgumentError('compaction must be an object');
+    if (compaction.everyStep !== undefined && typeof compaction.everyStep !== 'boolean') {
+      throw new InvalidArgumentError('compaction.everyStep must be a boolean');
+    }
+    if (compaction.recoverOverflow !== undefined && typeof compaction.recoverOverflow !== 'boolean') {
+      throw new InvalidArgumentError('compaction.recoverOverflow must be a boolean');
+    }
+    this.everyStep = compaction.everyStep ?? true;
+    this.overflowRecovery =
+      compaction.recoverOverflow === false
+        ? null
+        : new ContextOverflowRecovery({
+            service: this.service,
+            estimator: this.estimator,
+            logger: this.logger,
+            metadata: this.calibrate ? this.metadata : null,
+            ...(this.contextWindowTokens !== undefined ? { contextWindowTokens: this.contextWindowTokens } : {}),
+          });
   }
 
   /** One non-streaming turn. */
@@ -207,13 +270,13 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     return traceTurn(request?.sessionId, false, async (telemetry) => {
       const turn = await this.prepare(request, null);
       this.reportPrepared(telemetry, turn);
-      const outcome = await this.provider.call({
-        model: turn.model,
-        prompt: turn.prompt,
-        params: turn.chatParams,
-        timeoutMs: this.timeoutMs,
-        ...(turn.signal === undefined ? {} : { signal: turn.signal }),
-      });
+      const steps = this.stepsOf(turn, null);
+      const outcome = await this.recoveringOverflow(
+        turn,
+        null,
+        () => this.provider.call(this.callOf(turn, turn.signal, steps)),
+        () => false,
+      );
       return this.reportFinished(telemetry, outcome, await this.finish(turn, outcome, null));
     });
   }
@@ -253,19 +316,110 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     await traceTurn(request?.sessionId, true, async (telemetry) => {
       const turn = await this.prepare(request, sink);
       this.reportPrepared(telemetry, turn);
-      let outcome: ChatProviderOutcome<T>;
-      try {
-        outcome = await this.provider.stream(
-          { model: turn.model, prompt: turn.prompt, params: turn.chatParams, signal, timeoutMs: this.timeoutMs },
-          (chunk) => sink.push({ type: 'chunk', chunk }),
-        );
-      } catch (error) {
-        if (!(error instanceof InterruptedReplyError)) throw error;
-        await this.storeInterrupted(turn, error);
-        throw error.cause ?? error;
-      }
+      const steps = this.stepsOf(turn, sink);
+      let chunks = 0;
+      const outcome = await this.recoveringOverflow(
+        turn,
+        sink,
+        async () => {
+          try {
+            return await this.provider.stream(this.callOf(turn, signal, steps), (chunk) => {
+              chunks++;
+              sink.push({ type: 'chunk', chunk });
+            });
+          } catch (error) {
+            if (!(error instanceof InterruptedReplyError)) throw error;
+            // Refused before anything came: nothing to store, and the refusal is what recovery looks at.
+            if (error.partial === null && chunks === 0 && this.overflowOf(error.cause) !== null) throw error.cause;
+            await this.storeInterrupted(turn, error);
+            throw error.cause ?? error;
+          }
+        },
+        () => chunks > 0,
+      );
       sink.push({ type: 'done', response: this.reportFinished(telemetry, outcome, await this.finish(turn, outcome, sink)) });
     });
+  }
+
+  private callOf(turn: PreparedTurn<T>, signal: AbortSignal | undefined, steps: ChatTurnSteps<T['prompt']>): ChatProviderCall<T> {
+    return {
+      model: turn.model,
+      prompt: turn.prompt,
+      params: turn.chatParams,
+      timeoutMs: this.timeoutMs,
+      steps,
+      ...(signal === undefined ? {} : { signal }),
+    };
+  }
+
+  /** The context overflow `error` is (or wraps), read with the provider's own extraction first; null otherwise. */
+  private overflowOf(error: unknown): ContextOverflow | null {
+    return detectContextOverflow(error, (e) => this.provider.refusalOf?.(e) ?? null);
+  }
+
+  /**
+   * Runs the model call; when the provider refuses the prompt as too long (and nothing of the reply has been
+   * delivered), calibrates and compacts mechanically, builds the prompt again and calls exactly once more. A
+   * second refusal — or nothing left to archive — is one ContextOverflowError; the turn's input stays stored.
+   */
+  private async recoveringOverflow(
+    turn: PreparedTurn<T>,
+    sink: Sink<T> | null,
+    attempt: () => Promise<ChatProviderOutcome<T>>,
+    delivered: () => boolean,
+  ): Promise<ChatProviderOutcome<T>> {
+    try {
+      return await attempt();
+    } catch (error) {
+      const overflow = this.overflowRecovery === null || delivered() ? null : this.overflowOf(error);
+      if (overflow === null) throw error;
+      const archived = await this.recoverFrom(turn, overflow, sink, error);
+      try {
+        return await attempt();
+      } catch (second) {
+        const again = delivered() ? null : this.overflowOf(second);
+        if (again === null) throw second;
+        throw new ContextOverflowError(turn.sessionId, again, {
+          attempts: 2,
+          archived,
+          persisted: turn.persisted,
+          cause: second,
+        });
+      }
+    }
+  }
+
+  /** Calibrates and compacts after a refusal, then rebuilds the turn's prompt; returns how many events went. */
+  private async recoverFrom(turn: PreparedTurn<T>, overflow: ContextOverflow, sink: Sink<T> | null, error: unknown): Promise<number> {
+    sink?.push({ type: 'context_overflow', sessionId: turn.sessionId, overflow });
+    const incoming = new Set(turn.incomingIds);
+    const active = turn.steps.filter((s) => s.active).map((s) => s.event);
+    const requestTokens = this.estimatePrompt([], turn.messages, turn.chatParams);
+    const storedInput = estimateEventsTokens(
+      turn.persisted.filter((e) => incoming.has(e.id)),
+      this.estimator,
+    );
+    const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(turn.sessionId, sink);
+    let outcome;
+    try {
+      outcome = await this.overflowRecovery!.recover({
+        sessionId: turn.sessionId,
+        overflow,
+        estimatedPromptTokens: turn.estimatedPromptTokens + estimateEventsTokens(active, this.estimator),
+        outsideWindowTokens: Math.max(0, requestTokens - storedInput),
+        keep: new Set(turn.incomingIds),
+      });
+    } finally {
+      unsubscribe();
+    }
+    const archived = outcome.result.archivedEvents.length;
+    if (archived === 0) {
+      throw new ContextOverflowError(turn.sessionId, overflow, { attempts: 1, archived: 0, persisted: turn.persisted, cause: error });
+    }
+    turn.overflow = overflow;
+    turn.compaction = outcome.result;
+    await this.recompose(turn, sink);
+    return archived;
   }
 
   /**
@@ -329,23 +483,52 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     };
     const wholeWindow = historyFilter.equals(EventFilter.active());
     let window: SessionEvent[] | undefined;
-    const readHistory = async (): Promise<{ history: SessionEvent[]; incoming: PersistableMessage[]; incomingIds: string[] }> => {
+    /** `storedIds`: the ids the incoming messages were stored under, once they are. */
+    const readHistory = async (
+      storedIds?: string[],
+    ): Promise<{ history: SessionEvent[]; incoming: PersistableMessage[]; incomingIds: string[] }> => {
       const all = await this.service.getEvents(sessionId, historyFilter);
       window = wholeWindow ? all : undefined;
       const incoming = this.provider.incoming(messages, all);
-      const incomingIds = incoming.map((m) => this.requestIds.generate(idContext, m.message));
+      const incomingIds = storedIds ?? incoming.map((m) => this.requestIds.generate(idContext, m.message));
       // A retried request finds its own message already stored: send the context its first attempt saw.
-      const replayAt = incomingIds.length === 0 ? -1 : all.findIndex((e) => e.id === incomingIds[0]);
+      const replayAt = firstIndexOf(all, incomingIds.slice(0, 1));
       return { history: replayAt < 0 ? all : all.slice(0, replayAt), incoming, incomingIds };
     };
 
     let { history, incoming, incomingIds } = await readHistory();
     let compaction: CompactionResult | undefined;
     const compactionUsage: (UsageRecord | undefined)[] = [];
-    if (this.compactBeforeCall && this.trigger !== undefined && this.strategy !== undefined) {
+    const persisted: SessionEvent[] = [];
+    let stored = false;
+    const persistIncoming = async () => {
+      stored = true;
+      for (const [i, { message, metadata }] of incoming.entries()) {
+        if (!this.messageFilter.shouldPersist(message)) continue;
+        persisted.push(
+          await this.service.appendMessage(sessionId, message, { id: incomingIds[i]!, ...(metadata ? { metadata } : {}) }),
+        );
+      }
+    };
+    // Compacting before the persisted input is in the log must not archive it; once it is, nothing may.
+    const safe = (strategy: CompactionStrategy) =>
+      stored ? turnSafeStrategy(strategy, new Set(incomingIds), this.logger) : strategy;
+    let windowPersisted = 0;
+    const reread = async () => {
+      ({ history, incoming, incomingIds } = await readHistory(stored ? incomingIds : undefined));
+      windowPersisted = persisted.length;
+    };
+    if (this.everyStep && this.trigger !== undefined && this.strategy !== undefined && continuesToolLoop(incoming)) {
+      // A step of a tool loop: its tool results are stored first, so that the trigger counts them and a
+      // compaction inside the turn can keep them with their calls.
+      await persistIncoming();
+      const known = window === undefined ? undefined : { session, events: withAppended(window, persisted) };
+      compaction = await this.runCompaction(sessionId, this.trigger, safe(this.strategy), sink, compactionUsage, known);
+      if (compaction !== undefined) await reread();
+    } else if (this.compactBeforeCall && this.trigger !== undefined && this.strategy !== undefined) {
       const known = window === undefined ? undefined : { session, events: window };
       compaction = await this.runCompaction(sessionId, this.trigger, this.strategy, sink, compactionUsage, known);
-      if (compaction !== undefined) ({ history, incoming, incomingIds } = await readHistory());
+      if (compaction !== undefined) await reread();
     }
     if (this.contextWindowTokens !== undefined) {
       const limit = this.contextWindowTokens;
@@ -357,8 +540,16 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
             `the prompt needs about ${needed()} tokens, more than contextWindowTokens (${limit}), and no compactionStrategy is configured`,
           );
         }
-        compaction = (await this.runCompaction(sessionId, ALWAYS, this.strategy, sink, compactionUsage)) ?? compaction;
-        ({ history, incoming, incomingIds } = await readHistory());
+        compaction = (await this.runCompaction(sessionId, ALWAYS, safe(this.strategy), sink, compactionUsage)) ?? compaction;
+        await reread();
+        if (needed() > limit) {
+          // The strategy could not reach the window: escalate to the mechanical cut rather than fail the turn.
+          const outside = this.estimatePrompt([], messages, chatParams) - (stored ? estimateEventsTokens(persisted, this.estimator) : 0);
+          const budget = Math.max(1, Math.floor(limit / ratio) - Math.max(0, outside));
+          const emergency = new EmergencyCompactionStrategy(budget, this.estimator, new Set(stored ? incomingIds : []));
+          compaction = (await this.runCompaction(sessionId, ALWAYS, emergency, sink, compactionUsage)) ?? compaction;
+          await reread();
+        }
         if (needed() > limit) {
           throw new IllegalStateError(
             `the prompt needs about ${needed()} tokens, more than contextWindowTokens (${limit}), even after compaction`,
@@ -366,39 +557,109 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
         }
       }
     }
+    if (!stored) await persistIncoming();
 
-    const persisted: SessionEvent[] = [];
-    for (const [i, { message, metadata }] of incoming.entries()) {
-      if (!this.messageFilter.shouldPersist(message)) continue;
-      persisted.push(
-        await this.service.appendMessage(sessionId, message, { id: incomingIds[i]!, ...(metadata ? { metadata } : {}) }),
-      );
-    }
-    let promptHistory: SessionEvent[] = history;
-    let recall: PreparedTurn<T>['recall'];
-    let recallTokens = 0;
-    if (this.recall !== null) {
-      const assembled = await this.assemble(session, history, messages, chatParams as T['params'], historyFilter);
-      ({ promptHistory, recall } = assembled);
-      history = assembled.sent;
-      recallTokens = recall.tokens.recall;
-      sink?.push({ type: 'recall', sessionId, recalled: recall.recalled, tokens: recall.tokens });
-    }
-    return {
+    const turn: PreparedTurn<T> = {
       sessionId,
       session,
       window,
       idContext,
+      historyFilter,
+      wholeWindow,
+      messages,
+      incomingIds,
+      history,
       model: model ?? this.model,
       chatParams: chatParams as T['params'],
       signal,
-      prompt: this.provider.prompt(promptHistory, messages, chatParams as T['params']),
-      contextStatus: history.some((e) => e.isSynthetic()) ? 'summarized' : 'full',
-      estimatedPromptTokens: this.estimatePrompt(history, messages, chatParams) + recallTokens,
+      prompt: undefined as T['prompt'],
+      contextStatus: 'full',
+      estimatedPromptTokens: 0,
       persisted,
       compaction,
       compactionUsage,
-      recall,
+      recall: undefined,
+      windowPersisted,
+      steps: [],
+      overflow: undefined,
+    };
+    await this.compose(turn, sink);
+    return turn;
+  }
+
+  /** Builds the prompt from `turn.history` (with recall, through the ContextAssembler). */
+  private async compose(turn: PreparedTurn<T>, sink: Sink<T> | null): Promise<void> {
+    let history = turn.history;
+    let promptHistory: SessionEvent[] = history;
+    let recallTokens = 0;
+    turn.recall = undefined;
+    if (this.recall !== null) {
+      const assembled = await this.assemble(turn.session, history, turn.messages, turn.chatParams, turn.historyFilter);
+      ({ promptHistory, recall: turn.recall } = assembled);
+      history = assembled.sent;
+      recallTokens = turn.recall.tokens.recall;
+      sink?.push({ type: 'recall', sessionId: turn.sessionId, recalled: turn.recall.recalled, tokens: turn.recall.tokens });
+    }
+    turn.prompt = this.provider.prompt(promptHistory, turn.messages, turn.chatParams);
+    turn.contextStatus = history.some((e) => e.isSynthetic()) ? 'summarized' : 'full';
+    turn.estimatedPromptTokens = this.estimatePrompt(history, turn.messages, turn.chatParams) + recallTokens;
+  }
+
+  /**
+   * After a compaction inside the turn: reads the window again and rebuilds the prompt from it; the turn's
+   * stored steps learn whether they are still in the window.
+   */
+  private async recompose(turn: PreparedTurn<T>, sink: Sink<T> | null): Promise<void> {
+    const all = await this.service.getEvents(turn.sessionId, turn.historyFilter);
+    turn.window = turn.wholeWindow ? all : undefined;
+    turn.windowPersisted = turn.persisted.length;
+    const at = firstIndexOf(all, turn.incomingIds);
+    turn.history = at < 0 ? all.filter((e) => !turn.steps.some((s) => s.event.id === e.id)) : all.slice(0, at);
+    const active = new Set(all.map((e) => e.id));
+    for (const step of turn.steps) step.active = active.has(step.event.id);
+    await this.compose(turn, sink);
+  }
+
+  /**
+   * The per-step check a multi-step provider runs before each model call after the first: the finished steps
+   * are stored (so that the trigger counts them, and a crash mid-run loses none), then the trigger is asked,
+   * and, with `contextWindowTokens`, the window guard; a compaction here is turn-safe.
+   */
+  private stepsOf(turn: PreparedTurn<T>, sink: Sink<T> | null): ChatTurnSteps<T['prompt']> {
+    const stored = turn.steps;
+    return {
+      stored,
+      beforeStep: async (finished: readonly StepMessage[]) => {
+        for (const { persist, original } of finished) {
+          if (!this.messageFilter.shouldPersist(persist.message)) continue;
+          const event = await this.service.appendMessage(turn.sessionId, persist.message, {
+            id: this.responseIds.generate(turn.idContext, persist.message),
+            ...(persist.metadata ? { metadata: persist.metadata } : {}),
+          });
+          turn.persisted.push(event);
+          stored.push({ event, original, active: true });
+        }
+        if (!this.everyStep || this.strategy === undefined) return null;
+        const safe = turnSafeStrategy(this.strategy, new Set(turn.incomingIds), this.logger);
+        let compacted: CompactionResult | undefined;
+        if (this.trigger !== undefined) {
+          const known = this.knownWindow(turn, turn.session);
+          compacted = await this.runCompaction(turn.sessionId, this.trigger, safe, sink, turn.compactionUsage, known);
+        }
+        if (this.contextWindowTokens !== undefined && compacted === undefined) {
+          const active = stored.filter((s) => s.active).map((s) => s.event);
+          const needed =
+            (this.estimatePrompt(turn.history, turn.messages, turn.chatParams) + estimateEventsTokens(active, this.estimator)) *
+            calibrationRatio(turn.session);
+          if (needed > this.contextWindowTokens) {
+            compacted = await this.runCompaction(turn.sessionId, ALWAYS, safe, sink, turn.compactionUsage);
+          }
+        }
+        if (compacted === undefined) return null;
+        turn.compaction = compacted;
+        await this.recompose(turn, sink);
+        return { prompt: turn.prompt, history: turn.history, steps: stored };
+      },
     };
   }
 
@@ -487,7 +748,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     }
     let compaction = turn.compaction;
     if (this.trigger !== undefined && this.strategy !== undefined) {
-      const known = turn.window === undefined ? undefined : { session, events: withAppended(turn.window, turn.persisted) };
+      const known = this.knownWindow(turn, session);
       compaction =
         (await this.runCompaction(turn.sessionId, this.trigger, this.strategy, sink, turn.compactionUsage, known)) ?? compaction;
     }
@@ -512,7 +773,15 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       ...(turn.recall !== undefined
         ? { recalled: turn.recall.recalled.map((e) => e.id), contextTokens: turn.recall.tokens }
         : {}),
+      ...(turn.overflow !== undefined ? { overflow: turn.overflow } : {}),
     };
+  }
+
+  /** The window the turn holds: as last read, with what the turn appended since (archived events excluded). */
+  private knownWindow(turn: PreparedTurn<T>, session: Session): KnownWindow | undefined {
+    return turn.window === undefined
+      ? undefined
+      : { session, events: withAppended(turn.window, turn.persisted.slice(turn.windowPersisted)) };
   }
 
   private async resolveSession(sessionId: string, userId: string | undefined): Promise<Session> {

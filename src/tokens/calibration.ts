@@ -15,7 +15,10 @@ const MAX_RATIO = 2;
 
 /** The calibration ratio stored on a session, or 1 when none (or an implausible one) is present. */
 export function calibrationRatio(session: SessionLike | null | undefined): number {
-  const c = session?.metadata?.[METADATA_TOKEN_CALIBRATION] as Partial<TokenCalibration> | undefined;
+  return plausibleRatio(session?.metadata?.[METADATA_TOKEN_CALIBRATION] as Partial<TokenCalibration> | undefined);
+}
+
+function plausibleRatio(c: Partial<TokenCalibration> | undefined): number {
   const r = c?.ratio;
   return typeof r === 'number' && Number.isFinite(r) && r >= MIN_RATIO && r <= MAX_RATIO ? r : 1;
 }
@@ -35,4 +38,20 @@ export function updateCalibration(
   const weight = 1 / Math.min(samples, 20);
   const ratio = previous === undefined ? observed : previous.ratio + (observed - previous.ratio) * weight;
   return { ratio, samples };
+}
+
+/**
+ * Folds in a ratio measured from a refusal (the provider said how long a prompt it refused was): an overflow
+ * proves the estimate too low, so the ratio rises at once to the measured one instead of being averaged in —
+ * the next turns are compacted early enough — and never falls here.
+ */
+export function raiseCalibration(
+  previous: TokenCalibration | undefined,
+  providerTokens: number,
+  estimatedTokens: number,
+): TokenCalibration {
+  if (!(providerTokens > 0) || !(estimatedTokens > 0)) return previous ?? { ratio: 1, samples: 0 };
+  const observed = Math.min(MAX_RATIO, Math.max(MIN_RATIO, providerTokens / estimatedTokens));
+  const current = plausibleRatio(previous);
+  return { ratio: Math.max(current, observed), samples: (previous?.samples ?? 0) + 1 };
 }

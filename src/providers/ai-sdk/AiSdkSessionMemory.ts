@@ -11,7 +11,7 @@ import type {
   SessionMemoryService,
 } from '../../chat/SessionMemoryTypes.js';
 import { externalizeAttachments, type AttachmentStore } from './AiSdkAttachments.js';
-import { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunResult } from './AiSdkChatProvider.js';
+import { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunPrompt, type AiSdkRunResult } from './AiSdkChatProvider.js';
 import { toModelMessages, type ModelPrompt, type ToModelMessagesOptions } from './AiSdkMessages.js';
 import { toUIMessages, type ToUIMessagesOptions, type UIMessageLike } from './AiSdkUIMessages.js';
 
@@ -86,7 +86,7 @@ export class AiSdkSessionMemory {
   /** One turn through `generateText` (or anything returning its result shape); returns the call's own result. */
   async generateText<R extends GenerateTextResultLike>(
     request: AiSdkTurnRequest,
-    run: (prompt: ModelPrompt) => PromiseLike<R>,
+    run: (prompt: AiSdkRunPrompt) => PromiseLike<R>,
   ): Promise<R> {
     if (typeof run !== 'function') throw new InvalidArgumentError('run must be a function');
     const response = await this.memory.call({
@@ -103,7 +103,7 @@ export class AiSdkSessionMemory {
    */
   async streamText<R extends StreamTextResultLike>(
     request: AiSdkTurnRequest,
-    run: (prompt: ModelPrompt) => R,
+    run: (prompt: AiSdkRunPrompt) => R,
   ): Promise<AiSdkStreamTurn<R>> {
     if (typeof run !== 'function') throw new InvalidArgumentError('run must be a function');
     let started!: (result: R) => void;

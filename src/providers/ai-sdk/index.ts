@@ -9,7 +9,16 @@ export {
   type ModelPrompt,
   type ToModelMessagesOptions,
 } from './AiSdkMessages.js';
-export { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunParams, type AiSdkRunResult } from './AiSdkChatProvider.js';
+export {
+  AiSdkChatProvider,
+  type AiSdkChatTypes,
+  type AiSdkRunParams,
+  type AiSdkRunPrompt,
+  type AiSdkRunResult,
+  type AiSdkStepInput,
+  type AiSdkStepOverride,
+} from './AiSdkChatProvider.js';
+export { aiSdkRefusal } from './aiSdkRefusal.js';
 export {
   AiSdkSessionMemory,
   type AiSdkSessionMemoryOptions,

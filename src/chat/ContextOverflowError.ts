@@ -1,0 +1,43 @@
+import { IllegalStateError } from '../errors.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
+import type { ContextOverflow } from './contextOverflow.js';
+
+/**
+ * The provider refused a turn's prompt as too long for the model's context window, and recovery (an
+ * emergency compaction and one retry) did not get it accepted. Nothing is lost: the turn's input is stored
+ * (`persisted`), and the next request starts from the compacted window. Thrown once per turn, never after a
+ * second retry.
+ */
+export class ContextOverflowError extends IllegalStateError {
+  /** The session whose prompt did not fit. */
+  readonly sessionId: string;
+  /** What the provider said, as the last refusal stated it. */
+  readonly overflow: ContextOverflow;
+  /** Model calls the provider refused in this turn (1 when there was nothing left to compact, else 2). */
+  readonly attempts: number;
+  /** Events archived by the emergency compaction (they stay in the log, and recall can find them). */
+  readonly archived: number;
+  /** The events this turn appended (its input, and steps already finished): stored, not lost. */
+  readonly persisted: readonly SessionEvent[];
+
+  constructor(
+    sessionId: string,
+    overflow: ContextOverflow,
+    details: { attempts: number; archived: number; persisted?: readonly SessionEvent[]; cause?: unknown },
+  ) {
+    const why =
+      details.attempts > 1
+        ? `the provider refused it again after an emergency compaction archived ${details.archived} events`
+        : 'nothing more could be archived without dropping the current input or pinned events';
+    super(
+      `Session '${sessionId}': the prompt does not fit the model's context window (${why}); the turn's input is stored. Provider: ${overflow.message}`,
+      { cause: details.cause },
+    );
+    this.name = 'ContextOverflowError';
+    this.sessionId = sessionId;
+    this.overflow = overflow;
+    this.attempts = details.attempts;
+    this.archived = details.archived;
+    this.persisted = Object.freeze([...(details.persisted ?? [])]);
+  }
+}

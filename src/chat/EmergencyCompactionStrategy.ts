@@ -1,0 +1,64 @@
+import { requireRequest, type CompactionRequest } from '../compaction/CompactionRequest.js';
+import { CompactionResult } from '../compaction/CompactionResult.js';
+import type { CompactionStrategy } from '../compaction/CompactionStrategy.js';
+import { pinnedIds, planCut } from '../compaction/cutWithinTurn.js';
+import { cutResult, partitionSynthetic } from '../compaction/strategies/windowCut.js';
+import { requirePositiveInt } from '../errors.js';
+import { estimateEventTokens, estimateEventsTokens } from '../tokens/eventTokens.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
+
+/**
+ * The mechanical last resort when a provider refused a prompt as too long: no model call, so it cannot fail
+ * the way a summariser can and costs nothing. It archives the oldest real events until the window fits
+ * `maxTokens`, with the agent-safe cut — never a tool call without its result, the turn's opening message kept
+ * when the cut falls inside a turn, at least the latest step kept — and never archives a summary, a pinned
+ * event or one of `keep` (the turn's current input). Archived events stay in the log; recall can find them.
+ */
+export class EmergencyCompactionStrategy implements CompactionStrategy {
+  readonly maxTokens: number;
+  /** Events the last `compact` proposed to archive (committed or not). */
+  proposed = 0;
+
+  constructor(
+    maxTokens: number,
+    private readonly estimator: TokenCountEstimator,
+    private readonly keep: ReadonlySet<string> = new Set(),
+  ) {
+    this.maxTokens = requirePositiveInt(maxTokens, 'maxTokens');
+  }
+
+  async compact(request: CompactionRequest): Promise<CompactionResult> {
+    const { events } = requireRequest(request);
+    const { synthetic, real } = partitionSynthetic(events);
+    const pinned = pinnedIds(real);
+    const budget =
+      this.maxTokens -
+      estimateEventsTokens(synthetic, this.estimator) -
+      estimateEventsTokens(
+        real.filter((e) => pinned.has(e.id)),
+        this.estimator,
+      );
+    let used = 0;
+    let rawCut = real.length;
+    for (let i = real.length - 1; i >= 0; i--) {
+      const e = real[i]!;
+      if (!pinned.has(e.id)) {
+        const cost = estimateEventTokens(e, this.estimator);
+        if (used + cost > budget) break;
+        used += cost;
+      }
+      rawCut = i;
+    }
+    // The turn's current input stays, whatever it costs: the cut never passes it.
+    const firstKept = real.findIndex((e) => this.keep.has(e.id));
+    if (firstKept >= 0) rawCut = Math.min(rawCut, firstKept);
+    const plan = planCut(real, rawCut, 'agent-safe');
+    // The cut keeps the latest step and the turn's opener; an input of this turn before them (a user message
+    // sent along with tool results) must not go either: then nothing is archived rather than the input.
+    const result = plan.archived.some((e) => this.keep.has(e.id))
+      ? CompactionResult.noop(events)
+      : cutResult(events, synthetic, plan, this.estimator);
+    this.proposed = result.archivedEvents.length;
+    return result;
+  }
+}
