@@ -512,7 +512,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     };
     // Compacting before the persisted input is in the log must not archive it; once it is, nothing may.
     const safe = (strategy: CompactionStrategy) =>
-      stored ? turnSafeStrategy(strategy, new Set(incomingIds), this.logger) : strategy;
+      stored ? turnSafeStrategy(strategy, new Set(incomingIds), this.logger, this.estimator) : strategy;
     let windowPersisted = 0;
     const reread = async () => {
       ({ history, incoming, incomingIds } = await readHistory(stored ? incomingIds : undefined));
@@ -640,7 +640,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
           stored.push({ event, original, active: true });
         }
         if (!this.everyStep || this.strategy === undefined) return null;
-        const safe = turnSafeStrategy(this.strategy, new Set(turn.incomingIds), this.logger);
+        const safe = turnSafeStrategy(this.strategy, new Set(turn.incomingIds), this.logger, this.estimator);
         let compacted: CompactionResult | undefined;
         if (this.trigger !== undefined) {
           const known = this.knownWindow(turn, turn.session);
@@ -749,8 +749,15 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     let compaction = turn.compaction;
     if (this.trigger !== undefined && this.strategy !== undefined) {
       const known = this.knownWindow(turn, session);
-      compaction =
-        (await this.runCompaction(turn.sessionId, this.trigger, this.strategy, sink, turn.compactionUsage, known)) ?? compaction;
+      // A reply with tool calls leaves the turn open: its calls (and the turn's input) must survive for the
+      // results the next request brings.
+      const pending = turn.persisted.filter((e) => e.message.type === 'assistant' && (e.message.toolCalls?.length ?? 0) > 0);
+      const last = replies.at(-1)?.message;
+      const open = last?.type === 'assistant' && (last.toolCalls?.length ?? 0) > 0;
+      const strategy = open
+        ? turnSafeStrategy(this.strategy, new Set(pending.slice(-1).map((e) => e.id)), this.logger, this.estimator)
+        : this.strategy;
+      compaction = (await this.runCompaction(turn.sessionId, this.trigger, strategy, sink, turn.compactionUsage, known)) ?? compaction;
     }
     const usage = turnUsage(outcome.tokens ?? null, turn.compactionUsage, this.prices, this.summarizerPrices);
     const paidAfter = turn.compactionUsage.slice(paidBefore).filter((u) => u !== undefined);

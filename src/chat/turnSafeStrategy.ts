@@ -2,7 +2,11 @@ import type { CompactionRequest } from '../compaction/CompactionRequest.js';
 import { CompactionResult } from '../compaction/CompactionResult.js';
 import type { CompactionStrategy } from '../compaction/CompactionStrategy.js';
 import type { Logger } from '../logging.js';
+import { coveredIds } from '../compaction/coverage.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { isTurnStart } from '../session/turns.js';
+import { estimateEventsTokens } from '../tokens/eventTokens.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 
 function callIds(events: readonly SessionEvent[]): { calls: Set<string>; results: Set<string> } {
   const calls = new Set<string>();
@@ -38,25 +42,59 @@ export function turnSafetyViolation(
 }
 
 /**
- * `strategy` for a compaction inside a turn (before a tool loop's next model call): a result that would
- * separate a tool call from its result or archive the turn's input (`keep`) is not committed — nothing
- * changes, and it is logged. Everything else is inherited from `strategy` (its name in compaction records
- * and telemetry, its summariser), so that the service sees the configured strategy.
+ * `strategy` for a compaction inside a turn (before a tool loop's next model call, or after a reply whose
+ * tool calls are still to be answered). The turn's input — its opening user message, and `keep` (what this
+ * request brought, the pending calls) — stays: a result that merely archives it gets it back in place (it is
+ * a message of its own, no tool pair is involved); a result that would summarise it away, or separate a tool
+ * call from its result, is not committed: nothing changes, and it is logged. Everything else is inherited
+ * from `strategy` (its name in compaction records and telemetry, its summariser), so that the service sees
+ * the configured strategy.
  */
 export function turnSafeStrategy(
   strategy: CompactionStrategy,
   keep: ReadonlySet<string>,
   logger: Logger,
+  estimator: TokenCountEstimator,
 ): CompactionStrategy {
   const safe = Object.create(strategy) as CompactionStrategy;
   safe.compact = async (request: CompactionRequest) => {
-    const result = await strategy.compact(request);
-    if (result.archivedEvents.length === 0) return result;
-    const violation = turnSafetyViolation(request.events, result, keep);
-    if (violation === null) return result;
+    const proposed = await strategy.compact(request);
+    if (proposed.archivedEvents.length === 0) return proposed;
+    const opener = [...request.events].reverse().find(isTurnStart);
+    const protect = opener === undefined ? keep : new Set([...keep, opener.id]);
+    const result = restored(request.events, proposed, protect, estimator);
+    const violation = result === null ? 'it would summarise the turn\'s input away' : turnSafetyViolation(request.events, result, protect);
+    if (violation === null && result !== null) return result;
     logger.warn('a compaction inside a turn was not committed', { sessionId: request.session.id, reason: violation });
     // A summariser that ran was paid: its usage stays on the no-op.
-    return CompactionResult.noop(request.events).withUsage(result.usage);
+    return CompactionResult.noop(request.events).withUsage(proposed.usage);
   };
   return safe;
+}
+
+/**
+ * `result` with the protected events it merely archived put back in their place in the window; null when a
+ * summary it writes covers one of them (putting it back would tell the model the same thing twice).
+ */
+function restored(
+  window: readonly SessionEvent[],
+  result: CompactionResult,
+  protect: ReadonlySet<string>,
+  estimator: TokenCountEstimator,
+): CompactionResult | null {
+  const back = result.archivedEvents.filter((e) => protect.has(e.id) && !e.isSynthetic());
+  if (back.length === 0) return result;
+  const before = new Set(window.map((e) => e.id));
+  const covered = new Set(result.compactedEvents.filter((e) => e.isSynthetic() && !before.has(e.id)).flatMap(coveredIds));
+  if (back.some((e) => covered.has(e.id))) return null;
+  const archived = result.archivedEvents.filter((e) => !protect.has(e.id));
+  if (archived.length === 0) return CompactionResult.noop(window).withUsage(result.usage);
+  const position = new Map(window.map((e, i) => [e.id, i]));
+  const compacted = [...result.compactedEvents];
+  for (const e of back) {
+    const at = compacted.findIndex((c) => !c.isSynthetic() && (position.get(c.id) ?? -1) > position.get(e.id)!);
+    compacted.splice(at < 0 ? compacted.length : at, 0, e);
+  }
+  const saved = Math.max(0, result.tokensEstimatedSaved - estimateEventsTokens(back, estimator));
+  return new CompactionResult(compacted, archived, saved, undefined, result.usage);
 }
