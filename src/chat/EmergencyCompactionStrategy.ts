@@ -49,12 +49,13 @@ export class EmergencyCompactionStrategy implements CompactionStrategy {
       }
       rawCut = i;
     }
-    // The turn's current input stays, whatever it costs: the cut never passes it.
+    // The turn's current input stays, whatever it costs: the agent-safe cut holds back the turn's opening
+    // message; an input elsewhere (tool results a run has gone past) bounds the cut instead.
+    let plan = planCut(real, rawCut, 'agent-safe');
     const firstKept = real.findIndex((e) => this.keep.has(e.id));
-    if (firstKept >= 0) rawCut = Math.min(rawCut, firstKept);
-    const plan = planCut(real, rawCut, 'agent-safe');
-    // The cut keeps the latest step and the turn's opener; an input of this turn before them (a user message
-    // sent along with tool results) must not go either: then nothing is archived rather than the input.
+    if (firstKept >= 0 && plan.archived.some((e) => this.keep.has(e.id))) {
+      plan = planCut(real, Math.min(rawCut, firstKept), 'agent-safe');
+    }
     const result = plan.archived.some((e) => this.keep.has(e.id))
       ? CompactionResult.noop(events)
       : cutResult(events, synthetic, plan, this.estimator);

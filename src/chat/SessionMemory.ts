@@ -115,6 +115,10 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   steps: StoredStep[];
   /** The refusal this turn recovered from, if the provider refused its prompt as too long. */
   overflow: ContextOverflow | undefined;
+  /** The window its prompts must fit: `contextWindowTokens`, or what a refusal in this turn stated. */
+  limit: number | undefined;
+  /** Provider tokens per estimated token, as known in this turn (raised by a refusal's measure). */
+  ratio: number;
 }
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
@@ -392,13 +396,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
   /** Calibrates and compacts after a refusal, then rebuilds the turn's prompt; returns how many events went. */
   private async recoverFrom(turn: PreparedTurn<T>, overflow: ContextOverflow, sink: Sink<T> | null, error: unknown): Promise<number> {
     sink?.push({ type: 'context_overflow', sessionId: turn.sessionId, overflow });
-    const incoming = new Set(turn.incomingIds);
     const active = turn.steps.filter((s) => s.active).map((s) => s.event);
-    const requestTokens = this.estimatePrompt([], turn.messages, turn.chatParams);
-    const storedInput = estimateEventsTokens(
-      turn.persisted.filter((e) => incoming.has(e.id)),
-      this.estimator,
-    );
     const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(turn.sessionId, sink);
     let outcome;
     try {
@@ -406,7 +404,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
         sessionId: turn.sessionId,
         overflow,
         estimatedPromptTokens: turn.estimatedPromptTokens + estimateEventsTokens(active, this.estimator),
-        outsideWindowTokens: Math.max(0, requestTokens - storedInput),
+        outsideWindowTokens: this.outsideWindow(turn),
         keep: new Set(turn.incomingIds),
       });
     } finally {
@@ -418,8 +416,21 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     }
     turn.overflow = overflow;
     turn.compaction = outcome.result;
+    turn.ratio = outcome.ratio;
+    const stated = overflow.limitTokens === undefined ? undefined : overflow.limitTokens - (overflow.replyTokens ?? 0);
+    if (stated !== undefined && stated > 0) turn.limit = Math.min(turn.limit ?? stated, stated);
     await this.recompose(turn, sink);
     return archived;
+  }
+
+  /** Our estimate of what the prompt holds besides the stored window: the request's messages not stored (system). */
+  private outsideWindow(turn: PreparedTurn<T>): number {
+    const incoming = new Set(turn.incomingIds);
+    const storedInput = estimateEventsTokens(
+      turn.persisted.filter((e) => incoming.has(e.id)),
+      this.estimator,
+    );
+    return Math.max(0, this.estimatePrompt([], turn.messages, turn.chatParams) - storedInput);
   }
 
   /**
@@ -582,6 +593,8 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       windowPersisted,
       steps: [],
       overflow: undefined,
+      limit: this.contextWindowTokens,
+      ratio: calibrationRatio(session),
     };
     await this.compose(turn, sink);
     return turn;
@@ -646,19 +659,37 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
           const known = this.knownWindow(turn, turn.session);
           compacted = await this.runCompaction(turn.sessionId, this.trigger, safe, sink, turn.compactionUsage, known);
         }
-        if (this.contextWindowTokens !== undefined && compacted === undefined) {
-          const active = stored.filter((s) => s.active).map((s) => s.event);
-          const needed =
-            (this.estimatePrompt(turn.history, turn.messages, turn.chatParams) + estimateEventsTokens(active, this.estimator)) *
-            calibrationRatio(turn.session);
-          if (needed > this.contextWindowTokens) {
-            compacted = await this.runCompaction(turn.sessionId, ALWAYS, safe, sink, turn.compactionUsage);
+        if (compacted !== undefined) {
+          turn.compaction = compacted;
+          await this.recompose(turn, sink);
+        }
+        // The window guard, with the configured window or the one a refusal stated earlier in this turn.
+        const limit = turn.limit;
+        if (limit !== undefined) {
+          const needed = () =>
+            (this.estimatePrompt(turn.history, turn.messages, turn.chatParams) +
+              estimateEventsTokens(
+                stored.filter((s) => s.active).map((s) => s.event),
+                this.estimator,
+              )) *
+            turn.ratio;
+          for (const strategy of [safe, null]) {
+            if (needed() <= limit) break;
+            // The configured strategy first; when it cannot reach the window, the mechanical cut.
+            const step =
+              strategy ??
+              new EmergencyCompactionStrategy(
+                Math.max(1, Math.floor(limit / turn.ratio) - this.outsideWindow(turn)),
+                this.estimator,
+                new Set(turn.incomingIds),
+              );
+            const result = await this.runCompaction(turn.sessionId, ALWAYS, step, sink, turn.compactionUsage);
+            if (result === undefined) continue;
+            compacted = turn.compaction = result;
+            await this.recompose(turn, sink);
           }
         }
-        if (compacted === undefined) return null;
-        turn.compaction = compacted;
-        await this.recompose(turn, sink);
-        return { prompt: turn.prompt, history: turn.history, steps: stored };
+        return compacted === undefined ? null : { prompt: turn.prompt, history: turn.history, steps: stored };
       },
     };
   }
