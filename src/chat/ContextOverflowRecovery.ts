@@ -35,6 +35,11 @@ export interface OverflowRecoveryOutcome {
   ratio: number;
   /** The window's budget, in estimated tokens, the emergency step cut to. */
   windowBudget: number;
+  /**
+   * The prompt size (provider tokens) the rest of the turn must stay under: the window the refusal stated
+   * less its reply reserve, or — when it stated none — just under the size of the refused prompt.
+   */
+  limitTokens: number;
 }
 
 export interface ContextOverflowRecoveryOptions {
@@ -91,7 +96,10 @@ export class ContextOverflowRecovery {
     for (let attempt = 1; attempt < MAX_COMMIT_ATTEMPTS && result.archivedEvents.length === 0 && strategy.proposed > 0; attempt++) {
       result = await service.compact(sessionId, ALWAYS, strategy);
     }
-    return { result, ratio, windowBudget };
+    const stated = overflow.limitTokens === undefined ? undefined : overflow.limitTokens - (overflow.replyTokens ?? 0);
+    const refused = overflow.promptTokens ?? estimatedPromptTokens * ratio;
+    const limitTokens = Math.max(1, Math.floor(stated !== undefined && stated > 0 ? stated : refused * OVERFLOW_TARGET_SHARE));
+    return { result, ratio, windowBudget, limitTokens };
   }
 
   /** The stored window's budget in estimated tokens: the window the provider allows, less the reply's reserve and what is not the window. */

@@ -417,8 +417,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     turn.overflow = overflow;
     turn.compaction = outcome.result;
     turn.ratio = outcome.ratio;
-    const stated = overflow.limitTokens === undefined ? undefined : overflow.limitTokens - (overflow.replyTokens ?? 0);
-    if (stated !== undefined && stated > 0) turn.limit = Math.min(turn.limit ?? stated, stated);
+    turn.limit = Math.min(turn.limit ?? outcome.limitTokens, outcome.limitTokens);
     await this.recompose(turn, sink);
     return archived;
   }

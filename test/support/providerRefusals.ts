@@ -45,3 +45,18 @@ export function anthropicRequestTooLarge(): FakeAnthropicReply {
     },
   };
 }
+
+/** What the Responses API sends for an input over the model's window: the code, and no token counts. */
+export function openAIResponsesContextWindowExceeded(): FakeReply {
+  return {
+    status: 400,
+    rawBody: JSON.stringify({
+      error: {
+        message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
+        type: 'invalid_request_error',
+        param: 'input',
+        code: 'context_length_exceeded',
+      },
+    }),
+  };
+}
