@@ -38,7 +38,8 @@ import { detectContextOverflow, type ContextOverflow } from './contextOverflow.j
 import { ContextOverflowError } from './ContextOverflowError.js';
 import { ContextOverflowRecovery } from './ContextOverflowRecovery.js';
 import { EmergencyCompactionStrategy } from './EmergencyCompactionStrategy.js';
-import { turnSafeStrategy } from './turnSafeStrategy.js';
+import { mechanicalFallback } from './escalatingStrategy.js';
+import { DEFAULT_CIRCUIT_BREAKER, SessionCompactor, type CircuitBreakerSettings, type CompactionRun } from './SessionCompactor.js';
 import {
   SESSION_ID_CONTEXT_KEY,
   USER_ID_CONTEXT_KEY,
@@ -55,10 +56,22 @@ import type {
   SessionMemoryRequest,
   SessionMemoryResponse,
   SessionMemoryService,
+  SessionMemoryCompactionOptions,
   SessionMemoryStreamEvent,
 } from './SessionMemoryTypes.js';
 
 type Sink<T extends ChatProviderTypes> = AsyncQueue<SessionMemoryStreamEvent<T>>;
+
+function breakerOf(option: SessionMemoryCompactionOptions['breaker']): CircuitBreakerSettings | null {
+  if (option === false) return null;
+  if (option === undefined) return DEFAULT_CIRCUIT_BREAKER;
+  if (option === null || typeof option !== 'object') throw new InvalidArgumentError('compaction.breaker must be an object or false');
+  return {
+    failures: option.failures === undefined ? DEFAULT_CIRCUIT_BREAKER.failures : requirePositiveInt(option.failures, 'compaction.breaker.failures'),
+    cooldownMs:
+      option.cooldownMs === undefined ? DEFAULT_CIRCUIT_BREAKER.cooldownMs : requirePositiveInt(option.cooldownMs, 'compaction.breaker.cooldownMs'),
+  };
+}
 
 /** The window after the turn's appends; an id already there (a retried request) was not appended again. */
 function withAppended(window: readonly SessionEvent[], appended: readonly SessionEvent[]): SessionEvent[] {
@@ -119,9 +132,9 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   limit: number | undefined;
   /** Provider tokens per estimated token, as known in this turn (raised by a refusal's measure). */
   ratio: number;
+  /** Background commits of the session this turn's window already reflects. */
+  seenCommits: number;
 }
-
-const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
 /**
  * Session memory around a chat model, whatever its API: a ChatProvider (OpenAI's, Anthropic's, the AI SDK's or your
@@ -168,6 +181,12 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
   private readonly everyStep: boolean;
   /** Recover from a provider's context-overflow refusal (mechanical compaction, one retry); null: rethrow it. */
   private readonly overflowRecovery: ContextOverflowRecovery | null;
+  /** Runs the trigger and strategy (escalation, circuit breaker, background queue); null without them. */
+  private readonly compactor: SessionCompactor | null;
+  /** Trigger-driven compactions run after the turn, off its path. */
+  private readonly background: boolean;
+  /** Per session: background compactions committed, so that a running tool loop notices a new window. */
+  private readonly backgroundCommits = new Map<string, number>();
 
   constructor(options: SessionMemoryOptions<T>) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -257,6 +276,21 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       throw new InvalidArgumentError('compaction.recoverOverflow must be a boolean');
     }
     this.everyStep = compaction.everyStep ?? true;
+    const mode = compaction.mode ?? 'inline';
+    if (mode !== 'inline' && mode !== 'background') throw new InvalidArgumentError("compaction.mode must be 'inline' or 'background'");
+    this.background = mode === 'background';
+    this.compactor =
+      this.trigger === undefined || this.strategy === undefined
+        ? null
+        : new SessionCompactor({
+            service: this.service,
+            trigger: this.trigger,
+            strategy: this.strategy,
+            fallback: this.fallbackOf(compaction.fallback, this.trigger),
+            breaker: breakerOf(compaction.breaker),
+            estimator: this.estimator,
+            logger: this.logger,
+          });
     this.overflowRecovery =
       compaction.recoverOverflow === false
         ? null
@@ -267,6 +301,27 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
             metadata: this.calibrate ? this.metadata : null,
             ...(this.contextWindowTokens !== undefined ? { contextWindowTokens: this.contextWindowTokens } : {}),
           });
+  }
+
+  /**
+   * Resolves when the background compactions (`compaction: { mode: 'background' }`) of `sessionId` — or of
+   * every session — have finished: before shutting down, or to keep a serverless function alive.
+   */
+  async waitForBackgroundCompactions(sessionId?: string): Promise<void> {
+    await this.compactor?.idle(sessionId);
+  }
+
+  private fallbackOf(
+    fallback: SessionMemoryCompactionOptions['fallback'],
+    trigger: CompactionTrigger,
+  ): CompactionStrategy | null {
+    if (fallback === false) return null;
+    if (fallback === undefined || fallback === 'mechanical') return mechanicalFallback(trigger, this.estimator);
+    try {
+      return toCompactionStrategy(fallback);
+    } catch {
+      throw new InvalidArgumentError("compaction.fallback must be 'mechanical', false or a strategy");
+    }
   }
 
   /** One non-streaming turn. */
@@ -520,44 +575,50 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
         );
       }
     };
-    // Compacting before the persisted input is in the log must not archive it; once it is, nothing may.
-    const safe = (strategy: CompactionStrategy) =>
-      stored ? turnSafeStrategy(strategy, new Set(incomingIds), this.logger, this.estimator) : strategy;
+    // Once the input is in the log, a compaction of this turn must keep it.
+    const keep = (): ReadonlySet<string> | undefined => (stored ? new Set(incomingIds) : undefined);
     let windowPersisted = 0;
     const reread = async () => {
       ({ history, incoming, incomingIds } = await readHistory(stored ? incomingIds : undefined));
       windowPersisted = persisted.length;
     };
-    if (this.everyStep && this.trigger !== undefined && this.strategy !== undefined && continuesToolLoop(incoming)) {
+    if (this.everyStep && this.compactor !== null && continuesToolLoop(incoming)) {
       // A step of a tool loop: its tool results are stored first, so that the trigger counts them and a
       // compaction inside the turn can keep them with their calls.
       await persistIncoming();
-      const known = window === undefined ? undefined : { session, events: withAppended(window, persisted) };
-      compaction = await this.runCompaction(sessionId, this.trigger, safe(this.strategy), sink, compactionUsage, known);
+      const knownWindow = window === undefined ? undefined : { session, events: withAppended(window, persisted) };
+      compaction = await this.triggeredCompaction(sessionId, sink, compactionUsage, { keep: keep(), knownWindow });
       if (compaction !== undefined) await reread();
-    } else if (this.compactBeforeCall && this.trigger !== undefined && this.strategy !== undefined) {
-      const known = window === undefined ? undefined : { session, events: window };
-      compaction = await this.runCompaction(sessionId, this.trigger, this.strategy, sink, compactionUsage, known);
+    } else if (this.compactBeforeCall && this.compactor !== null) {
+      const knownWindow = window === undefined ? undefined : { session, events: window };
+      compaction = await this.triggeredCompaction(sessionId, sink, compactionUsage, { knownWindow });
       if (compaction !== undefined) await reread();
     }
     if (this.contextWindowTokens !== undefined) {
       const limit = this.contextWindowTokens;
       const ratio = calibrationRatio(session);
       const needed = () => Math.ceil(this.estimatePrompt(history, messages, chatParams) * ratio);
+      // A background compaction of this session may be about to bring it under the window: wait for it — the
+      // only case in which a turn waits for a summariser in background mode.
+      const inFlight = needed() > limit ? this.compactor?.inFlight(sessionId) : undefined;
+      if (inFlight !== undefined) {
+        await inFlight;
+        await reread();
+      }
       if (needed() > limit) {
-        if (this.strategy === undefined) {
+        if (this.compactor === null) {
           throw new IllegalStateError(
             `the prompt needs about ${needed()} tokens, more than contextWindowTokens (${limit}), and no compactionStrategy is configured`,
           );
         }
-        compaction = (await this.runCompaction(sessionId, ALWAYS, safe(this.strategy), sink, compactionUsage)) ?? compaction;
+        compaction = (await this.runCompaction(sessionId, sink, compactionUsage, { always: true, keep: keep() })) ?? compaction;
         await reread();
         if (needed() > limit) {
           // The strategy could not reach the window: escalate to the mechanical cut rather than fail the turn.
           const outside = this.estimatePrompt([], messages, chatParams) - (stored ? estimateEventsTokens(persisted, this.estimator) : 0);
           const budget = Math.max(1, Math.floor(limit / ratio) - Math.max(0, outside));
           const emergency = new EmergencyCompactionStrategy(budget, this.estimator, new Set(stored ? incomingIds : []));
-          compaction = (await this.runCompaction(sessionId, ALWAYS, emergency, sink, compactionUsage)) ?? compaction;
+          compaction = (await this.runCompaction(sessionId, sink, compactionUsage, { always: true, strategy: emergency })) ?? compaction;
           await reread();
         }
         if (needed() > limit) {
@@ -594,6 +655,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       overflow: undefined,
       limit: this.contextWindowTokens,
       ratio: calibrationRatio(session),
+      seenCommits: this.backgroundCommits.get(sessionId) ?? 0,
     };
     await this.compose(turn, sink);
     return turn;
@@ -651,15 +713,18 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
           turn.persisted.push(event);
           stored.push({ event, original, active: true });
         }
-        if (!this.everyStep || this.strategy === undefined) return null;
-        const safe = turnSafeStrategy(this.strategy, new Set(turn.incomingIds), this.logger, this.estimator);
-        let compacted: CompactionResult | undefined;
-        if (this.trigger !== undefined) {
-          const known = this.knownWindow(turn, turn.session);
-          compacted = await this.runCompaction(turn.sessionId, this.trigger, safe, sink, turn.compactionUsage, known);
-        }
-        if (compacted !== undefined) {
-          turn.compaction = compacted;
+        if (!this.everyStep || this.compactor === null) return null;
+        const keep = new Set(turn.incomingIds);
+        const compacted = await this.triggeredCompaction(turn.sessionId, sink, turn.compactionUsage, {
+          keep,
+          knownWindow: this.knownWindow(turn, turn.session),
+        });
+        // In background mode a run that finished since the last check may have compacted the window.
+        const commits = this.backgroundCommits.get(turn.sessionId) ?? 0;
+        let changed = compacted !== undefined || commits !== turn.seenCommits;
+        if (changed) {
+          turn.seenCommits = commits;
+          if (compacted !== undefined) turn.compaction = compacted;
           await this.recompose(turn, sink);
         }
         // The window guard, with the configured window or the one a refusal stated earlier in this turn.
@@ -672,23 +737,27 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
                 this.estimator,
               )) *
             turn.ratio;
-          for (const strategy of [safe, null]) {
+          for (const mechanical of [false, true]) {
             if (needed() <= limit) break;
             // The configured strategy first; when it cannot reach the window, the mechanical cut.
-            const step =
-              strategy ??
-              new EmergencyCompactionStrategy(
-                Math.max(1, Math.floor(limit / turn.ratio) - this.outsideWindow(turn)),
-                this.estimator,
-                new Set(turn.incomingIds),
-              );
-            const result = await this.runCompaction(turn.sessionId, ALWAYS, step, sink, turn.compactionUsage);
+            const run: CompactionRun = mechanical
+              ? {
+                  always: true,
+                  strategy: new EmergencyCompactionStrategy(
+                    Math.max(1, Math.floor(limit / turn.ratio) - this.outsideWindow(turn)),
+                    this.estimator,
+                    keep,
+                  ),
+                }
+              : { always: true, keep };
+            const result = await this.runCompaction(turn.sessionId, sink, turn.compactionUsage, run);
             if (result === undefined) continue;
-            compacted = turn.compaction = result;
+            turn.compaction = result;
+            changed = true;
             await this.recompose(turn, sink);
           }
         }
-        return compacted === undefined ? null : { prompt: turn.prompt, history: turn.history, steps: stored };
+        return changed ? { prompt: turn.prompt, history: turn.history, steps: stored } : null;
       },
     };
   }
@@ -777,26 +846,21 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       if (written !== null) session = written;
     }
     let compaction = turn.compaction;
-    if (this.trigger !== undefined && this.strategy !== undefined) {
-      const known = this.knownWindow(turn, session);
+    if (this.compactor !== null) {
       // A reply with tool calls leaves the turn open: its calls (and the turn's input) must survive for the
       // results the next request brings.
       const pending = turn.persisted.filter((e) => e.message.type === 'assistant' && (e.message.toolCalls?.length ?? 0) > 0);
       const last = replies.at(-1)?.message;
       const open = last?.type === 'assistant' && (last.toolCalls?.length ?? 0) > 0;
-      const strategy = open
-        ? turnSafeStrategy(this.strategy, new Set(pending.slice(-1).map((e) => e.id)), this.logger, this.estimator)
-        : this.strategy;
-      compaction = (await this.runCompaction(turn.sessionId, this.trigger, strategy, sink, turn.compactionUsage, known)) ?? compaction;
+      compaction =
+        (await this.triggeredCompaction(turn.sessionId, sink, turn.compactionUsage, {
+          knownWindow: this.knownWindow(turn, session),
+          ...(open ? { keep: new Set(pending.slice(-1).map((e) => e.id)) } : {}),
+        })) ?? compaction;
     }
     const usage = turnUsage(outcome.tokens ?? null, turn.compactionUsage, this.prices, this.summarizerPrices);
-    const paidAfter = turn.compactionUsage.slice(paidBefore).filter((u) => u !== undefined);
-    if (this.metadata !== null && this.usageRecorder !== null && paidAfter.length > 0) {
-      // The turn is counted already: add what the compaction's summariser cost (totals add up exactly).
-      const recorder = this.usageRecorder;
-      const compactionUsage = turnUsage(null, paidAfter, this.prices, this.summarizerPrices);
-      await this.metadata.update(turn.sessionId, (m) => recorder.apply(m, compactionUsage, false));
-    }
+    // The turn is counted already: add what the compaction's summariser cost (totals add up exactly).
+    await this.recordCompactionUsage(turn.sessionId, turn.compactionUsage.slice(paidBefore));
     return {
       sessionId: turn.sessionId,
       message: outcome.reply,
@@ -840,15 +904,13 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
    */
   private async runCompaction(
     sessionId: string,
-    trigger: CompactionTrigger,
-    strategy: CompactionStrategy,
     sink: Sink<T> | null,
     usages: (UsageRecord | undefined)[],
-    knownWindow?: KnownWindow,
+    run: CompactionRun,
   ): Promise<CompactionResult | undefined> {
     const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(sessionId, sink);
     try {
-      const result = await this.service.compact(sessionId, trigger, strategy, knownWindow === undefined ? {} : { knownWindow });
+      const result = await this.compactor!.compact(sessionId, run);
       // A failed or lost compaction may still have paid its summariser.
       usages.push(result.usage);
       return result.archivedEvents.length > 0 ? result : undefined;
@@ -858,6 +920,35 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     } finally {
       unsubscribe();
     }
+  }
+
+  /**
+   * A compaction the trigger decides: now (inline mode), or — in background mode — after the turn, off its
+   * path: then undefined here, and the next turn uses what it commits.
+   */
+  private async triggeredCompaction(
+    sessionId: string,
+    sink: Sink<T> | null,
+    usages: (UsageRecord | undefined)[],
+    run: Omit<CompactionRun, 'always' | 'strategy'>,
+  ): Promise<CompactionResult | undefined> {
+    if (!this.background) return this.runCompaction(sessionId, sink, usages, run);
+    this.compactor!.schedule(sessionId, async (first: boolean) => {
+      // A run queued behind another knows a stale window: it reads.
+      const result = await this.compactor!.compact(sessionId, first ? run : { ...run, knownWindow: undefined });
+      if (!result.isNoop()) this.backgroundCommits.set(sessionId, (this.backgroundCommits.get(sessionId) ?? 0) + 1);
+      await this.recordCompactionUsage(sessionId, [result.usage]);
+    });
+    return undefined;
+  }
+
+  /** Adds what compactions' summarisers cost to the session's usage totals (the turn itself is counted already). */
+  private async recordCompactionUsage(sessionId: string, usages: readonly (UsageRecord | undefined)[]): Promise<void> {
+    const paid = usages.filter((u) => u !== undefined);
+    const recorder = this.usageRecorder;
+    if (this.metadata === null || recorder === null || paid.length === 0) return;
+    const usage = turnUsage(null, paid, this.prices, this.summarizerPrices);
+    await this.metadata.update(sessionId, (m) => recorder.apply(m, usage, false));
   }
 
   private forwardCompactionEvents(sessionId: string, sink: Sink<T>): () => void {

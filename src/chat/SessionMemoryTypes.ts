@@ -133,6 +133,30 @@ export interface SessionMemoryCompactionOptions {
    * pair) and send the prompt again, once (default true). A second refusal is a ContextOverflowError.
    */
   recoverOverflow?: boolean;
+  /**
+   * 'inline' (default): the compaction the trigger asks for after a reply runs before the response is
+   * returned, so its summariser adds to that turn's latency. 'background': it runs after the response has
+   * been returned (one run at a time per session, later requests coalesced) and commits through the
+   * service's compare-and-set — re-committed on top of what was appended meanwhile, never summarised twice —
+   * so the next turn starts from the summary. A turn waits for it only when its prompt would otherwise not
+   * fit `contextWindowTokens`. A failed run is logged and changes nothing. `waitForBackgroundCompactions()`
+   * resolves when the runs have finished.
+   */
+  mode?: 'inline' | 'background';
+  /**
+   * What runs when the strategy cannot reach the trigger's target (the trigger still fires on the window it
+   * leaves, or it archived nothing): 'mechanical' (default) — the oldest events archived with the agent-safe
+   * cut until the trigger stops firing, in the same compaction — a strategy of your own (e.g. the next
+   * pressure band), or false: nothing, and the next turn tries the same compaction again.
+   */
+  fallback?: 'mechanical' | CompactionStrategyLike | false;
+  /**
+   * The circuit breaker: after `failures` compactions in a row in which the strategy archived nothing while
+   * the trigger fired (a summariser that is down), the fallback runs alone for `cooldownMs`, then the
+   * strategy is tried again. Default `{ failures: 2, cooldownMs: 60000 }`; false: never skip it. Kept per
+   * process; needs a fallback.
+   */
+  breaker?: { failures?: number; cooldownMs?: number } | false;
 }
 
 export interface SessionMemoryRecallOptions extends RecallSettings {
