@@ -65,7 +65,9 @@ export class ContextOverflowRecovery {
     const { sessionId, overflow, estimatedPromptTokens } = request;
     const { service, logger, metadata } = this.options;
     const measured =
-      overflow.promptTokens !== undefined && estimatedPromptTokens > 0 ? overflow.promptTokens / estimatedPromptTokens : undefined;
+      overflow.promptTokens !== undefined && estimatedPromptTokens > 0
+        ? overflow.promptTokens / estimatedPromptTokens
+        : undefined;
     let session = await service.findById(sessionId);
     if (measured !== undefined && metadata !== null) {
       const written = await metadata.update(sessionId, (m) => ({
@@ -93,7 +95,11 @@ export class ContextOverflowRecovery {
     const strategy = new EmergencyCompactionStrategy(windowBudget, this.options.estimator, request.keep);
     let result = await service.compact(sessionId, ALWAYS, strategy);
     // Archiving proposed but nothing committed: an append won the version race (or a lease was held).
-    for (let attempt = 1; attempt < MAX_COMMIT_ATTEMPTS && result.archivedEvents.length === 0 && strategy.proposed > 0; attempt++) {
+    for (
+      let attempt = 1;
+      attempt < MAX_COMMIT_ATTEMPTS && result.archivedEvents.length === 0 && strategy.proposed > 0;
+      attempt++
+    ) {
       result = await service.compact(sessionId, ALWAYS, strategy);
     }
     const stated = overflow.limitTokens === undefined ? undefined : overflow.limitTokens - (overflow.replyTokens ?? 0);

@@ -120,7 +120,12 @@ export class SessionCompactor {
       if (e.sessionId === sessionId) skipped = e.reason;
     });
     try {
-      const result = await service.compact(sessionId, trigger, memo.strategy, run.knownWindow === undefined ? {} : { knownWindow: run.knownWindow });
+      const result = await service.compact(
+        sessionId,
+        trigger,
+        memo.strategy,
+        run.knownWindow === undefined ? {} : { knownWindow: run.knownWindow },
+      );
       if (!result.isNoop() || skipped !== 'cas-conflict' || memo.proposal === undefined || memo.proposal.isNoop()) return result;
       // An append won the version race: the same proposal, on top of what was appended — never a second
       // summariser call for the same range.
@@ -204,11 +209,14 @@ export class SessionCompactor {
     state.failures++;
     if (state.failures >= settings.failures) {
       state.openUntil = this.now() + settings.cooldownMs;
-      this.options.logger.warn('compaction circuit open: the strategy archived nothing while the trigger fired; the fallback runs alone', {
-        sessionId,
-        failures: state.failures,
-        cooldownMs: settings.cooldownMs,
-      });
+      this.options.logger.warn(
+        'compaction circuit open: the strategy archived nothing while the trigger fired; the fallback runs alone',
+        {
+          sessionId,
+          failures: state.failures,
+          cooldownMs: settings.cooldownMs,
+        },
+      );
     }
     this.breakers.delete(sessionId);
     this.breakers.set(sessionId, state);

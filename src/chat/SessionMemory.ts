@@ -39,7 +39,12 @@ import { ContextOverflowError } from './ContextOverflowError.js';
 import { ContextOverflowRecovery } from './ContextOverflowRecovery.js';
 import { EmergencyCompactionStrategy } from './EmergencyCompactionStrategy.js';
 import { mechanicalFallback } from './escalatingStrategy.js';
-import { DEFAULT_CIRCUIT_BREAKER, SessionCompactor, type CircuitBreakerSettings, type CompactionRun } from './SessionCompactor.js';
+import {
+  DEFAULT_CIRCUIT_BREAKER,
+  SessionCompactor,
+  type CircuitBreakerSettings,
+  type CompactionRun,
+} from './SessionCompactor.js';
 import {
   SESSION_ID_CONTEXT_KEY,
   USER_ID_CONTEXT_KEY,
@@ -65,11 +70,17 @@ type Sink<T extends ChatProviderTypes> = AsyncQueue<SessionMemoryStreamEvent<T>>
 function breakerOf(option: SessionMemoryCompactionOptions['breaker']): CircuitBreakerSettings | null {
   if (option === false) return null;
   if (option === undefined) return DEFAULT_CIRCUIT_BREAKER;
-  if (option === null || typeof option !== 'object') throw new InvalidArgumentError('compaction.breaker must be an object or false');
+  if (option === null || typeof option !== 'object')
+    throw new InvalidArgumentError('compaction.breaker must be an object or false');
   return {
-    failures: option.failures === undefined ? DEFAULT_CIRCUIT_BREAKER.failures : requirePositiveInt(option.failures, 'compaction.breaker.failures'),
+    failures:
+      option.failures === undefined
+        ? DEFAULT_CIRCUIT_BREAKER.failures
+        : requirePositiveInt(option.failures, 'compaction.breaker.failures'),
     cooldownMs:
-      option.cooldownMs === undefined ? DEFAULT_CIRCUIT_BREAKER.cooldownMs : requirePositiveInt(option.cooldownMs, 'compaction.breaker.cooldownMs'),
+      option.cooldownMs === undefined
+        ? DEFAULT_CIRCUIT_BREAKER.cooldownMs
+        : requirePositiveInt(option.cooldownMs, 'compaction.breaker.cooldownMs'),
   };
 }
 
@@ -277,7 +288,8 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     }
     this.everyStep = compaction.everyStep ?? true;
     const mode = compaction.mode ?? 'inline';
-    if (mode !== 'inline' && mode !== 'background') throw new InvalidArgumentError("compaction.mode must be 'inline' or 'background'");
+    if (mode !== 'inline' && mode !== 'background')
+      throw new InvalidArgumentError("compaction.mode must be 'inline' or 'background'");
     this.background = mode === 'background';
     this.compactor =
       this.trigger === undefined || this.strategy === undefined
@@ -449,7 +461,12 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
   }
 
   /** Calibrates and compacts after a refusal, then rebuilds the turn's prompt; returns how many events went. */
-  private async recoverFrom(turn: PreparedTurn<T>, overflow: ContextOverflow, sink: Sink<T> | null, error: unknown): Promise<number> {
+  private async recoverFrom(
+    turn: PreparedTurn<T>,
+    overflow: ContextOverflow,
+    sink: Sink<T> | null,
+    error: unknown,
+  ): Promise<number> {
     sink?.push({ type: 'context_overflow', sessionId: turn.sessionId, overflow });
     const active = turn.steps.filter((s) => s.active).map((s) => s.event);
     const unsubscribe = sink === null ? () => undefined : this.forwardCompactionEvents(turn.sessionId, sink);
@@ -467,7 +484,12 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     }
     const archived = outcome.result.archivedEvents.length;
     if (archived === 0) {
-      throw new ContextOverflowError(turn.sessionId, overflow, { attempts: 1, archived: 0, persisted: turn.persisted, cause: error });
+      throw new ContextOverflowError(turn.sessionId, overflow, {
+        attempts: 1,
+        archived: 0,
+        persisted: turn.persisted,
+        cause: error,
+      });
     }
     turn.overflow = overflow;
     turn.compaction = outcome.result;
@@ -615,10 +637,12 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
         await reread();
         if (needed() > limit) {
           // The strategy could not reach the window: escalate to the mechanical cut rather than fail the turn.
-          const outside = this.estimatePrompt([], messages, chatParams) - (stored ? estimateEventsTokens(persisted, this.estimator) : 0);
+          const outside =
+            this.estimatePrompt([], messages, chatParams) - (stored ? estimateEventsTokens(persisted, this.estimator) : 0);
           const budget = Math.max(1, Math.floor(limit / ratio) - Math.max(0, outside));
           const emergency = new EmergencyCompactionStrategy(budget, this.estimator, new Set(stored ? incomingIds : []));
-          compaction = (await this.runCompaction(sessionId, sink, compactionUsage, { always: true, strategy: emergency })) ?? compaction;
+          compaction =
+            (await this.runCompaction(sessionId, sink, compactionUsage, { always: true, strategy: emergency })) ?? compaction;
           await reread();
         }
         if (needed() > limit) {

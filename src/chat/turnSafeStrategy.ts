@@ -63,7 +63,8 @@ export function turnSafeStrategy(
     const opener = [...request.events].reverse().find(isTurnStart);
     const protect = opener === undefined ? keep : new Set([...keep, opener.id]);
     const result = restored(request.events, proposed, protect, estimator);
-    const violation = result === null ? 'it would summarise the turn\'s input away' : turnSafetyViolation(request.events, result, protect);
+    const violation =
+      result === null ? "it would summarise the turn's input away" : turnSafetyViolation(request.events, result, protect);
     if (violation === null && result !== null) return result;
     logger.warn('a compaction inside a turn was not committed', { sessionId: request.session.id, reason: violation });
     // A summariser that ran was paid: its usage stays on the no-op.

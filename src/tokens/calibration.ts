@@ -24,8 +24,7 @@ export function calibrationRatio(session: SessionLike | null | undefined): numbe
   return plausibleRatio(session?.metadata?.[METADATA_TOKEN_CALIBRATION] as Partial<TokenCalibration> | undefined);
 }
 
-const plausible = (r: unknown): r is number =>
-  typeof r === 'number' && Number.isFinite(r) && r >= MIN_RATIO && r <= MAX_RATIO;
+const plausible = (r: unknown): r is number => typeof r === 'number' && Number.isFinite(r) && r >= MIN_RATIO && r <= MAX_RATIO;
 
 function plausibleRatio(c: Partial<TokenCalibration> | undefined): number {
   const ratio = plausible(c?.ratio) ? c.ratio : 1;

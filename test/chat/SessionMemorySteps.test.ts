@@ -39,7 +39,10 @@ describe('SessionMemory: the trigger is checked before every model call of a too
       const reads = (body.messages ?? []).filter((m) => m.role === 'tool').length;
       const step = Number(/file (\d+)/.exec(String(body.messages!.at(-1)!.content))?.[1] ?? 0);
       if (step >= STEPS) return { content: 'retry.ts configures it.' };
-      return { content: null, toolCalls: [{ id: `call_${step + 1}`, name: 'read_file', arguments: JSON.stringify({ n: step + 1, reads }) }] };
+      return {
+        content: null,
+        toolCalls: [{ id: `call_${step + 1}`, name: 'read_file', arguments: JSON.stringify({ n: step + 1, reads }) }],
+      };
     });
     service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
   });
@@ -85,7 +88,10 @@ describe('SessionMemory: the trigger is checked before every model call of a too
     expect(compactions).to.be.greaterThan(1);
     // The task stays in every prompt, and each request ends with the result it brings.
     for (const [i, body] of server.requests.entries()) {
-      expect(body.messages!.some((m) => m.content === TASK), `request ${i} lost the task`).to.equal(true);
+      expect(
+        body.messages!.some((m) => m.content === TASK),
+        `request ${i} lost the task`,
+      ).to.equal(true);
       if (i > 0) expect(body.messages!.at(-1)!.content).to.equal(fileContent(i));
     }
     // Nothing is lost: every call and every result is in the log, each once.

@@ -101,8 +101,7 @@ describe('context-overflow classification', function () {
       429,
       JSON.stringify({
         error: {
-          message:
-            'Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 50000.',
+          message: 'Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 50000.',
           type: 'tokens',
           param: null,
           code: 'rate_limit_exceeded',
@@ -114,14 +113,20 @@ describe('context-overflow classification', function () {
     expect(classifyRefusal({ status: 401, message: 'prompt is too long' })).to.equal(null);
     const badTools = openAIError(
       400,
-      JSON.stringify({ error: { message: "Invalid parameter: messages with role 'tool' must be…", type: 'invalid_request_error' } }),
+      JSON.stringify({
+        error: { message: "Invalid parameter: messages with role 'tool' must be…", type: 'invalid_request_error' },
+      }),
     );
     expect(detectContextOverflow(badTools, openAIRefusal)).to.equal(null);
     expect(detectContextOverflow(new Error('boom'))).to.equal(null);
   });
 
   it('never takes its own verdict (ContextOverflowError) for a fresh refusal', function () {
-    const verdict = new ContextOverflowError('s1', { message: 'prompt is too long', kind: 'tokens' }, { attempts: 2, archived: 3 });
+    const verdict = new ContextOverflowError(
+      's1',
+      { message: 'prompt is too long', kind: 'tokens' },
+      { attempts: 2, archived: 3 },
+    );
     expect(detectContextOverflow(verdict)).to.equal(null);
     expect(verdict).to.be.instanceOf(Error);
     expect(verdict.name).to.equal('ContextOverflowError');
@@ -131,7 +136,9 @@ describe('context-overflow classification', function () {
   it('property: a 429 is never an overflow, whatever it says', function () {
     fc.assert(
       fc.property(fc.string(), fc.option(fc.string(), { nil: undefined }), (message, code) => {
-        expect(classifyRefusal({ status: 429, message: `${message} prompt is too long`, ...(code ? { code } : {}) })).to.equal(null);
+        expect(classifyRefusal({ status: 429, message: `${message} prompt is too long`, ...(code ? { code } : {}) })).to.equal(
+          null,
+        );
       }),
     );
   });

@@ -103,7 +103,10 @@ export class AgentTurnGuard {
   }
 
   readonly callModelInputFilter: CallModelInputFilter = async ({ modelData }) => {
-    this.lastInput = { input: [...modelData.input], ...(modelData.instructions !== undefined ? { instructions: modelData.instructions } : {}) };
+    this.lastInput = {
+      input: [...modelData.input],
+      ...(modelData.instructions !== undefined ? { instructions: modelData.instructions } : {}),
+    };
     const { trigger } = this.options;
     // Without a strategy of its own, a learned limit still gets the mechanical cut.
     const strategy = this.options.strategy;
@@ -119,7 +122,10 @@ export class AgentTurnGuard {
       const limit = this.limit();
       if (limit === undefined) return false;
       const { session, events } = await window();
-      return (estimateEventsTokens(events, this.options.estimator) + this.instructionTokens(modelData)) * calibrationRatio(session) > limit;
+      return (
+        (estimateEventsTokens(events, this.options.estimator) + this.instructionTokens(modelData)) * calibrationRatio(session) >
+        limit
+      );
     };
     const fires = async () => {
       if (trigger === undefined) return false;
@@ -291,6 +297,8 @@ export class AgentTurnGuard {
   }
 
   private instructionTokens(data: ModelInputData): number {
-    return typeof data.instructions === 'string' && data.instructions !== '' ? this.options.estimator.estimate(data.instructions) : 0;
+    return typeof data.instructions === 'string' && data.instructions !== ''
+      ? this.options.estimator.estimate(data.instructions)
+      : 0;
   }
 }

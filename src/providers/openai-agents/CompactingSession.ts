@@ -151,7 +151,10 @@ export class CompactingSession implements OpenAIResponsesCompactionAwareSession 
    * calls `run([])` exactly once more, continuing from the stored history. A second refusal is one
    * ContextOverflowError naming the session; the turn's input is stored either way.
    */
-  runWithOverflowRecovery<R>(run: (input: string | AgentInputItem[]) => Promise<R>, input: string | AgentInputItem[]): Promise<R> {
+  runWithOverflowRecovery<R>(
+    run: (input: string | AgentInputItem[]) => Promise<R>,
+    input: string | AgentInputItem[],
+  ): Promise<R> {
     return this.guard.runWithOverflowRecovery(run, input);
   }
 

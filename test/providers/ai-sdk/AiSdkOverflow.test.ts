@@ -127,7 +127,10 @@ describe('AiSdkSessionMemory: per-step checks through prepareStep, and overflow 
     expect(refused).to.be.greaterThan(1);
     const retried = server.requests[refused + 1]!;
     // The retry starts where the refused step was: its last message is the latest stored tool result.
-    expect(retried.messages!.at(-1)).to.deep.include({ role: 'tool', tool_call_id: server.requests[refused]!.messages!.at(-1)!.tool_call_id });
+    expect(retried.messages!.at(-1)).to.deep.include({
+      role: 'tool',
+      tool_call_id: server.requests[refused]!.messages!.at(-1)!.tool_call_id,
+    });
     expect(retried.messages!.some((m) => m.content === TASK)).to.equal(true);
     expect(server.requests.filter((r) => providerTokens(r) > window)).to.have.length(1);
     const log = await service.getEvents('run', EventFilter.all());

@@ -2,7 +2,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import { ContextOverflowError, DefaultSessionService, EventFilter, InMemorySessionRepository } from 'session-compaction';
 import { AnthropicSessionMemory } from 'session-compaction/anthropic';
-import { startFakeAnthropicServer, type FakeAnthropicRequest, type FakeAnthropicServer } from '../../support/fakeAnthropicServer.js';
+import {
+  startFakeAnthropicServer,
+  type FakeAnthropicRequest,
+  type FakeAnthropicServer,
+} from '../../support/fakeAnthropicServer.js';
 import { anthropicPromptTooLong, anthropicRequestTooLarge } from '../../support/providerRefusals.js';
 import { rejection } from '../../support/rejection.js';
 import { silent } from '../../chat/support/harness.js';

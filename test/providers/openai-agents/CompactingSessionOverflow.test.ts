@@ -25,19 +25,25 @@ const STEPS = 10;
 const TASK = 'Read every file and tell me which one sets the retry policy.';
 const fileContent = (n: number) => `// file ${n}\n${`export const setting${n} = 'value ${n}'; `.repeat(90)}`;
 /** The fake model's own count of a Responses request. */
-const providerTokens = (body: FakeRequestBody) => Math.ceil(JSON.stringify([body.instructions ?? '', body.input ?? []]).length / 4);
+const providerTokens = (body: FakeRequestBody) =>
+  Math.ceil(JSON.stringify([body.instructions ?? '', body.input ?? []]).length / 4);
 
 /** A Responses API request as the library's estimator counts it. */
 function requestTokens(body: FakeRequestBody): number {
   const messages: Message[] = typeof body.instructions === 'string' ? [Messages.system(body.instructions)] : [];
   for (const item of (body.input ?? []) as Array<Record<string, unknown>>) {
     if (item.type === 'function_call') {
-      messages.push(Messages.assistant(null, { toolCalls: [Messages.toolCall(String(item.call_id), String(item.name), String(item.arguments))] }));
+      messages.push(
+        Messages.assistant(null, {
+          toolCalls: [Messages.toolCall(String(item.call_id), String(item.name), String(item.arguments))],
+        }),
+      );
     } else if (item.type === 'function_call_output') {
       messages.push(Messages.tool([Messages.toolResponse(String(item.call_id), '', String(item.output))]));
     } else if (item.role === 'user' || item.role === 'assistant') {
       const content = item.content;
-      const text = typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
+      const text =
+        typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
       messages.push(item.role === 'user' ? Messages.user(text) : Messages.assistant(text));
     }
   }
@@ -70,7 +76,10 @@ describe('CompactingSession: per-step checks through callModelInputFilter, and o
       if (last.type === 'function_call_output') {
         const n = Number(/file (\d+)/.exec(String(last.output))![1]);
         if (n >= STEPS) return { content: 'file 7 sets it.' };
-        return { content: null, toolCalls: [{ id: `call_${n + 1}`, name: 'read_file', arguments: JSON.stringify({ n: n + 1 }) }] };
+        return {
+          content: null,
+          toolCalls: [{ id: `call_${n + 1}`, name: 'read_file', arguments: JSON.stringify({ n: n + 1 }) }],
+        };
       }
       const text = JSON.stringify(last.content ?? '');
       if (!text.includes('Read every file')) return { content: `noted ${text.slice(1, 20)}` };
