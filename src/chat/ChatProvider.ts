@@ -126,4 +126,10 @@ export interface ChatProvider<T extends ChatProviderTypes> {
    * context-overflow classifier; errors it does not know are read generically.
    */
   refusalOf?(error: unknown): ProviderRefusal | null;
+  /**
+   * Optional: false when a call with these parameters cannot be sent again after a refusal (its output was
+   * handed to the application already, e.g. a stream). Overflow recovery then compacts for the next request
+   * and reports the refusal instead of retrying. Default true.
+   */
+  retryable?(params: T['params']): boolean;
 }

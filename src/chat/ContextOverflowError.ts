@@ -13,7 +13,11 @@ export class ContextOverflowError extends IllegalStateError {
   readonly sessionId: string;
   /** What the provider said, as the last refusal stated it. */
   readonly overflow: ContextOverflow;
-  /** Model calls the provider refused in this turn (1 when there was nothing left to compact, else 2). */
+  /**
+   * Model calls the provider refused in this turn: 2 after the one retry; 1 when there was nothing left to
+   * compact (`archived` 0), or when the call could not be sent again (a stream already handed on: `archived`
+   * > 0, the next request fits).
+   */
   readonly attempts: number;
   /** Events archived by the emergency compaction (they stay in the log, and recall can find them). */
   readonly archived: number;
@@ -28,7 +32,9 @@ export class ContextOverflowError extends IllegalStateError {
     const why =
       details.attempts > 1
         ? `the provider refused it again after an emergency compaction archived ${details.archived} events`
-        : 'nothing more could be archived without dropping the current input or pinned events';
+        : details.archived > 0
+          ? `an emergency compaction archived ${details.archived} events, but the reply was already handed on as a stream, so the request was not sent again: send it again`
+          : 'nothing more could be archived without dropping the current input or pinned events';
     super(
       `Session '${sessionId}': the prompt does not fit the model's context window (${why}); the turn's input is stored. Provider: ${overflow.message}`,
       { cause: details.cause },

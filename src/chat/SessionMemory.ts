@@ -445,6 +445,14 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       const overflow = this.overflowRecovery === null || delivered() ? null : this.overflowOf(error);
       if (overflow === null) throw error;
       const archived = await this.recoverFrom(turn, overflow, sink, error);
+      if (this.provider.retryable?.(turn.chatParams) === false) {
+        throw new ContextOverflowError(turn.sessionId, overflow, {
+          attempts: 1,
+          archived,
+          persisted: turn.persisted,
+          cause: error,
+        });
+      }
       try {
         return await attempt();
       } catch (second) {

@@ -52,6 +52,8 @@ export interface AiSdkRunPrompt extends ModelPrompt {
 /** The AI SDK call of one turn: the application's own `generateText` / `streamText` call over the prompt. */
 export interface AiSdkRunParams {
   run: (prompt: AiSdkRunPrompt) => PromiseLike<AiSdkRunResult>;
+  /** The run's output goes to the application as it comes (`streamText`): it cannot be sent again. */
+  streamed?: boolean;
 }
 
 export interface AiSdkChatTypes extends ChatProviderTypes {
@@ -132,6 +134,10 @@ export class AiSdkChatProvider implements ChatProvider<AiSdkChatTypes> {
 
   refusalOf(error: unknown): ProviderRefusal | null {
     return aiSdkRefusal(error);
+  }
+
+  retryable(params: AiSdkRunParams): boolean {
+    return params.streamed !== true;
   }
 
   stream(): Promise<ChatProviderOutcome<AiSdkChatTypes>> {

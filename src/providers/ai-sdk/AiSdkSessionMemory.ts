@@ -33,6 +33,15 @@ export type AiSdkStoredTurn = SessionMemoryResponse<AiSdkChatTypes>;
 /** The parts of a `generateText` result the memory reads. */
 export type GenerateTextResultLike = AiSdkRunResult;
 
+/**
+ * The prompt handed to the application's `streamText` call: the run prompt, and `onError`, through which the
+ * memory learns why a stream failed (a context-overflow refusal, to recover from for the next request). An
+ * application with an `onError` of its own calls this one too.
+ */
+export interface AiSdkStreamPrompt extends AiSdkRunPrompt {
+  onError: (event: { error: unknown }) => void;
+}
+
 /** The parts of a `streamText` result the memory reads; they settle when the stream has been consumed. */
 export interface StreamTextResultLike {
   responseMessages: PromiseLike<ModelMessage[]>;
@@ -103,7 +112,7 @@ export class AiSdkSessionMemory {
    */
   async streamText<R extends StreamTextResultLike>(
     request: AiSdkTurnRequest,
-    run: (prompt: AiSdkRunPrompt) => R,
+    run: (prompt: AiSdkStreamPrompt) => R,
   ): Promise<AiSdkStreamTurn<R>> {
     if (typeof run !== 'function') throw new InvalidArgumentError('run must be a function');
     let started!: (result: R) => void;
@@ -111,15 +120,29 @@ export class AiSdkSessionMemory {
     const stored = this.withAttachments(request).then((prepared) =>
       this.memory.call({
         ...prepared,
+        streamed: true,
         run: async (prompt) => {
-          const streaming = run(prompt);
+          // streamText reports a failed call as an error part of the stream (here) and rejects its promises with
+          // a NoOutputGeneratedError that does not say why: the error part is what overflow recovery reads.
+          let failure: unknown;
+          const streaming = run({
+            ...prompt,
+            onError: ({ error }) => {
+              failure = error;
+              this.logger.warn('the streamed run failed', { sessionId: request.sessionId, error: String(error) });
+            },
+          });
           started(streaming);
-          const [responseMessages, steps, finishReason] = await Promise.all([
-            streaming.responseMessages,
-            streaming.steps,
-            streaming.finishReason,
-          ]);
-          return this.storedForm(request.sessionId, { responseMessages, steps, finishReason });
+          try {
+            const [responseMessages, steps, finishReason] = await Promise.all([
+              streaming.responseMessages,
+              streaming.steps,
+              streaming.finishReason,
+            ]);
+            return await this.storedForm(request.sessionId, { responseMessages, steps, finishReason });
+          } catch (error) {
+            throw failure ?? error;
+          }
         },
       }),
     );

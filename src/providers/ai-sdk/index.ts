@@ -22,6 +22,7 @@ export { aiSdkRefusal } from './aiSdkRefusal.js';
 export {
   AiSdkSessionMemory,
   type AiSdkSessionMemoryOptions,
+  type AiSdkStreamPrompt,
   type AiSdkStoredTurn,
   type AiSdkStreamTurn,
   type AiSdkTurnRequest,

@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { APICallError, generateText, jsonSchema, stepCountIs, tool } from 'ai';
+import { APICallError, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { expect } from 'chai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
@@ -186,5 +186,26 @@ describe('AiSdkSessionMemory: per-step checks through prepareStep, and overflow 
     );
     expect(result.text).to.equal('reply 6');
     expect(calls).to.equal(6);
+  });
+
+  it('a streamed turn refused: the window is compacted for the next request, the stream and `stored` report the refusal', async function () {
+    const memory = memoryWith({ compactionTrigger: new TurnCountTrigger(1000) });
+    for (let i = 0; i < 8; i++) await runTask(memory, 'st', `remember item ${i}: ${'details '.repeat(40)}`);
+    window = Math.floor(providerTokens(server.requests.at(-1)!) * 0.6);
+    const before = server.requests.length;
+    const turn = await memory.streamText({ sessionId: 'st', messages: [{ role: 'user', content: 'which items?' }] }, (prompt) =>
+      streamText({ model, maxRetries: 0, ...prompt }),
+    );
+    let streamed = '';
+    for await (const part of turn.result.textStream) streamed += part;
+    // The application's stream carried no reply (the refusal is its error part).
+    expect(streamed).to.equal('');
+    const error = await rejection(turn.stored);
+    expect(error).to.be.instanceOf(ContextOverflowError);
+    expect((error as ContextOverflowError).archived).to.be.greaterThan(0);
+    // Not sent again behind the application's back: the application's stream was the refused one.
+    expect(server.requests.length - before).to.equal(1);
+    const again = await runTask(memory, 'st', 'which items?');
+    expect(again.text).to.match(/^noted/);
   });
 });
