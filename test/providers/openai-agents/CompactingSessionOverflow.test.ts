@@ -176,4 +176,25 @@ describe('CompactingSession: per-step checks through callModelInputFilter, and o
     expect(await session.recoverFromOverflow(new Error('network down'), 'hi')).to.equal(null);
     expect(await service.getEvents('s')).to.deep.equal([]);
   });
+
+  it('a streamed run refused: recovered the same way when `run` awaits the stream to its end', async function () {
+    const session = sessionWith();
+    for (let i = 0; i < 8; i++) await guarded(session, `remember item ${i}: ${'details '.repeat(60)}`);
+    window = Math.floor(providerTokens(server.requests.at(-1)!) * 0.8);
+    const before = server.requests.length;
+    const result = await session.runWithOverflowRecovery(async (input) => {
+      const streamed = await runner.run(agent, input, {
+        session,
+        callModelInputFilter: session.callModelInputFilter,
+        stream: true,
+      });
+      for await (const event of streamed) void event;
+      await streamed.completed;
+      return streamed;
+    }, 'which items, streamed?');
+    expect(result.finalOutput).to.match(/^noted/);
+    expect(server.requests.length - before).to.equal(2);
+    const log = await service.getEvents('s', EventFilter.all());
+    expect(log.filter((e) => e.text === 'which items, streamed?')).to.have.length(1);
+  });
 });
