@@ -71,6 +71,7 @@ const isStructural = (line: string) => line.startsWith('===') || line.trim() ===
  */
 // Every character some consumer splits lines at: JavaScript's and Unicode's line terminators, plus the vertical
 // tab, form feed and the file/group/record separators U+001C–U+001E (Python's str.splitlines breaks at them).
+// eslint-disable-next-line no-control-regex -- the separators are the point: they break lines for some readers
 const LINE_TERMINATORS = /\r\n|[\n\v\f\r\u001c\u001d\u001e\u0085\u2028\u2029]/g;
 
 /**
