@@ -117,7 +117,7 @@ export {
   type SessionMemoryCompactionOptions,
 } from './chat/SessionMemoryTypes.js';
 export { ContextOverflowError } from './chat/ContextOverflowError.js';
-export { detectContextOverflow, type ContextOverflow } from './chat/contextOverflow.js';
+export { type ContextOverflow } from './chat/contextOverflow.js';
 export { sessionUsageTotals } from './chat/SessionUsageRecorder.js';
 export { IdempotentSessionEventIdGenerator } from './chat/IdempotentSessionEventIdGenerator.js';
 export { RecallTools } from './providers/openai/index.js';

@@ -199,7 +199,9 @@ export {
 } from './chat/ChatProvider.js';
 export {
   classifyRefusal,
+  detectContextOverflow,
   genericRefusal,
+  type ContextOverflow,
   refusalFromBody,
   type ProviderRefusal,
   type RefusalExtractor,

@@ -6,7 +6,8 @@ const { closeSessionCompaction, createSessionCompactionModule, Messages, TYPES }
 const { SqliteSessionRepository } = require('session-compaction/sqlite');
 
 (async () => {
-  if (typeof SqliteSessionRepository !== 'function') throw new Error('require: session-compaction/sqlite has no SqliteSessionRepository');
+  if (typeof SqliteSessionRepository !== 'function')
+    throw new Error('require: session-compaction/sqlite has no SqliteSessionRepository');
   const container = new Container();
   await container.load(createSessionCompactionModule({ repository: 'memory', logLevel: 'error' }));
   const service = container.get(TYPES.SessionService);

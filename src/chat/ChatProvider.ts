@@ -40,6 +40,7 @@ export interface ChatProviderCall<T extends ChatProviderTypes> {
 
 /** A message of a finished step of a multi-step run, with the provider's own form of it. */
 export interface StepMessage {
+  /** The message as it is appended to the log. */
   persist: PersistableMessage;
   /** The message as the provider's API has it (kept to send it again verbatim); opaque to SessionMemory. */
   original?: unknown;
@@ -47,8 +48,11 @@ export interface StepMessage {
 
 /** A step message as stored, and whether it is still in the active window. */
 export interface StoredStep {
+  /** The event the step message was stored as. */
   event: SessionEvent;
+  /** The provider's own form of the message (`StepMessage.original`). */
   original: unknown;
+  /** Still in the active window (a compaction inside the turn may have archived it). */
   active: boolean;
 }
 

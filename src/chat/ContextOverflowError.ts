@@ -1,12 +1,27 @@
 import { IllegalStateError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
-import type { ContextOverflow } from './contextOverflow.js';
+
+/** A refusal recognised as a context overflow, with what the provider stated about the prompt. */
+export interface ContextOverflow {
+  /** The provider's message, as it said it. */
+  message: string;
+  /** The HTTP status of the refusal, when known. */
+  status?: number;
+  /** 'tokens': the prompt is longer than the model's window; 'bytes': the request body is over a size limit. */
+  kind: 'tokens' | 'bytes';
+  /** The prompt's length in the provider's tokens, when the refusal states it. */
+  promptTokens?: number;
+  /** The model's context window in tokens, when stated. */
+  limitTokens?: number;
+  /** Tokens reserved for the reply (`max_tokens`) that counted against the window, when stated. */
+  replyTokens?: number;
+}
 
 /**
  * The provider refused a turn's prompt as too long for the model's context window, and recovery (an
- * emergency compaction and one retry) did not get it accepted. Nothing is lost: the turn's input is stored
- * (`persisted`), and the next request starts from the compacted window. Thrown once per turn, never after a
- * second retry.
+ * emergency compaction and one retry) could not get the turn through. Nothing is lost: the turn's input is
+ * stored (`persisted`), and the next request starts from the compacted window. Thrown once per turn, never
+ * after a second retry.
  */
 export class ContextOverflowError extends IllegalStateError {
   /** The session whose prompt did not fit. */

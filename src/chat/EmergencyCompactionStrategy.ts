@@ -15,9 +15,9 @@ import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
  * event or one of `keep` (the turn's current input). Archived events stay in the log; recall can find them.
  */
 export class EmergencyCompactionStrategy implements CompactionStrategy {
+  /** The window's budget in estimated tokens. */
   readonly maxTokens: number;
-  /** Events the last `compact` proposed to archive (committed or not). */
-  proposed = 0;
+  private lastProposed = 0;
 
   constructor(
     maxTokens: number,
@@ -27,6 +27,12 @@ export class EmergencyCompactionStrategy implements CompactionStrategy {
     this.maxTokens = requirePositiveInt(maxTokens, 'maxTokens');
   }
 
+  /** Events the last `compact` proposed to archive (committed or not: a concurrent append may have won). */
+  get proposed(): number {
+    return this.lastProposed;
+  }
+
+  /** The oldest events archived until the window fits `maxTokens`; see the class. */
   async compact(request: CompactionRequest): Promise<CompactionResult> {
     const { events } = requireRequest(request);
     const { synthetic, real } = partitionSynthetic(events);
@@ -59,7 +65,7 @@ export class EmergencyCompactionStrategy implements CompactionStrategy {
     const result = plan.archived.some((e) => this.keep.has(e.id))
       ? CompactionResult.noop(events)
       : cutResult(events, synthetic, plan, this.estimator);
-    this.proposed = result.archivedEvents.length;
+    this.lastProposed = result.archivedEvents.length;
     return result;
   }
 }

@@ -1,4 +1,6 @@
-import { ContextOverflowError } from './ContextOverflowError.js';
+import { ContextOverflowError, type ContextOverflow } from './ContextOverflowError.js';
+
+export type { ContextOverflow };
 
 /**
  * Recognising a provider's "the prompt does not fit" refusal. Each provider's SDK raises it in its own error
@@ -17,21 +19,6 @@ export interface ProviderRefusal {
   type?: string;
   /** The provider's own message. */
   message: string;
-}
-
-/** A refusal recognised as a context overflow, with what the provider stated about the prompt. */
-export interface ContextOverflow {
-  /** The provider's message, as it said it. */
-  message: string;
-  status?: number;
-  /** 'tokens': the prompt is longer than the model's window; 'bytes': the request body is over a size limit. */
-  kind: 'tokens' | 'bytes';
-  /** The prompt's length in the provider's tokens, when the refusal states it. */
-  promptTokens?: number;
-  /** The model's context window in tokens, when stated. */
-  limitTokens?: number;
-  /** Tokens reserved for the reply (`max_tokens`) that counted against the window, when stated. */
-  replyTokens?: number;
 }
 
 /** Reduces an SDK's error to a ProviderRefusal, or null when the error is not one it knows. */

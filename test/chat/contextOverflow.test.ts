@@ -4,11 +4,11 @@ import { APICallError, RetryError } from 'ai';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import OpenAI from 'openai';
-import { ContextOverflowError, detectContextOverflow } from 'session-compaction';
+import { ContextOverflowError } from 'session-compaction';
 import { aiSdkRefusal } from 'session-compaction/ai-sdk';
 import { anthropicRefusal } from 'session-compaction/anthropic';
 import { openAIRefusal } from 'session-compaction/openai';
-import { classifyRefusal } from 'session-compaction/spi';
+import { classifyRefusal, detectContextOverflow } from 'session-compaction/spi';
 import { anthropicPromptTooLongBody, openAIContextLengthBody } from '../support/providerRefusals.js';
 
 const openAIError = (status: number, body: string) =>
