@@ -21,6 +21,7 @@ import type { UsageRecord } from '../tokens/UsageRecord.js';
 import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { SessionMetadataWriter, type MetadataUpdate } from './SessionMetadataWriter.js';
 import { AsyncQueue } from './AsyncQueue.js';
+import { withArchivedCalls } from './archivedToolCalls.js';
 import { resolveSession } from './resolveSession.js';
 import { DEFAULT_UNBOUNDED_RECALL_TOKENS, METADATA_RECALL_BLOCK } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
@@ -588,7 +589,10 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       const incomingIds = storedIds ?? incoming.map((m) => this.requestIds.generate(idContext, m.message));
       // A retried request finds its own message already stored: send the context its first attempt saw.
       const replayAt = firstIndexOf(all, incomingIds.slice(0, 1));
-      return { history: replayAt < 0 ? all : all.slice(0, replayAt), incoming, incomingIds };
+      // A late result whose call was archived comes with its call (a prompt without it would lose the result).
+      const results = incoming.flatMap(({ message: m }) => (m.type === 'tool' ? m.responses.map((r) => r.id) : []));
+      const history = await withArchivedCalls(this.service, sessionId, replayAt < 0 ? all : all.slice(0, replayAt), results);
+      return { history, incoming, incomingIds };
     };
 
     let { history, incoming, incomingIds } = await readHistory();
@@ -720,7 +724,12 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     turn.window = turn.wholeWindow ? all : undefined;
     turn.windowPersisted = turn.persisted.length;
     const at = firstIndexOf(all, turn.incomingIds);
-    turn.history = at < 0 ? all.filter((e) => !turn.steps.some((s) => s.event.id === e.id)) : all.slice(0, at);
+    const sliced = at < 0 ? all.filter((e) => !turn.steps.some((s) => s.event.id === e.id)) : all.slice(0, at);
+    const incoming = new Set(turn.incomingIds);
+    const results = turn.persisted
+      .filter((e) => incoming.has(e.id))
+      .flatMap(({ message: m }) => (m.type === 'tool' ? m.responses.map((r) => r.id) : []));
+    turn.history = await withArchivedCalls(this.service, turn.sessionId, sliced, results);
     const active = new Set(all.map((e) => e.id));
     for (const step of turn.steps) step.active = active.has(step.event.id);
     await this.compose(turn, sink);

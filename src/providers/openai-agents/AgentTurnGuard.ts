@@ -17,7 +17,7 @@ import { calibrationRatio } from '../../tokens/calibration.js';
 import { estimateEventsTokens } from '../../tokens/eventTokens.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { openAIRefusal } from '../openai/openAIRefusal.js';
-import { fromAgentItem } from './AgentItems.js';
+import { agentItemKey, fromAgentItem } from './AgentItems.js';
 
 const ALWAYS: CompactionTrigger = { shouldCompact: () => true };
 
@@ -49,15 +49,6 @@ export interface AgentTurnGuardOptions {
   contextWindowTokens: number | undefined;
   estimator: TokenCountEstimator;
   logger: Logger;
-}
-
-/** A stable text of an item, for telling the stored ones from those the runner has not stored yet. */
-function itemKey(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(itemKey).join(',')}]`;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
-  const entries = Object.entries(value as Loose).filter(([, v]) => v !== undefined);
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${itemKey(v)}`).join(',')}}`;
 }
 
 /** The transient recall block getItems adds: never stored, never counted as the turn's. */
@@ -226,12 +217,12 @@ export class AgentTurnGuard {
     const history = await this.options.session.getItems();
     const counts = new Map<string, number>();
     for (const item of history) {
-      const key = itemKey(item);
+      const key = agentItemKey(item);
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
     const unstored: AgentInputItem[] = [];
     for (const item of input) {
-      const key = itemKey(item);
+      const key = agentItemKey(item);
       const left = counts.get(key) ?? 0;
       if (left > 0) counts.set(key, left - 1);
       else if (!isRecallBlock(item)) unstored.push(item);
@@ -251,8 +242,8 @@ export class AgentTurnGuard {
       const given: AgentInputItem[] = typeof input === 'string' ? [{ role: 'user', content: input }] : [...input];
       // Stored already when the stored history ends with it (a streamed run stores its input first).
       const history = await this.options.session.getItems();
-      const tail = history.slice(-given.length).map(itemKey);
-      items = given.length > 0 && tail.join('\n') === given.map(itemKey).join('\n') ? [] : given;
+      const tail = history.slice(-given.length).map(agentItemKey);
+      items = given.length > 0 && tail.join('\n') === given.map(agentItemKey).join('\n') ? [] : given;
     }
     if (items.length > 0) await this.options.session.addItems(items);
     return items.length;
