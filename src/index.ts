@@ -114,7 +114,10 @@ export {
   type SessionMemoryResponse,
   type SessionMemoryStreamEvent,
   type SessionMemoryRecallOptions,
+  type SessionMemoryCompactionOptions,
 } from './chat/SessionMemoryTypes.js';
+export { ContextOverflowError } from './chat/ContextOverflowError.js';
+export { type ContextOverflow } from './chat/contextOverflow.js';
 export { sessionUsageTotals } from './chat/SessionUsageRecorder.js';
 export { IdempotentSessionEventIdGenerator } from './chat/IdempotentSessionEventIdGenerator.js';
 export { RecallTools } from './providers/openai/index.js';

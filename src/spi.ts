@@ -192,8 +192,23 @@ export {
   type ChatProviderCall,
   type ChatProviderOutcome,
   type ChatProviderTypes,
+  type ChatTurnSteps,
   type PersistableMessage,
+  type StepMessage,
+  type StepWindow,
+  type StoredStep,
 } from './chat/ChatProvider.js';
+export {
+  classifyRefusal,
+  detectContextOverflow,
+  genericRefusal,
+  type ContextOverflow,
+  refusalFromBody,
+  type ProviderRefusal,
+  type RefusalExtractor,
+} from './chat/contextOverflow.js';
+export { EmergencyCompactionStrategy } from './chat/EmergencyCompactionStrategy.js';
+export { raiseCalibration } from './tokens/calibration.js';
 export {
   OpenAIChatProvider,
   type OpenAIChatParams,

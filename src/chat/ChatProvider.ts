@@ -1,6 +1,7 @@
 import type { Message } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { ProviderTokenUsage } from './SessionUsageRecorder.js';
+import type { ProviderRefusal } from './contextOverflow.js';
 
 /**
  * The types one chat API fixes: what a request message is, the extra request parameters (tools,
@@ -30,6 +31,51 @@ export interface ChatProviderCall<T extends ChatProviderTypes> {
   signal?: AbortSignal;
   /** The longest the call may wait for the model (the SDK's per-request `timeout`), whoever built the client. */
   timeoutMs?: number;
+  /**
+   * For a provider whose one call runs several model calls (the AI SDK's multi-step runs): the turn's
+   * per-step check, to call before each model call after the first. Always set by SessionMemory.
+   */
+  steps?: ChatTurnSteps<T['prompt']>;
+}
+
+/** A message of a finished step of a multi-step run, with the provider's own form of it. */
+export interface StepMessage {
+  /** The message as it is appended to the log. */
+  persist: PersistableMessage;
+  /** The message as the provider's API has it (kept to send it again verbatim); opaque to SessionMemory. */
+  original?: unknown;
+}
+
+/** A step message as stored, and whether it is still in the active window. */
+export interface StoredStep {
+  /** The event the step message was stored as. */
+  event: SessionEvent;
+  /** The provider's own form of the message (`StepMessage.original`). */
+  original: unknown;
+  /** Still in the active window (a compaction inside the turn may have archived it). */
+  active: boolean;
+}
+
+/** The window a step check compacted: what the next model call should be sent instead. */
+export interface StepWindow<P = unknown> {
+  /** The turn's prompt built again from the compacted window (history and this request's messages; no steps). */
+  prompt: P;
+  /** The active window before this turn's input, in log order: the history part of the prompt. */
+  history: readonly SessionEvent[];
+  /** Every step message stored in this turn, in order, with whether it is still active. */
+  steps: readonly StoredStep[];
+}
+
+/**
+ * The check SessionMemory runs before every model call of a multi-step run: the steps finished since the
+ * previous call are stored, then the compaction trigger is asked about the window; a compaction there never
+ * separates a tool call from its result and never archives the turn's input.
+ */
+export interface ChatTurnSteps<P = unknown> {
+  /** Stores `finished` (in order), then checks; null when the window did not change (send what you have). */
+  beforeStep(finished: readonly StepMessage[]): Promise<StepWindow<P> | null>;
+  /** Every step message stored in this turn so far, in order, with whether it is still active. */
+  readonly stored: readonly StoredStep[];
 }
 
 export interface ChatProviderOutcome<T extends ChatProviderTypes> {
@@ -79,4 +125,15 @@ export interface ChatProvider<T extends ChatProviderTypes> {
    * is stored marked incomplete rather than lost (or taken for a whole reply).
    */
   stream(call: ChatProviderCall<T>, onChunk: (chunk: T['chunk']) => void): Promise<ChatProviderOutcome<T>>;
+  /**
+   * Optional: the refusal in an error this provider's SDK raised (status, code, type, message), for the
+   * context-overflow classifier; errors it does not know are read generically.
+   */
+  refusalOf?(error: unknown): ProviderRefusal | null;
+  /**
+   * Optional: false when a call with these parameters cannot be sent again after a refusal (its output was
+   * handed to the application already, e.g. a stream). Overflow recovery then compacts for the next request
+   * and reports the refusal instead of retrying. Default true.
+   */
+  retryable?(params: T['params']): boolean;
 }

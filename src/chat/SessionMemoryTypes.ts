@@ -17,6 +17,7 @@ import type { UsageRecord } from '../tokens/UsageRecord.js';
 import type { ChatProvider, ChatProviderTypes } from './ChatProvider.js';
 import type { SessionEventIdGeneratorLike } from './eventIdGenerators.js';
 import type { SessionMetadataStore } from './SessionCalibrator.js';
+import type { ContextOverflow } from './contextOverflow.js';
 
 /** 'summarized' when the context sent to the model contained a summary (a synthetic event). */
 export type ContextStatus = 'full' | 'summarized';
@@ -111,7 +112,51 @@ export interface SessionMemoryOptions<T extends ChatProviderTypes = ChatProvider
    * recall, `compactBeforeCall` defaults to true.
    */
   recall?: SessionMemoryRecallOptions;
+  /** When compaction runs and what keeps a turn alive when the prompt does not fit; see docs/chat-integration.md. */
+  compaction?: SessionMemoryCompactionOptions;
   logger?: Logger;
+}
+
+/** Compaction scheduling and the safety nets around the model call. */
+export interface SessionMemoryCompactionOptions {
+  /**
+   * Also ask the trigger before every model call of a tool loop (default true): a request bringing tool
+   * results is stored first, so that the trigger counts them, and a multi-step provider (the AI SDK) checks
+   * before each step. A compaction inside a turn never separates a tool call from its result and never
+   * archives the turn's input; one that would is not committed.
+   */
+  everyStep?: boolean;
+  /**
+   * When the provider refuses a prompt as too long for the model (OpenAI `context_length_exceeded`,
+   * Anthropic `prompt is too long` / `request_too_large`, an HTTP 413): calibrate the estimate from what the
+   * refusal says, compact mechanically (no model call; never the turn's input, a pinned event or half a tool
+   * pair) and send the prompt again, once (default true). A second refusal is a ContextOverflowError.
+   */
+  recoverOverflow?: boolean;
+  /**
+   * 'inline' (default): the compaction the trigger asks for after a reply runs before the response is
+   * returned, so its summariser adds to that turn's latency. 'background': it runs after the response has
+   * been returned (one run at a time per session, later requests coalesced) and commits through the
+   * service's compare-and-set — re-committed on top of what was appended meanwhile, never summarised twice —
+   * so the next turn starts from the summary. A turn waits for it only when its prompt would otherwise not
+   * fit `contextWindowTokens`. A failed run is logged and changes nothing. `waitForBackgroundCompactions()`
+   * resolves when the runs have finished.
+   */
+  mode?: 'inline' | 'background';
+  /**
+   * What runs when the strategy cannot reach the trigger's target (the trigger still fires on the window it
+   * leaves, or it archived nothing): 'mechanical' (default) — the oldest events archived with the agent-safe
+   * cut until the trigger stops firing, in the same compaction — a strategy of your own (e.g. the next
+   * pressure band), or false: nothing, and the next turn tries the same compaction again.
+   */
+  fallback?: 'mechanical' | CompactionStrategyLike | false;
+  /**
+   * The circuit breaker: after `failures` compactions in a row in which the strategy archived nothing while
+   * the trigger fired (a summariser that is down), the fallback runs alone for `cooldownMs`, then the
+   * strategy is tried again. Default `{ failures: 2, cooldownMs: 60000 }`; false: never skip it. Kept per
+   * process; needs a fallback.
+   */
+  breaker?: { failures?: number; cooldownMs?: number } | false;
 }
 
 export interface SessionMemoryRecallOptions extends RecallSettings {
@@ -159,6 +204,11 @@ export interface SessionMemoryResponse<T extends ChatProviderTypes = ChatProvide
   recalled?: string[];
   /** With `recall`: what the prompt spent on system messages, the recall block and the history (our estimate). */
   contextTokens?: ContextTokens;
+  /**
+   * Present when the provider refused this turn's prompt as too long and the turn recovered: what the refusal
+   * said (the emergency compaction is `compaction`).
+   */
+  overflow?: ContextOverflow;
 }
 
 export type SessionMemoryStreamEvent<T extends ChatProviderTypes = ChatProviderTypes> =
@@ -170,4 +220,6 @@ export type SessionMemoryStreamEvent<T extends ChatProviderTypes = ChatProviderT
   /** Only after a compaction_started, so a client can close its "Compacting…" indicator. */
   | { type: 'compaction_skipped'; sessionId: string; reason: CompactionSkipReason }
   | { type: 'compaction_failed'; sessionId: string; error: unknown }
+  /** The provider refused the prompt as too long: an emergency compaction and one retry follow. */
+  | { type: 'context_overflow'; sessionId: string; overflow: ContextOverflow }
   | { type: 'done'; response: SessionMemoryResponse<T> };

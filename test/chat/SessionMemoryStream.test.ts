@@ -104,9 +104,10 @@ describe('SessionMemory.stream', function () {
     expect(contents(lastChatPrompt)[1]).to.equal('SUMMARY: the user asked two questions.');
   });
 
-  it('reports compaction_skipped after compaction_started when the summary fails', async function () {
+  it('reports compaction_skipped after compaction_started when the summary fails (and no fallback is set)', async function () {
     h.server.respondWith((body) => (body.model === SUMMARY_MODEL ? { status: 500 } : { content: 'fine' }));
     const memory = h.memoryWith({
+      compaction: { fallback: false },
       compactionTrigger: new TurnCountTrigger(1),
       compactionStrategy: new RecursiveSummarizationCompactionStrategy({
         chatClient: new OpenAIChatClient({ client: h.client, model: SUMMARY_MODEL, maxRetries: 0, logger: silent }),

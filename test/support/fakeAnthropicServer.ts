@@ -39,6 +39,8 @@ export interface FakeAnthropicReply {
   signature?: string;
   toolUses?: Array<{ id?: string; name: string; input: Record<string, unknown> }>;
   status?: number;
+  /** With a non-2xx `status`: the error body sent verbatim (default `{ type: 'error', error: { type: 'api_error', ... } }`). */
+  errorBody?: unknown;
   stopReason?: string;
   usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
 }
@@ -179,8 +181,10 @@ export async function startFakeAnthropicServer(options: FakeAnthropicOptions = {
       return error(res, 400, 'invalid_request_error', invalid);
     }
     const reply = queue.shift() ?? (await responder(body));
-    if (reply.status !== undefined && reply.status >= 300)
+    if (reply.status !== undefined && reply.status >= 300) {
+      if (reply.errorBody !== undefined) return sendJson(res, reply.status, reply.errorBody);
       return error(res, reply.status, 'api_error', `fake error ${reply.status}`);
+    }
 
     counter += 1;
     const content: Array<Record<string, unknown>> = [];

@@ -12,7 +12,7 @@ import type {
   SessionMemoryService,
 } from '../../chat/SessionMemoryTypes.js';
 import { externalizeAttachments, type AttachmentStore } from './AiSdkAttachments.js';
-import { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunResult } from './AiSdkChatProvider.js';
+import { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunPrompt, type AiSdkRunResult } from './AiSdkChatProvider.js';
 import { toModelMessages, type ModelPrompt, type PairToolResultsOptions } from './AiSdkMessages.js';
 import { toUIMessages, type ToUIMessagesOptions, type UIMessageLike } from './AiSdkUIMessages.js';
 
@@ -33,6 +33,15 @@ export type AiSdkStoredTurn = SessionMemoryResponse<AiSdkChatTypes>;
 
 /** The parts of a `generateText` result the memory reads. */
 export type GenerateTextResultLike = AiSdkRunResult;
+
+/**
+ * The prompt handed to the application's `streamText` call: the run prompt, and `onError`, through which the
+ * memory learns why a stream failed (a context-overflow refusal, to recover from for the next request). An
+ * application with an `onError` of its own calls this one too.
+ */
+export interface AiSdkStreamPrompt extends AiSdkRunPrompt {
+  onError: (event: { error: unknown }) => void;
+}
 
 /** The parts of a `streamText` result the memory reads; they settle when the stream has been consumed. */
 export interface StreamTextResultLike {
@@ -87,7 +96,7 @@ export class AiSdkSessionMemory {
   /** One turn through `generateText` (or anything returning its result shape); returns the call's own result. */
   async generateText<R extends GenerateTextResultLike>(
     request: AiSdkTurnRequest,
-    run: (prompt: ModelPrompt) => PromiseLike<R>,
+    run: (prompt: AiSdkRunPrompt) => PromiseLike<R>,
   ): Promise<R> {
     if (typeof run !== 'function') throw new InvalidArgumentError('run must be a function');
     const response = await this.memory.call({
@@ -104,7 +113,7 @@ export class AiSdkSessionMemory {
    */
   async streamText<R extends StreamTextResultLike>(
     request: AiSdkTurnRequest,
-    run: (prompt: ModelPrompt) => R,
+    run: (prompt: AiSdkStreamPrompt) => R,
   ): Promise<AiSdkStreamTurn<R>> {
     if (typeof run !== 'function') throw new InvalidArgumentError('run must be a function');
     let started!: (result: R) => void;
@@ -112,15 +121,29 @@ export class AiSdkSessionMemory {
     const stored = this.withAttachments(request).then((prepared) =>
       this.memory.call({
         ...prepared,
+        streamed: true,
         run: async (prompt) => {
-          const streaming = run(prompt);
+          // streamText reports a failed call as an error part of the stream (here) and rejects its promises with
+          // a NoOutputGeneratedError that does not say why: the error part is what overflow recovery reads.
+          let failure: unknown;
+          const streaming = run({
+            ...prompt,
+            onError: ({ error }) => {
+              failure = error;
+              this.logger.warn('the streamed run failed', { sessionId: request.sessionId, error: String(error) });
+            },
+          });
           started(streaming);
-          const [responseMessages, steps, finishReason] = await Promise.all([
-            streaming.responseMessages,
-            streaming.steps,
-            streaming.finishReason,
-          ]);
-          return this.storedForm(request.sessionId, { responseMessages, steps, finishReason });
+          try {
+            const [responseMessages, steps, finishReason] = await Promise.all([
+              streaming.responseMessages,
+              streaming.steps,
+              streaming.finishReason,
+            ]);
+            return await this.storedForm(request.sessionId, { responseMessages, steps, finishReason });
+          } catch (error) {
+            throw failure ?? error;
+          }
         },
       }),
     );

@@ -9,10 +9,20 @@ export {
   type ModelPrompt,
   type PairToolResultsOptions,
 } from './AiSdkMessages.js';
-export { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunParams, type AiSdkRunResult } from './AiSdkChatProvider.js';
+export {
+  AiSdkChatProvider,
+  type AiSdkChatTypes,
+  type AiSdkRunParams,
+  type AiSdkRunPrompt,
+  type AiSdkRunResult,
+  type AiSdkStepInput,
+  type AiSdkStepOverride,
+} from './AiSdkChatProvider.js';
+export { aiSdkRefusal } from './aiSdkRefusal.js';
 export {
   AiSdkSessionMemory,
   type AiSdkSessionMemoryOptions,
+  type AiSdkStreamPrompt,
   type AiSdkStoredTurn,
   type AiSdkStreamTurn,
   type AiSdkTurnRequest,

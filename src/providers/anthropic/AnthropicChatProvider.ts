@@ -32,6 +32,8 @@ import {
   stableHistoryEnd,
   withCacheBreakpoints,
 } from './cacheBreakpoints.js';
+import type { ProviderRefusal } from '../../chat/contextOverflow.js';
+import { anthropicRefusal } from './anthropicRefusal.js';
 
 /** Request parameters a SessionMemory request may add (tools, thinking, temperature...); `max_tokens` defaults. */
 export type AnthropicChatParams = Omit<MessageCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'max_tokens'> & {
@@ -172,6 +174,10 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
     });
     for await (const event of stream) onChunk(event);
     return outcome(await stream.finalMessage(), false);
+  }
+
+  refusalOf(error: unknown): ProviderRefusal | null {
+    return anthropicRefusal(error);
   }
 
   private body(call: ChatProviderCall<AnthropicChatTypes>): MessageCreateParamsNonStreaming {

@@ -19,4 +19,5 @@ export {
   type AnthropicClient,
 } from './AnthropicChatProvider.js';
 export { AnthropicSessionMemory, type AnthropicSessionMemoryOptions } from './AnthropicSessionMemory.js';
+export { anthropicRefusal } from './anthropicRefusal.js';
 export { METADATA_NATIVE, type NativeRecord } from '../../chat/nativeMessages.js';

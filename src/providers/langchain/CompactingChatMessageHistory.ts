@@ -22,6 +22,7 @@ import { withArchivedCalls } from '../../chat/archivedToolCalls.js';
 import type { SessionMemoryRecallOptions } from '../../chat/SessionMemoryTypes.js';
 import { langchain } from './langchainCore.js';
 import { fromLangChainMessage, langChainMessagesOf, toLangChainMessages } from './LangChainMessages.js';
+import { HistoryOverflowRecovery, type HistoryOverflowOutcome } from './HistoryOverflowRecovery.js';
 
 export interface CompactingChatMessageHistoryOptions {
   /** The service to write through; or give `repository` and a DefaultSessionService is made over it. */
@@ -71,6 +72,7 @@ export class CompactingChatMessageHistory extends langchain.chatHistory.BaseList
   private readonly log: Logger;
   private readonly recall: HistoryRecall | null;
   private readonly contextWindowTokens: number | undefined;
+  private readonly overflow: HistoryOverflowRecovery;
 
   constructor(options: CompactingChatMessageHistoryOptions) {
     super();
@@ -99,6 +101,33 @@ export class CompactingChatMessageHistory extends langchain.chatHistory.BaseList
       options.recall === undefined
         ? null
         : new HistoryRecall(this.service, options.recall, options.tokenCountEstimator ?? defaultTokenCountEstimator());
+    this.overflow = new HistoryOverflowRecovery({
+      service: this.service,
+      sessionId: this.sessionId,
+      estimator: options.tokenCountEstimator ?? defaultTokenCountEstimator(),
+      logger: this.log,
+      contextWindowTokens: this.contextWindowTokens,
+      store: (messages) => this.addMessages(messages),
+    });
+  }
+
+  /**
+   * `invoke()` (your chain, e.g. a RunnableWithMessageHistory over this history); when the model refuses the
+   * prompt as too long, the stored window is calibrated and compacted mechanically and `invoke()` runs exactly
+   * once more. A second refusal is one ContextOverflowError naming the session; `input` (the turn's new
+   * messages, which RunnableWithMessageHistory stores only with a reply) is then stored, so nothing is lost.
+   */
+  withOverflowRecovery<R>(invoke: () => Promise<R>, options: { input?: BaseMessage[] } = {}): Promise<R> {
+    return this.overflow.run(invoke, options.input ?? []);
+  }
+
+  /**
+   * The hook behind `withOverflowRecovery`, for a loop of your own: null when `error` is not a context-overflow
+   * refusal (LangChain's ContextOverflowError, or the provider SDK's error); otherwise the estimate is
+   * calibrated from it and the window compacted without a model call — invoke the chain once more.
+   */
+  recoverFromOverflow(error: unknown, options: { input?: BaseMessage[] } = {}): Promise<HistoryOverflowOutcome | null> {
+    return this.overflow.recover(error, options.input ?? []);
   }
 
   /**

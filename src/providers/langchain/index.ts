@@ -8,4 +8,5 @@ export {
   type FromLangChainOptions,
 } from './LangChainMessages.js';
 export { CompactingChatMessageHistory, type CompactingChatMessageHistoryOptions } from './CompactingChatMessageHistory.js';
+export { type HistoryOverflowOutcome } from './HistoryOverflowRecovery.js';
 export { METADATA_NATIVE, type NativeRecord } from '../../chat/nativeMessages.js';

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type {
   AgentInputItem,
+  CallModelInputFilter,
   OpenAIResponsesCompactionArgs,
   OpenAIResponsesCompactionOwnershipAwareSession,
   OpenAIResponsesCompactionResult,
@@ -34,6 +35,7 @@ import { HistoryRecall, placeRecallBlock } from '../../chat/HistoryRecall.js';
 import type { SessionMemoryRecallOptions } from '../../chat/SessionMemoryTypes.js';
 import { stableJson } from '../../chat/nativeMessages.js';
 import { agentItemKey, fromAgentItem, itemsCovered, itemsOf } from './AgentItems.js';
+import { AgentTurnGuard, type AgentOverflowRecovery } from './AgentTurnGuard.js';
 
 export interface CompactingSessionOptions {
   /** The service to write through; or give `repository` and a DefaultSessionService is made over it. */
@@ -113,6 +115,15 @@ export class CompactingSession implements OpenAIResponsesCompactionOwnershipAwar
   private readonly logger: Logger;
   private readonly recall: HistoryRecall | null;
   private resolved: Promise<unknown> | null = null;
+  private readonly guard: AgentTurnGuard;
+  /**
+   * Pass it to the runner (`run(agent, input, { session, callModelInputFilter: session.callModelInputFilter })`)
+   * and the compaction trigger is asked before every model call of a run, not only after the turn: the
+   * stored history is compacted with the strategy (a compaction inside the turn never separates a call from
+   * its output nor archives the turn's input), and when the run's own steps alone exceed
+   * `contextWindowTokens`, the oldest are left out of that call (the runner stores them all the same).
+   */
+  readonly callModelInputFilter: CallModelInputFilter;
   /** Set by clearSession with onClear 'delete': this session's own next use takes its deleted id back. */
   private recreate = false;
   /** Ownership receipts handed to the runner: the log generation each one vouches for. */
@@ -144,6 +155,38 @@ export class CompactingSession implements OpenAIResponsesCompactionOwnershipAwar
     this.readFilter = (options.eventFilter ?? EventFilter.all()).merge(EventFilter.active());
     this.estimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
     this.recall = options.recall === undefined ? null : new HistoryRecall(this.service, options.recall, this.estimator);
+    this.guard = new AgentTurnGuard({
+      session: this,
+      service: this.service,
+      trigger: this.trigger,
+      strategy: this.strategy,
+      contextWindowTokens: this.contextWindowTokens,
+      estimator: this.estimator,
+      logger: this.logger,
+    });
+    this.callModelInputFilter = this.guard.callModelInputFilter;
+  }
+
+  /**
+   * Runs `run(input)` (your `runner.run(agent, input, { session: this, ... })`); when the provider refuses the
+   * prompt as too long, stores what the refused run had not stored, calibrates, compacts mechanically and
+   * calls `run([])` exactly once more, continuing from the stored history. A second refusal is one
+   * ContextOverflowError naming the session; the turn's input is stored either way.
+   */
+  runWithOverflowRecovery<R>(
+    run: (input: string | AgentInputItem[]) => Promise<R>,
+    input: string | AgentInputItem[],
+  ): Promise<R> {
+    return this.guard.runWithOverflowRecovery(run, input);
+  }
+
+  /**
+   * The hook behind `runWithOverflowRecovery`, for a run loop of your own: null when `error` is not a
+   * context-overflow refusal; otherwise what the refused run had not stored (`input` when it never reached
+   * the model) is stored, the estimate calibrated and the window compacted — then send `run(agent, [])` once.
+   */
+  recoverFromOverflow(error: unknown, input?: string | AgentInputItem[]): Promise<AgentOverflowRecovery | null> {
+    return this.guard.recoverFromOverflow(error, input);
   }
 
   /** Creates the session on first use (owned by `userId`), and refuses one owned by another user. */

@@ -7,4 +7,5 @@ export {
   toAgentItems,
 } from './AgentItems.js';
 export { CompactingSession, type CompactingSessionOptions } from './CompactingSession.js';
+export { type AgentOverflowRecovery } from './AgentTurnGuard.js';
 export { METADATA_NATIVE, type NativeRecord } from '../../chat/nativeMessages.js';

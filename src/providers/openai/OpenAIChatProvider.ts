@@ -25,6 +25,8 @@ import type {
 } from '../../chat/ChatProvider.js';
 import { messagesToPersist, toolNameResolver } from './requestMessages.js';
 import type { ProviderTokenUsage } from '../../chat/SessionUsageRecorder.js';
+import type { ProviderRefusal } from '../../chat/contextOverflow.js';
+import { openAIRefusal } from './openAIRefusal.js';
 
 /** Chat parameters a request may add (tools, temperature...): everything but what SessionMemory sets itself. */
 export type OpenAIChatParams = Omit<ChatCompletionCreateParamsNonStreaming, 'messages' | 'model' | 'stream' | 'stream_options'>;
@@ -140,6 +142,10 @@ export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
     }
     const { message, usage, finishReason } = aggregator.result();
     return outcome(message, usage, finishReason);
+  }
+
+  refusalOf(error: unknown): ProviderRefusal | null {
+    return openAIRefusal(error);
   }
 }
 

@@ -29,3 +29,4 @@ export {
 export { RecallTools, type RecallToolsOptions } from './RecallTools.js';
 export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './ChatCompletionChunkAggregator.js';
 export { openAIEmbeddings } from './openAIEmbeddings.js';
+export { openAIRefusal } from './openAIRefusal.js';
