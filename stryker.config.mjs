@@ -29,8 +29,8 @@ export default {
   testRunnerNodeArgs: ['--import', 'tsx', '--conditions=session-compaction-source'],
   mochaOptions: {
     config: '.mocharc.json',
-    // The unit and property tests of the mutated code, and the in-memory service and summarisation tests
-    // that drive it through compact(); no database, multi-process or provider suites.
+    // The unit and property tests of the mutated code only: no database, multi-process, service or provider
+    // suites (they would cover the same code again, many times slower per mutant).
     spec: [
       'test/compaction/**/*.test.ts',
       'test/session/**/*.test.ts',
@@ -39,13 +39,6 @@ export default {
       'test/recall/fitToBudget*.test.ts',
       'test/repository/eventCodec*.test.ts',
       'test/properties/strategies.property.test.ts',
-      'test/properties/service.property.test.ts',
-      'test/service/DefaultSessionService.test.ts',
-      'test/service/compactionStats.test.ts',
-      'test/service/preview.test.ts',
-      'test/summarization/previewAndCutWithinTurn.test.ts',
-      'test/summarization/ledgerAndQualityGate.test.ts',
-      'test/summarization/noEventLoss.test.ts',
     ],
   },
   coverageAnalysis: 'perTest',
