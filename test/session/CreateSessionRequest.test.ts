@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { DefaultSessionService, InMemorySessionRepository, InvalidArgumentError, type CreateSessionRequest } from 'session-compaction';
+import {
+  DefaultSessionService,
+  InMemorySessionRepository,
+  InvalidArgumentError,
+  type CreateSessionRequest,
+} from 'session-compaction';
 import { DEFAULT_TIME_TO_LIVE_MS } from 'session-compaction/spi';
 import { expectRejects } from '../support/fixtures.js';
 
@@ -38,7 +43,11 @@ describe('CreateSessionRequest', function () {
 
   it('reads null metadata as none and rejects metadata that is not a plain object of well-formed text', async function () {
     expect((await create({ userId: 'u', metadata: null })).metadata).to.deep.equal({});
-    await expectRejects(create({ userId: 'u', metadata: ['a'] }), InvalidArgumentError, 'metadata must be a plain object (got array)');
+    await expectRejects(
+      create({ userId: 'u', metadata: ['a'] }),
+      InvalidArgumentError,
+      'metadata must be a plain object (got array)',
+    );
     await expectRejects(create({ userId: 'u', metadata: { note: 'half \uD800 a pair' } }), InvalidArgumentError, 'metadata.note');
   });
 

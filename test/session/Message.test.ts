@@ -5,11 +5,7 @@ import { expectThrows } from '../support/fixtures.js';
 
 /** The error SessionEvent.create gives for `message` (its messages name the field and the type received). */
 const rejects = (message: unknown, expected: string) =>
-  expectThrows(
-    () => SessionEvent.create({ sessionId: 's', message: message as Message }),
-    InvalidArgumentError,
-    expected,
-  );
+  expectThrows(() => SessionEvent.create({ sessionId: 's', message: message as Message }), InvalidArgumentError, expected);
 const call = { id: 'c1', type: 'function', name: 'f', arguments: '{}' };
 const response = { id: 'c1', name: 'f', responseData: 'ok' };
 
@@ -53,7 +49,9 @@ describe('Message', function () {
 
     it('reads a missing or null assistant text as no text, and leaves out an empty call list and null reasoning', function () {
       expect(freezeMessage({ type: 'assistant' } as unknown as Message)).to.deep.equal({ type: 'assistant', text: null });
-      expect(freezeMessage({ type: 'assistant', text: null, toolCalls: [], reasoning: null } as unknown as Message)).to.deep.equal({
+      expect(
+        freezeMessage({ type: 'assistant', text: null, toolCalls: [], reasoning: null } as unknown as Message),
+      ).to.deep.equal({
         type: 'assistant',
         text: null,
       });
@@ -87,7 +85,10 @@ describe('Message', function () {
     });
 
     it('rejects an unknown type, naming it and the allowed ones', function () {
-      rejects({ type: 'function', text: 'x' }, 'unknown message type: function (message.type must be one of user, assistant, system, tool)');
+      rejects(
+        { type: 'function', text: 'x' },
+        'unknown message type: function (message.type must be one of user, assistant, system, tool)',
+      );
       rejects({ text: 'x' }, 'unknown message type: undefined (message.type must be one of');
       rejects({ type: 3 }, 'unknown message type: number (message.type must be one of');
     });
@@ -103,10 +104,16 @@ describe('Message', function () {
       rejects({ type: 'assistant', text: null, toolCalls: 'f()' }, 'message.toolCalls must be an array (got string)');
       rejects({ type: 'assistant', text: null, toolCalls: [call, null] }, 'message.toolCalls[1] must be an object (got null)');
       rejects({ type: 'assistant', text: null, toolCalls: [[call]] }, 'message.toolCalls[0] must be an object (got array)');
-      rejects({ type: 'assistant', text: null, toolCalls: [{ ...call, type: 'code' }] }, "message.toolCalls[0].type must be 'function' (got string)");
+      rejects(
+        { type: 'assistant', text: null, toolCalls: [{ ...call, type: 'code' }] },
+        "message.toolCalls[0].type must be 'function' (got string)",
+      );
       rejects({ type: 'assistant', text: null, toolCalls: [{ ...call, id: 1 }] }, 'message.toolCalls[0].id must be a string');
       rejects({ type: 'assistant', text: null, toolCalls: [{ ...call, name: 1 }] }, 'message.toolCalls[0].name must be a string');
-      rejects({ type: 'assistant', text: null, toolCalls: [{ ...call, arguments: {} }] }, 'message.toolCalls[0].arguments must be a string (got object)');
+      rejects(
+        { type: 'assistant', text: null, toolCalls: [{ ...call, arguments: {} }] },
+        'message.toolCalls[0].arguments must be a string (got object)',
+      );
     });
 
     it('rejects malformed tool responses, naming the response and its field', function () {
@@ -114,7 +121,10 @@ describe('Message', function () {
       rejects({ type: 'tool', responses: [response, 'ok'] }, 'message.responses[1] must be an object (got string)');
       rejects({ type: 'tool', responses: [{ ...response, id: null }] }, 'message.responses[0].id must be a string (got null)');
       rejects({ type: 'tool', responses: [{ ...response, name: 2 }] }, 'message.responses[0].name must be a string');
-      rejects({ type: 'tool', responses: [{ ...response, responseData: {} }] }, 'message.responses[0].responseData must be a string');
+      rejects(
+        { type: 'tool', responses: [{ ...response, responseData: {} }] },
+        'message.responses[0].responseData must be a string',
+      );
     });
   });
 });

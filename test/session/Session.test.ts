@@ -60,7 +60,11 @@ describe('Session.create and Session.from: missing and invalid fields', function
     for (const init of [null, undefined]) {
       expectThrows(() => Session.create(init as unknown as SessionInit), InvalidArgumentError, 'session must not be null');
     }
-    expectThrows(() => Session.create('s' as unknown as SessionInit), InvalidArgumentError, 'session must be an object (got string)');
+    expectThrows(
+      () => Session.create('s' as unknown as SessionInit),
+      InvalidArgumentError,
+      'session must be an object (got string)',
+    );
   });
 
   it('a null or missing createdAt is now', function () {

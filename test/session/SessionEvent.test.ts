@@ -117,7 +117,11 @@ describe('SessionEvent.create: missing and invalid fields', function () {
   });
 
   it('names the field that is invalid: timestamp, metadata, branch, archived', function () {
-    expectThrows(() => create({ ...base, timestamp: 'now' }), InvalidArgumentError, 'timestamp must be a valid Date (got string)');
+    expectThrows(
+      () => create({ ...base, timestamp: 'now' }),
+      InvalidArgumentError,
+      'timestamp must be a valid Date (got string)',
+    );
     expectThrows(() => create({ ...base, metadata: [1] }), InvalidArgumentError, 'metadata must be a plain object (got array)');
     expectThrows(() => create({ ...base, branch: 7 }), InvalidArgumentError, 'branch must be a string or null (got number)');
     expectThrows(() => create({ ...base, branch: 'a\u0000b' }), InvalidArgumentError, 'branch');
@@ -129,7 +133,7 @@ describe('SessionEvent.create: missing and invalid fields', function () {
     expect(create({ ...base, branch: 'orch.sub' }).branch).to.equal('orch.sub');
   });
 
-  it("is pinned only when metadata.pinned is true", function () {
+  it('is pinned only when metadata.pinned is true', function () {
     expect(SessionEvent.METADATA_PINNED).to.equal('pinned');
     expect(create({ ...base, metadata: { pinned: true } }).isPinned()).to.equal(true);
     expect(create({ ...base, metadata: { pinned: 'true' } }).isPinned()).to.equal(false);
