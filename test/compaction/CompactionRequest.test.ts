@@ -5,10 +5,24 @@ import {
   InvalidArgumentError,
   Messages,
   Session,
+  SlidingWindowCompactionStrategy,
+  TokenCountCompactionStrategy,
+  TurnWindowCompactionStrategy,
   type SessionEvent,
 } from 'session-compaction';
 import { METADATA_MASKED_FROM, type SessionLike } from 'session-compaction/spi';
-import { A, SA, SU, U, compactionRequest, event, expectThrows, fixtureSession } from '../support/fixtures.js';
+import {
+  A,
+  CharEstimator,
+  SA,
+  SU,
+  U,
+  compactionRequest,
+  event,
+  expectRejects,
+  expectThrows,
+  fixtureSession,
+} from '../support/fixtures.js';
 
 describe('CompactionRequest', function () {
   it('1: an empty window has zero turns', function () {
@@ -165,5 +179,25 @@ describe('CompactionRequest: options, originals and instructions', function () {
   it('is frozen: a trigger or strategy cannot change what the next one sees', function () {
     const req = CompactionRequest.of(fixtureSession(), [U('q')]);
     expect(Object.isFrozen(req)).to.equal(true);
+  });
+});
+
+describe('the window strategies: a missing request', function () {
+  const strategies = [
+    new SlidingWindowCompactionStrategy({ tokenCountEstimator: new CharEstimator() }),
+    new TurnWindowCompactionStrategy({ tokenCountEstimator: new CharEstimator() }),
+    new TokenCountCompactionStrategy({ tokenCountEstimator: new CharEstimator() }),
+  ];
+
+  it('is rejected with InvalidArgumentError, null and undefined alike', async function () {
+    for (const strategy of strategies) {
+      for (const request of [null, undefined]) {
+        await expectRejects(
+          strategy.compact(request as unknown as CompactionRequest),
+          InvalidArgumentError,
+          'request must not be null',
+        );
+      }
+    }
   });
 });

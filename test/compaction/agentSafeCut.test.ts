@@ -238,6 +238,23 @@ describe('cutWithinTurn: the fallback cut and pinned tool pairs', function () {
     expect(ids(r.compactedEvents)).to.deep.equal(ids([events[1]!, events[2]!, events[6]!, events[7]!]));
   });
 
+  it('the fallback cut never separates a call from its result, even at an assistant note between them', async function () {
+    const events = [task(), call('c0'), result('c0', 'out 0'), call('c1'), A('still running'), result('c1', 'out 1')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 1, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(3)]));
+    expect(toolPairsIntact(r.compactedEvents)).to.equal(true);
+  });
+
+  it('a pinned user message stays in the window', async function () {
+    const events = [pinned(U('remember: staging only')), A('a1'), U('q2'), A('a2'), U('q3'), A('a3')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 2, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, events[4]!, events[5]!]));
+  });
+
   it('a pinned message without tool calls keeps only itself', async function () {
     const events = [U('q1'), call('p1'), result('p1', 'r'), pinned(A('a1')), U('q2'), A('a2'), U('q3'), A('a3')];
     const r = await new SlidingWindowCompactionStrategy({ maxEvents: 2, tokenCountEstimator: est }).compact(

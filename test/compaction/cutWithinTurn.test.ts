@@ -85,6 +85,12 @@ describe("cutWithinTurn: 'tool-pair-safe'", function () {
     expect(stepStarts(events)).to.deep.equal([1, 5]);
   });
 
+  it('a tool result whose call is not in the window does not close an open call/result pair', function () {
+    // c1 is answered at 4; the result at 2 answers a call archived earlier. The user message at 3 sits inside c1's pair.
+    const events = [U('task'), call('c1'), result('gone', 'x'), U('interjection'), result('c1', 'y'), A('done')];
+    expect(toolPairSafeCut(events, 2)).to.equal(5);
+  });
+
   it('rejects an unknown mode', function () {
     expectThrows(
       () => new SlidingWindowCompactionStrategy({ cutWithinTurn: 'anywhere' as never }),

@@ -51,6 +51,11 @@ describe('CreateSessionRequest', function () {
     await expectRejects(create({ userId: 'u', metadata: { note: 'half \uD800 a pair' } }), InvalidArgumentError, 'metadata.note');
   });
 
+  it('accepts allowRecreate true or false', async function () {
+    expect((await create({ userId: 'u', id: 'a', allowRecreate: false })).id).to.equal('a');
+    expect((await create({ userId: 'u', id: 'b', allowRecreate: true })).id).to.equal('b');
+  });
+
   it('rejects an allowRecreate that is not a boolean, and reads null as not given', async function () {
     await expectRejects(
       create({ userId: 'u', allowRecreate: 'yes' }),

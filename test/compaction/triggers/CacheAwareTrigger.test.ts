@@ -83,6 +83,10 @@ describe('CacheAwareTrigger: defaults and bounds', () => {
     expect(await t.shouldCompact(compactionRequest([...turn(0, 400), ...turn(0, 100)]))).to.equal(true);
   });
 
+  it('rejects a maxTokens that is not a positive integer, naming it', () => {
+    expectThrows(() => new CacheAwareTrigger({ maxTokens: 0 }), InvalidArgumentError, 'maxTokens must be greater than 0');
+  });
+
   it('coldTokens may equal maxTokens', () => {
     expect(new CacheAwareTrigger({ maxTokens: 500, coldTokens: 500 }).coldTokens).to.equal(500);
   });
