@@ -84,6 +84,14 @@ describe('Message', function () {
       rejects(['user', 'hello'], 'message must be an object (got array)');
     });
 
+    it('freezeMessage names the message in its errors', function () {
+      expectThrows(
+        () => freezeMessage({ type: 'user', text: 1 } as unknown as Message),
+        InvalidArgumentError,
+        'message.text must be a string (got number)',
+      );
+    });
+
     it('rejects an unknown type, naming it and the allowed ones', function () {
       rejects(
         { type: 'function', text: 'x' },

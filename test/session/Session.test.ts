@@ -93,6 +93,14 @@ describe('Session.create and Session.from: missing and invalid fields', function
     );
   });
 
+  it('session metadata follows the identifier rule: no unpaired surrogate in its strings', function () {
+    expectThrows(
+      () => Session.create({ id: 's', userId: 'u', metadata: { note: 'half \uD800 a pair' } }),
+      InvalidArgumentError,
+      'metadata.note',
+    );
+  });
+
   it('keeps an explicit expiresAt', function () {
     const expiresAt = new Date('2030-01-01T00:00:00Z');
     expect(Session.create({ id: 's', userId: 'u', expiresAt }).expiresAt!.toISOString()).to.equal(expiresAt.toISOString());

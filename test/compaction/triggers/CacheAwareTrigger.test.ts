@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { CacheAwareTrigger, InvalidArgumentError, Messages, type CacheAwareTriggerOptions } from 'session-compaction';
+import { CacheAwareTrigger, InvalidArgumentError, Messages } from 'session-compaction';
+import type { CacheAwareTriggerOptions } from 'session-compaction/spi';
 import { CharEstimator, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 
 const T0 = Date.parse('2025-01-01T12:00:00Z');

@@ -1,10 +1,6 @@
 import { expect } from 'chai';
-import {
-  ContextWindowTrigger,
-  InvalidArgumentError,
-  type ContextWindowTriggerOptions,
-  type TokenCountEstimator,
-} from 'session-compaction';
+import { ContextWindowTrigger, InvalidArgumentError, type TokenCountEstimator } from 'session-compaction';
+import type { ContextWindowTriggerOptions } from 'session-compaction/spi';
 import { CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
 
 const est = new CharEstimator();

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { IdleTimeTrigger, InvalidArgumentError, Messages, type IdleTimeTriggerOptions } from 'session-compaction';
+import { IdleTimeTrigger, InvalidArgumentError, Messages } from 'session-compaction';
+import type { IdleTimeTriggerOptions } from 'session-compaction/spi';
 import { compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 
 const T0 = Date.parse('2025-01-01T12:00:00Z');

@@ -1,12 +1,6 @@
 import { expect } from 'chai';
-import {
-  CompactionRequest,
-  InvalidArgumentError,
-  Session,
-  TokenCountTrigger,
-  type TokenCountTriggerOptions,
-} from 'session-compaction';
-import { METADATA_TOKEN_CALIBRATION } from 'session-compaction/spi';
+import { CompactionRequest, InvalidArgumentError, Session, TokenCountTrigger } from 'session-compaction';
+import { METADATA_TOKEN_CALIBRATION, type TokenCountTriggerOptions } from 'session-compaction/spi';
 import { CharEstimator, U, expectThrows } from '../../support/fixtures.js';
 
 describe('TokenCountTrigger: options and calibration', function () {

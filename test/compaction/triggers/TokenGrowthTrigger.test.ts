@@ -5,9 +5,8 @@ import {
   Session,
   TokenGrowthTrigger,
   type TokenCountEstimator,
-  type TokenGrowthTriggerOptions,
 } from 'session-compaction';
-import { METADATA_TOKEN_CALIBRATION } from 'session-compaction/spi';
+import { METADATA_TOKEN_CALIBRATION, type TokenGrowthTriggerOptions } from 'session-compaction/spi';
 import { CharEstimator, SA, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
 
 const est = new CharEstimator();
