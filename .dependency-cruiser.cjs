@@ -42,8 +42,7 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      // warn until session/Message.ts ⇄ session/parseMessage.ts (one folder, same layer) is untangled
-      severity: 'warn',
+      severity: 'error',
       from: { path: '^src/' },
       to: { circular: true },
     },

@@ -26,6 +26,7 @@ import {
   type Message,
   type SessionRepository,
 } from 'session-compaction';
+import type { BatchAppendRepository } from 'session-compaction/spi';
 import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
 import { mulberry32 } from '../src/bench/prng.js';
 import { toMessage } from '../src/bench/recorded/toMessage.js';
@@ -70,7 +71,7 @@ const ms = (n: number) => n.toFixed(2);
 
 /** A session of `count` events from the corpus, all but the last 20 archived (recall searches the archive). */
 async function fill(
-  { service, repository }: { service: DefaultSessionService; repository: SessionRepository },
+  { service, repository }: { service: DefaultSessionService; repository: SessionRepository & BatchAppendRepository },
   id: string,
   count: number,
   offset = 0,
@@ -80,7 +81,7 @@ async function fill(
   for (let i = 0; i < count; i++) {
     events.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: turns[(offset + i) % turns.length]! }));
   }
-  await repository.appendEvents!(id, events);
+  await repository.appendEvents(id, events);
   await service.compact(
     id,
     () => true,

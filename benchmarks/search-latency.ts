@@ -32,6 +32,7 @@ import {
   type SessionRepository,
   RepositoryRetriever,
 } from 'session-compaction';
+import { isBatchAppendRepository } from 'session-compaction/spi';
 import { loadLocomo } from '../src/bench/loaders/loadLocomo.js';
 import { toMessage } from '../src/bench/recorded/toMessage.js';
 import type { RecordedSession } from '../src/bench/recorded/RecordedSession.js';
@@ -66,7 +67,7 @@ async function load(repo: SessionRepository): Promise<void> {
     for (let i = 0; i < count; i++) {
       batch.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: toMessage(events[i % events.length]!) }));
     }
-    if (repo.appendEvents !== undefined) await repo.appendEvents(id, batch);
+    if (isBatchAppendRepository(repo)) await repo.appendEvents(id, batch);
     else for (const e of batch) await repo.appendEvent(e);
     // Everything but the last 20 events is archived: recall searches the archive.
     await service.compact(

@@ -25,6 +25,7 @@ import {
   TurnWindowCompactionStrategy,
   type SessionRepository,
 } from 'session-compaction';
+import { isBatchAppendRepository } from 'session-compaction/spi';
 import { configureTelemetry } from 'session-compaction/telemetry';
 import { syntheticMessages } from '../src/bench/scaling/syntheticSession.js';
 import { numberArg } from './support/args.js';
@@ -67,7 +68,7 @@ async function runRound(repository: SessionRepository): Promise<{ off: number; o
     const events = messages.map((message, k) =>
       SessionEvent.create({ sessionId: session.id, id: `r${round}-s${s}-e${k}`, message }),
     );
-    if (repository.appendEvents !== undefined) await repository.appendEvents(session.id, events);
+    if (isBatchAppendRepository(repository)) await repository.appendEvents(session.id, events);
     else for (const e of events) await repository.appendEvent(e);
     await service.previewCompaction(session.id, trigger, strategy);
     ids.push(session.id);

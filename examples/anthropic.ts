@@ -17,7 +17,7 @@ const sessions = new DefaultSessionService(repository);
 const memory = new AnthropicSessionMemory({
   sessionService: sessions,
   client: new Anthropic(), // reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-  model: process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
+  model: process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-6',
   maxTokens: 1024,
   contextWindowTokens: 200_000,
   compactionTrigger: new ContextWindowTrigger({ contextWindowTokens: 200_000 }),

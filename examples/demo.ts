@@ -68,7 +68,11 @@ async function runCombination(
   // A fresh session per combination, so that each row starts from the full conversation.
   const session = await service.create({ userId: String(recorded.meta?.userId ?? 'demo-user') });
   const appendedIds: string[] = [];
-  for (const event of recorded.events) appendedIds.push((await service.appendMessage(session.id, toMessage(event))).id);
+  for (const event of recorded.events) {
+    // The agent's instructions are pinned, as an application would: no strategy may archive them.
+    const options = event.type === 'system' ? { pinned: true } : {};
+    appendedIds.push((await service.appendMessage(session.id, toMessage(event), options)).id);
+  }
 
   const before = await service.getEvents(session.id, EventFilter.active());
   // Asked separately only to show it in the table: compact() evaluates the trigger itself.
@@ -159,8 +163,8 @@ events/turns/tokens: the active window (what you would send to the model) before
 fired: what the trigger answered; when it says no, compact() writes nothing.
 archived: events moved to the archive by this call. Nothing is deleted: "all retrievable" checks that
 getEvents(EventFilter.all()) still returns every appended event exactly once.
-sys prompt kept: the system prompt sits before the first user turn (the preamble). TurnWindow always keeps the
-preamble; SlidingWindow and TokenCount cut by position, so it is archived with the oldest turns.`);
+sys prompt kept: the system prompt is appended pinned ({ pinned: true }), so every strategy keeps it. Unpinned,
+SlidingWindow and TokenCount cut by position and would archive it with the oldest turns.`);
 }
 
 await main();

@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import {
+  closeSessionCompaction,
   createSessionCompactionModule,
   EventFilter,
   Messages,
@@ -16,6 +17,8 @@ await container.load(createSessionCompactionModule({ repository: 'memory' }));
 const sessions = container.get<SessionService>(TYPES.SessionService);
 
 const session = await sessions.create({ userId: 'alice' });
+// Pinned: no strategy archives it, so every compacted window still starts with the instructions.
+await sessions.appendMessage(session.id, Messages.system('You are a helpful assistant.'), { pinned: true });
 for (let i = 1; i <= 8; i++) {
   await sessions.appendMessage(session.id, Messages.user(`Question ${i}?`));
   await sessions.appendMessage(session.id, Messages.assistant(`Answer ${i}.`));
@@ -27,4 +30,8 @@ const result = await sessions.compact(session.id, new TurnCountTrigger(5), new S
 const active = await sessions.getEvents(session.id, EventFilter.active()); // what you send to the model
 const all = await sessions.getEvents(session.id); // the full history, archived events included
 console.log(`archived ${result.eventsRemoved}, active ${active.length}, total ${all.length}`);
-// → archived 10, active 6, total 16
+console.log(`first active: ${active[0]?.text}`);
+// → archived 10, active 7, total 17
+// → first active: You are a helpful assistant.
+
+await closeSessionCompaction(container); // closes the store the module opened (a file, a pool, a Redis client)

@@ -56,7 +56,7 @@ for major in 8 7; do
   # Plain JavaScript: drop the type-only import (inline or on its own line) and the type argument.
   sed -i -e 's/, *type SessionService//' -e '/^ *type SessionService,\{0,1\}$/d' -e 's/<SessionService>//' quickstart.mjs
   # A failed check must fail the script (an `a && b` list that fails does not stop `set -e`).
-  node quickstart.mjs | grep -q 'archived 10, active 6, total 16' || { echo "pack smoke test: README quick start failed" >&2; exit 1; }
+  node quickstart.mjs | grep -q 'archived 10, active 7, total 17' || { echo "pack smoke test: README quick start failed" >&2; exit 1; }
   echo "pack smoke test: README quick start — ok"
   cp "$root/scripts/pack-smoke/compact.mjs" "$root/scripts/pack-smoke/root-import.mjs" .
   node compact.mjs

@@ -126,4 +126,9 @@ export { ConfigurationError, type SessionCompactionConfiguration } from './confi
 
 // Dependency injection
 export { TYPES } from './di/types.js';
-export { createSessionCompactionModule, type SessionCompactionModuleOptions } from './di/createSessionCompactionModule.js';
+export {
+  createSessionCompactionModule,
+  closeSessionCompaction,
+  type SessionCompactionModuleOptions,
+  type BindingSource,
+} from './di/createSessionCompactionModule.js';

@@ -13,15 +13,55 @@ export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/EventFilter.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
 export { type PostgresPool } from './backends/postgres/PostgresSessionRepository.js';
+// Repository capabilities: what a store can do beyond SessionRepository, each with one type guard.
+export { type AtomicInsertRepository, isAtomicInsertRepository } from './repository/AtomicInsertRepository.js';
 export {
+  type MetadataUpdatingRepository,
+  type SessionMetadataUpdate,
+  isMetadataUpdatingRepository,
+} from './repository/MetadataUpdatingRepository.js';
+export {
+  type EventLogStateRepository,
   type EventLogState,
-  type EventSearchOptions,
-  type ScoredEvent,
+  isEventLogStateRepository,
+} from './repository/EventLogStateRepository.js';
+export { type CompactionRecordRepository, isCompactionRecordRepository } from './repository/CompactionRecordRepository.js';
+export { type BatchAppendRepository, isBatchAppendRepository } from './repository/BatchAppendRepository.js';
+export {
+  type EnumerableRepository,
   type ListSessionIdsOptions,
   type SessionIdPage,
-  type SessionMetadataUpdate,
-} from './repository/SessionRepository.js';
+  isEnumerableRepository,
+} from './repository/EnumerableRepository.js';
+export {
+  type SearchableRepository,
+  type EventSearchOptions,
+  type ScoredEvent,
+  isSearchableRepository,
+} from './repository/SearchableRepository.js';
+export {
+  type ErasureRepository,
+  type EraseSessionOptions,
+  type ErasedSession,
+  type Tombstone,
+  isErasureRepository,
+  ownerHash,
+  sessionDeletedError,
+} from './repository/ErasureRepository.js';
+export { type EventRewritingRepository, isEventRewritingRepository } from './repository/EventRewritingRepository.js';
+export {
+  type RetentionRepository,
+  type ArchivePurgeCriteria,
+  type SessionActivity,
+  type SessionActivityPage,
+  isRetentionRepository,
+} from './repository/RetentionRepository.js';
+export { type StorageReclaimingRepository, isStorageReclaimingRepository } from './repository/StorageReclaimingRepository.js';
+// What an erasure reports per kind of event, as the built-in repositories count it.
+export { type EventKindCounts, countKinds } from './repository/eventKinds.js';
+export { type SessionLifecycleOperations } from './repository/SessionRepository.js';
 export type { MigrateOptions, MigrationStep, SchemaStatus } from './repository/schemaMigrations.js';
+export { type MigratableRepository, isMigratableRepository } from './repository/MigratableRepository.js';
 export {
   encodeCompactionRecord,
   decodeCompactionRecord,
@@ -201,18 +241,6 @@ export { COMPACTION_STATS_METADATA, type MetadataUpdater } from './service/compa
 export { DEFAULT_TOMBSTONE_TTL_MS } from './service/DefaultSessionService.js';
 export { DEFAULT_REDACTION_MARKER } from './service/lifecycle/EventRedactor.js';
 export type { ErasureReason } from './service/lifecycle/reports.js';
-export type {
-  ArchivePurgeCriteria,
-  ErasedSession,
-  EraseSessionOptions,
-  EventKindCounts,
-  SessionActivity,
-  SessionActivityPage,
-  SessionLifecycleOperations,
-  Tombstone,
-} from './repository/lifecycle.js';
-// What a custom repository needs to implement the lifecycle methods like the built-in ones.
-export { countKinds, ownerHash, sessionDeletedError } from './repository/lifecycle.js';
 export {
   pairOpenAIToolMessages,
   MISSING_TOOL_RESULT,

@@ -8,9 +8,10 @@ export interface ChatServerConfig {
   model: string;
   /** Model used for summaries; default the chat model. */
   summaryModel?: string;
-  repository: 'sqlite' | 'memory' | 'postgres';
+  repository: 'sqlite' | 'memory' | 'postgres' | 'redis';
   sqlitePath: string;
   pgUrl?: string;
+  redisUrl?: string;
   /** Largest prompt sent to the model, in tokens (leave room for the reply within the real window). */
   contextWindowTokens: number;
   /** Share of the window at which a conversation is summarised after a reply; default 0.7. */
@@ -56,7 +57,9 @@ function failureMode(value: string | undefined): SummaryFailureMode {
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerConfig {
   const repository = (env.REPOSITORY ?? 'sqlite') as ChatServerConfig['repository'];
-  if (!['sqlite', 'memory', 'postgres'].includes(repository)) throw new Error(`REPOSITORY must be sqlite, memory or postgres`);
+  if (!['sqlite', 'memory', 'postgres', 'redis'].includes(repository)) {
+    throw new Error(`REPOSITORY must be sqlite, memory, postgres or redis (got '${repository}')`);
+  }
   return {
     ...(env.OPENAI_BASE_URL ? { openaiBaseURL: env.OPENAI_BASE_URL } : {}),
     ...(env.OPENAI_API_KEY ? { openaiApiKey: env.OPENAI_API_KEY } : {}),
@@ -65,6 +68,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ChatServerC
     repository,
     sqlitePath: env.SQLITE_PATH ?? './chat-sessions.db',
     ...(env.PG_URL ? { pgUrl: env.PG_URL } : {}),
+    ...(env.REDIS_URL ? { redisUrl: env.REDIS_URL } : {}),
     contextWindowTokens: int(env.CONTEXT_WINDOW_TOKENS, 16_000),
     thresholdRatio: env.THRESHOLD_RATIO ? Number(env.THRESHOLD_RATIO) : 0.7,
     keepEvents: int(env.KEEP_EVENTS, 6),

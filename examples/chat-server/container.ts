@@ -48,6 +48,7 @@ export function createChatContainer(
         ...(repository !== undefined ? { repository } : {}),
         sqlite: { path: config.sqlitePath },
         ...(config.pgUrl ? { postgres: { connectionString: config.pgUrl } } : {}),
+        ...(config.redisUrl ? { redis: { url: config.redisUrl } } : {}),
         ...(fromFile?.logLevel === undefined ? { logLevel: config.logLevel } : {}),
         ...(overrides.logger ? { logger: overrides.logger } : {}),
         ...(overrides.tokenCountEstimator ? { tokenCountEstimator: overrides.tokenCountEstimator } : {}),

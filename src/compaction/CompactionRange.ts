@@ -6,7 +6,7 @@ import { CompactionResult } from './CompactionResult.js';
 import { splitsToolPair } from './cutWithinTurn.js';
 
 /**
- * Limits a compaction to part of the active window (JP RFD-064's `--from`/`--to`). Give either event ids or
+ * Limits a compaction to part of the active window (the CLI's `--from`/`--to`). Give either event ids or
  * times, not both:
  * - `fromEventId` / `toEventId`: both inclusive; either may be left out (start / end of the window);
  * - `since` / `until`: the events whose timestamps fall in [since, until] (either bound optional);
@@ -21,7 +21,7 @@ export interface CompactionRange {
   olderThanMs?: number;
   /**
    * 'turn' (default): the range is widened to whole turns (from its first event's turn start to the end of
-   * its last event's turn), as JP resolves ranges to turns. 'tool-pair': widened only to the nearest turn or
+   * its last event's turn), so a range never splits a turn. 'tool-pair': widened only to the nearest turn or
    * step start that splits no tool pair (finer, for agent sessions that are one long turn).
    */
   snap?: 'turn' | 'tool-pair';

@@ -9,7 +9,7 @@ import { snapToTurnStart } from './snapToTurnStart.js';
  *   the raw cut, the cut falls back to the last safe point before the end) and, when the cut lands inside a
  *   turn, the turn's opening user message (the task) stays in the window;
  * - 'tool-pair-safe': the cut goes to the first later step start (see `stepStarts`), else to the end;
- * - 'never' (the Java behaviour): the cut goes to the end, archiving the whole real window.
+ * - 'never': the cut goes to the end, archiving the whole real window.
  */
 export type CutWithinTurn = 'agent-safe' | 'tool-pair-safe' | 'never';
 
@@ -64,7 +64,7 @@ export function stepStarts(events: readonly SessionEvent[]): number[] {
 /**
  * Moves a raw cut over the real events forward to a turn start (as `snapToTurnStart`); when no turn starts
  * at or after it, to the first step start at or after it instead, so that the current work of a long
- * single-turn agent run is kept. With no step start either, the cut goes to the end (the Java behaviour).
+ * single-turn agent run is kept. With no step start either, the cut goes to the end.
  * A turn start that sits between a call and its result (a user message interleaved into a tool exchange)
  * is passed over, so the promise holds on any log: no kept result without its call.
  */
@@ -168,7 +168,7 @@ export function planCut(
   mode: CutWithinTurn,
   options: { keepTurnOpener?: boolean } = {},
 ): CutPlan {
-  // Under budget the agent-safe cut archives nothing; the other modes keep the Java snap, which archives a
+  // Under budget the agent-safe cut archives nothing; the other modes keep the snap to the next turn start, which archives a
   // leading preamble even then.
   const cut = mode === 'agent-safe' && rawCut <= 0 ? 0 : cutAt(realEvents, rawCut, mode);
   const pinned = pinnedIds(realEvents);

@@ -10,6 +10,7 @@ import type { ChatClient } from '../summarization/ChatClient.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { createRepository, type RepositoryKind, type RepositorySettings } from './repositoryFactories.js';
+import { ModuleResources } from './ModuleResources.js';
 import { TYPES } from './types.js';
 import { InvalidArgumentError } from '../errors.js';
 import { CompactionProfileRegistry } from '../compaction/profiles/CompactionProfileRegistry.js';
@@ -87,6 +88,8 @@ export function createSessionCompactionModule(moduleOptions: SessionCompactionMo
   const logLevel = options.logLevel ?? config?.configuration.logLevel;
   const defaultTimeToLiveMs = options.defaultTimeToLiveMs ?? config?.defaultTimeToLiveMs;
   return new ContainerModule(({ bind }) => {
+    const resources = new ModuleResources();
+    bind<ModuleResources>(TYPES.ModuleResources).toConstantValue(resources);
     bind<Logger>(TYPES.Logger)
       .toDynamicValue(() => options.logger ?? createDefaultLogger(logLevel !== undefined ? { level: logLevel } : {}))
       .inSingletonScope();
@@ -94,7 +97,9 @@ export function createSessionCompactionModule(moduleOptions: SessionCompactionMo
       .toDynamicValue((ctx) => {
         const repo = options.repository ?? 'sqlite';
         if (typeof repo !== 'string') return repo;
-        return createRepository(repo, { ...options, logger: ctx.get<Logger>(TYPES.Logger) });
+        const created = createRepository(repo, { ...options, logger: ctx.get<Logger>(TYPES.Logger) });
+        resources.track(() => created.close?.());
+        return created;
       })
       .inSingletonScope();
     bind<DefaultSessionServiceOptions>(TYPES.SessionServiceOptions)
@@ -129,4 +134,21 @@ export function createSessionCompactionModule(moduleOptions: SessionCompactionMo
     );
     if (config !== undefined) bind<ResolvedConfiguration>(TYPES.Configuration).toConstantValue(config);
   });
+}
+
+/** Anything that can answer for a binding: an inversify 7 or 8 Container. */
+export interface BindingSource {
+  isBound(serviceIdentifier: symbol): boolean;
+  get<T>(serviceIdentifier: symbol): T;
+}
+
+/**
+ * Closes what `createSessionCompactionModule` opened in this container — the repository it built (database
+ * file, connection pool, Redis client) — so that a script or a server's shutdown ends cleanly. Safe to call any
+ * number of times and on a container whose service was never resolved; a repository instance you passed to
+ * the module is yours to close.
+ */
+export async function closeSessionCompaction(container: BindingSource): Promise<void> {
+  if (!container.isBound(TYPES.ModuleResources)) return;
+  await container.get<ModuleResources>(TYPES.ModuleResources).close();
 }

@@ -10,4 +10,6 @@ export const TYPES = {
   CompactionProfiles: Symbol.for('session-compaction.CompactionProfiles'),
   /** The ResolvedConfiguration, when the module was given one. */
   Configuration: Symbol.for('session-compaction.Configuration'),
+  /** What the module opened (its repository), closed by `closeSessionCompaction(container)`. */
+  ModuleResources: Symbol.for('session-compaction.ModuleResources'),
 } as const;

@@ -45,8 +45,8 @@ function searchTerm(value: unknown, name: string): string {
 }
 
 /**
- * Immutable read-side selection of events. The constructor normalises and validates in the order the
- * Java design does, so that the first failing rule decides the error message.
+ * Immutable read-side selection of events. The constructor normalises and validates in a fixed order (the one
+ * API.md lists), so that the first failing rule decides the error message.
  */
 export class EventFilter {
   static readonly DEFAULT_PAGE_SIZE = 10;

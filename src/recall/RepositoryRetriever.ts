@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
+import { isSearchableRepository } from '../repository/SearchableRepository.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import { DefaultSessionService } from '../service/DefaultSessionService.js';
 import type { SessionService } from '../service/SessionService.js';
@@ -46,13 +47,13 @@ export class RepositoryRetriever implements Retriever {
 
   /** True when requests go to the repository's index rather than to the fallback. */
   get pushesDown(): boolean {
-    return typeof this.repository.searchEvents === 'function';
+    return isSearchableRepository(this.repository);
   }
 
   async retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]> {
     const r = normaliseRetrievalRequest(request);
     if (r.query.trim() === '') return [];
-    if (typeof this.repository.searchEvents !== 'function') return this.fallback.retrieve(request);
+    if (!isSearchableRepository(this.repository)) return this.fallback.retrieve(request);
     if (r.userId !== null) {
       const session = await this.repository.findById(r.sessionId);
       if (session !== null && session.userId !== r.userId) throw accessDenied(r.sessionId, r.userId);

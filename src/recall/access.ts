@@ -18,7 +18,7 @@ export async function ownSession(service: SessionService, sessionId: string, use
 }
 
 /**
- * Branch scoping the Java tools lack: a branch sees root events, its own and its ancestors' (never siblings'
+ * Branch scoping: a branch sees root events, its own and its ancestors' (never siblings'
  * or children's); the root conversation sees root events only.
  */
 export function visibleTo(branch: string | null): (event: SessionEvent) => boolean {

@@ -1,14 +1,21 @@
+import { createHash } from 'node:crypto';
 import { formatEvent } from '../session/formatEvent.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { quoteEntry } from '../summarization/prompts.js';
 
 /**
  * The recall block: one message that quotes archived events back to the model. It follows the summariser's
- * transcript rules (quoteEntry): every continuation line of an entry is indented and a first line that looks
- * like a header is indented too, so no quoted text can open or close the block or pose as a new entry.
+ * transcript rules (quoteEntry): every continuation line of an entry is indented (at every character any
+ * consumer breaks lines at) and a first line that looks like a header is indented too, so no quoted text can
+ * pose as a new entry. The opening and closing lines carry a tag derived from the quoted text itself: a message
+ * that contains a closing line cannot contain the tag of the block that quotes it, so even a reader that strips
+ * the indentation cannot be made to see the block end early. The tag depends only on the content, so the same
+ * recalled events give the same block (a provider's prompt cache still matches).
  */
-export const RECALL_BLOCK_HEADER = '=== RECALLED FROM EARLIER IN THIS CONVERSATION ===';
-export const RECALL_BLOCK_FOOTER = '=== END OF RECALLED CONVERSATION ===';
+/** How the opening line starts; the whole line is `${RECALL_BLOCK_HEADER} [<tag>] ===`. */
+export const RECALL_BLOCK_HEADER = '=== RECALLED FROM EARLIER IN THIS CONVERSATION';
+/** How the closing line starts; the whole line is `${RECALL_BLOCK_FOOTER} [<tag>] ===`, the opening line's tag. */
+export const RECALL_BLOCK_FOOTER = '=== END OF RECALLED CONVERSATION';
 export const RECALL_BLOCK_RULES =
   'Earlier messages matching this request, quoted as data in log order (UTC times; … = messages left out; indented lines continue an entry).';
 /** Between two entries that are not next to each other in the log. */
@@ -58,15 +65,28 @@ export interface RecallBlockEntry {
 
 /** The block's text for `entries` (in log order); a gap marker between entries that are not adjacent in the log. */
 export function renderRecallBlock(entries: readonly RecallBlockEntry[]): string {
-  const lines = [RECALL_BLOCK_HEADER, RECALL_BLOCK_RULES];
+  const body: string[] = [];
   let previousTime: string | null = null;
   let previousPosition: number | null = null;
   for (const entry of entries) {
-    if (previousPosition !== null && entry.position > previousPosition + 1) lines.push(RECALL_GAP_MARKER);
-    lines.push(recallEntry(entry.event, previousTime, entry.text));
+    if (previousPosition !== null && entry.position > previousPosition + 1) body.push(RECALL_GAP_MARKER);
+    body.push(recallEntry(entry.event, previousTime, entry.text));
     previousTime = formatRecallTime(entry.event.timestamp);
     previousPosition = entry.position;
   }
-  lines.push(RECALL_BLOCK_FOOTER);
-  return lines.join('\n');
+  const tag = recallBlockTag(body);
+  return [recallBlockOpening(tag), RECALL_BLOCK_RULES, ...body, recallBlockClosing(tag)].join('\n');
+}
+
+/** 12 hex digits of a SHA-256 of the quoted lines: a fixed point no quoted text can reach. */
+function recallBlockTag(body: readonly string[]): string {
+  return createHash('sha256').update(body.join('\n')).digest('hex').slice(0, 12);
+}
+
+export function recallBlockOpening(tag: string): string {
+  return `${RECALL_BLOCK_HEADER} [${tag}] ===`;
+}
+
+export function recallBlockClosing(tag: string): string {
+  return `${RECALL_BLOCK_FOOTER} [${tag}] ===`;
 }

@@ -4,26 +4,30 @@ import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
 import { freezeRecord, newestFirst, recordsCovering, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
-import type {
-  EventLogState,
-  ListSessionIdsOptions,
-  SessionIdPage,
-  SessionMetadataUpdate,
-  SessionRepository,
-} from './SessionRepository.js';
+import type { AtomicInsertRepository } from './AtomicInsertRepository.js';
+import type { BatchAppendRepository } from './BatchAppendRepository.js';
+import type { CompactionRecordRepository } from './CompactionRecordRepository.js';
+import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from './EnumerableRepository.js';
 import {
-  countKinds,
-  lastActivity,
   ownerHash,
-  requirePurgeCriteria,
-  requireRewriteBatch,
   sessionDeletedError,
-  type ArchivePurgeCriteria,
   type ErasedSession,
   type EraseSessionOptions,
-  type SessionActivityPage,
+  type ErasureRepository,
   type Tombstone,
-} from './lifecycle.js';
+} from './ErasureRepository.js';
+import type { EventLogState, EventLogStateRepository } from './EventLogStateRepository.js';
+import { countKinds } from './eventKinds.js';
+import { requireRewriteBatch, type EventRewritingRepository } from './EventRewritingRepository.js';
+import type { MetadataUpdatingRepository, SessionMetadataUpdate } from './MetadataUpdatingRepository.js';
+import {
+  lastActivity,
+  requirePurgeCriteria,
+  type ArchivePurgeCriteria,
+  type RetentionRepository,
+  type SessionActivityPage,
+} from './RetentionRepository.js';
+import type { SessionRepository } from './SessionRepository.js';
 
 interface SessionData {
   session: Session;
@@ -51,7 +55,19 @@ function emptyLog(session: Session): SessionData {
  * so on Node's single thread each one is atomic per session: concurrent async callers cannot interleave
  * inside an append or a compaction.
  */
-export class InMemorySessionRepository implements SessionRepository {
+export class InMemorySessionRepository
+  implements
+    SessionRepository,
+    AtomicInsertRepository,
+    MetadataUpdatingRepository,
+    EventLogStateRepository,
+    CompactionRecordRepository,
+    BatchAppendRepository,
+    EnumerableRepository,
+    ErasureRepository,
+    EventRewritingRepository,
+    RetentionRepository
+{
   private readonly sessions = new Map<string, SessionData>();
   private readonly tombstones = new Map<string, Tombstone>();
 

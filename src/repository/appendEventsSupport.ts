@@ -1,6 +1,6 @@
 import { InvalidArgumentError, requireText } from '../errors.js';
 import { SessionEvent } from '../session/SessionEvent.js';
-import type { ListSessionIdsOptions } from './SessionRepository.js';
+import type { ListSessionIdsOptions } from './EnumerableRepository.js';
 
 /** The default page size of `listSessionIds`. */
 export const DEFAULT_SESSION_ID_PAGE = 500;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import { ENGLISH_STOP_WORDS } from '../filter/stopWords.js';
-import type { EventSearchOptions } from './SessionRepository.js';
+import type { EventSearchOptions } from './SearchableRepository.js';
 
 export const DEFAULT_SEARCH_LIMIT = 20;
 /** Words of a query beyond this many are ignored: each one widens the index scan. */

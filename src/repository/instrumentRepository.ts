@@ -48,8 +48,9 @@ function sessionIdOf(operation: string, args: readonly unknown[]): string | unde
 
 /**
  * The repository with a span (`repository.<operation>`, `db.system.name`, `db.operation.name`, the session id)
- * and a `db.client.operation.duration` measurement around every method call, optional and backend-specific
- * methods included. Everything else (properties, `instanceof`) is the repository's own. The service wraps its
+ * and a `db.client.operation.duration` measurement around every method call, capability and backend-specific
+ * methods included. It has exactly the repository's methods, so a capability guard answers for it as for the
+ * repository; everything else (properties, `instanceof`) is the repository's own. The service wraps its
  * repository with this; wrapping twice is a no-op.
  */
 export function instrumentRepository<R extends SessionRepository>(repository: R): R {

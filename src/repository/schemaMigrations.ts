@@ -29,18 +29,6 @@ export interface SchemaStatus {
   unknown: number[];
 }
 
-/** Repositories with a versioned schema: SQLite, PostgreSQL and Redis. */
-export interface MigratableRepository {
-  /** Applies every pending version, lowest first; returns them (with `dryRun`, the ones it would apply). */
-  migrate(options?: MigrateOptions): Promise<number[]>;
-  schemaStatus(): Promise<SchemaStatus>;
-}
-
-export function isMigratable(value: unknown): value is MigratableRepository {
-  const r = value as Partial<MigratableRepository> | null;
-  return typeof r?.migrate === 'function' && typeof r.schemaStatus === 'function';
-}
-
 /**
  * The known migrations in application order, checked once: versions must be unique positive integers.
  * Lists are append-only but several branches may add versions independently, so the array order is not

@@ -1,11 +1,16 @@
 import type { Session } from '../session/Session.js';
-import type { SessionMetadataUpdate, SessionRepository } from './SessionRepository.js';
+import {
+  isMetadataUpdatingRepository,
+  type MetadataUpdatingRepository,
+  type SessionMetadataUpdate,
+} from './MetadataUpdatingRepository.js';
+import type { SessionRepository } from './SessionRepository.js';
 
 /**
- * Where session metadata is read and written: any repository, or an adapter with these methods. With the
- * optional `updateSessionMetadata` (every built-in repository has it) a write is atomic.
+ * Where session metadata is read and written: any repository, or an adapter with these methods. When it is
+ * a MetadataUpdatingRepository (every built-in repository is) a write is atomic.
  */
-export type SessionMetadataStore = Pick<SessionRepository, 'findById' | 'save' | 'updateSessionMetadata'>;
+export type SessionMetadataStore = Pick<SessionRepository, 'findById' | 'save'> & Partial<MetadataUpdatingRepository>;
 
 /**
  * `update` applied to the stored session's metadata: atomically through `updateSessionMetadata` when the store
@@ -16,7 +21,7 @@ export async function updateStoredMetadata(
   sessionId: string,
   update: SessionMetadataUpdate,
 ): Promise<Session | null> {
-  if (typeof store.updateSessionMetadata === 'function') return store.updateSessionMetadata(sessionId, update);
+  if (isMetadataUpdatingRepository(store)) return store.updateSessionMetadata(sessionId, update);
   const session = await store.findById(sessionId);
   return session === null ? null : store.save(session.with({ metadata: update(session.metadata) }));
 }

@@ -1,8 +1,10 @@
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import { isCompactionRecordRepository, type CompactionRecordRepository } from '../repository/CompactionRecordRepository.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import { requireStorableText } from '../validation/inputs.js';
+import type { CompactionLocks } from './compaction/CompactionLocks.js';
 import { accessDenied } from './sessionAccess.js';
 import { coveredIds, isRedacted, METADATA_TAINTED_BY, taintedBy } from '../compaction/coverage.js';
 import { originalIdOf } from '../compaction/strategies/replaceInPlace.js';
@@ -31,11 +33,8 @@ export interface RevertResult {
 export interface RevertContext {
   repository: SessionRepository;
   now: () => Date;
-  /**
-   * Runs `work` under the service's per-session compaction lock and the cross-process compaction lease, as
-   * compact does; `held()` says whether the lease is still held (always true without one).
-   */
-  locked: <T>(sessionId: string, work: (held: () => boolean) => Promise<T>) => Promise<T>;
+  /** The locks compact runs under: a revert and a compaction of one session never interleave, in any process. */
+  locks: CompactionLocks;
   /**
    * Finishes a committed revert while the locks are still held (the service regenerates restored summaries
    * written from since-redacted content there, so no compaction elsewhere reads them in between); its result
@@ -51,7 +50,7 @@ export class CompactionReverter {
   async list(sessionId: string, options: CompactionAccessOptions = {}): Promise<CompactionRecord[]> {
     const repository = this.context.repository;
     await this.requireSession(sessionId, options);
-    if (repository.listCompactions === undefined) throw unsupported('listCompactions');
+    if (!isCompactionRecordRepository(repository)) throw unsupported('listCompactions');
     return repository.listCompactions(sessionId);
   }
 
@@ -59,23 +58,33 @@ export class CompactionReverter {
     requireStorableText(compactionId, 'compactionId');
     await this.requireSession(sessionId, options);
     const { repository } = this.context;
-    if (repository.listCompactions === undefined || repository.revertCompactionEvents === undefined)
-      throw unsupported('revertCompaction');
-    return this.context.locked(sessionId, async (held) => {
+    if (!isCompactionRecordRepository(repository)) throw unsupported('revertCompaction');
+    const revert = async (held: () => boolean): Promise<RevertResult> => {
       for (let attempt = 0; attempt < MAX_REVERT_ATTEMPTS; attempt++) {
-        const outcome = await this.attempt(sessionId, compactionId, held);
+        const outcome = await this.attempt(repository, sessionId, compactionId, held);
         if (outcome !== null) return this.context.settle === undefined ? outcome : this.context.settle(sessionId, outcome);
       }
       throw new IllegalStateError(
         `Could not revert compaction ${compactionId}: the session kept changing (${MAX_REVERT_ATTEMPTS} attempts)`,
       );
+    };
+    // A revert has no no-op result to return: when another holder keeps the lease past `waitMs`, it is
+    // refused, having changed nothing.
+    return this.context.locks.exclusive(sessionId, revert, async () => {
+      throw new IllegalStateError(
+        `Session ${sessionId} is being compacted by another holder of the compaction lock; the revert changed nothing, try again`,
+      );
     });
   }
 
   /** One CAS attempt; null when it lost to a concurrent write (nothing was changed). */
-  private async attempt(sessionId: string, compactionId: string, held: () => boolean): Promise<RevertResult | null> {
-    const repository = this.context.repository;
-    const records = await repository.listCompactions!(sessionId);
+  private async attempt(
+    repository: SessionRepository & CompactionRecordRepository,
+    sessionId: string,
+    compactionId: string,
+    held: () => boolean,
+  ): Promise<RevertResult | null> {
+    const records = await repository.listCompactions(sessionId);
     const record = revertible(records, compactionId);
     const version = await repository.getEventVersion(sessionId);
     const log = await repository.findEvents(sessionId, EventFilter.all());
@@ -115,7 +124,7 @@ export class CompactionReverter {
         `Compaction ${compactionId} was not reverted: the compaction lease of session ${sessionId} was lost (nothing changed)`,
       );
     }
-    if (!(await repository.revertCompactionEvents!(sessionId, compactionId, window, version, at))) return null;
+    if (!(await repository.revertCompactionEvents(sessionId, compactionId, window, version, at))) return null;
     const wasActive = new Set(record.windowAfter);
     return {
       compactionId,
@@ -156,7 +165,7 @@ function revertible(records: readonly CompactionRecord[], compactionId: string):
 
 export function unsupported(operation: string): IllegalStateError {
   return new IllegalStateError(
-    `${operation} is not supported by this repository (it needs the optional compaction-record methods of the SessionRepository SPI)`,
+    `${operation} is not supported by this repository (it is not a CompactionRecordRepository: listCompactions and revertCompactionEvents)`,
   );
 }
 

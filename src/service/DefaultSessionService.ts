@@ -1,11 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { CompactionRequest } from '../compaction/CompactionRequest.js';
-import { CompactionResult } from '../compaction/CompactionResult.js';
-import { toCompactionStrategy, type CompactionStrategyLike, type StrategyPreview } from '../compaction/CompactionStrategy.js';
-import { toCompactionTrigger, type CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
+import type { CompactionResult } from '../compaction/CompactionResult.js';
+import type { CompactionStrategyLike } from '../compaction/CompactionStrategy.js';
+import type { CompactionTriggerLike } from '../compaction/CompactionTrigger.js';
 import { verifyCoverage, type CoverageReport } from '../compaction/coverage.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
+import { EventFilter } from '../filter/EventFilter.js';
 import { toEventFilter } from '../filter/toEventFilter.js';
+import type { CompactionLock, CompactionLockSettings } from '../lock/CompactionLock.js';
+import { defaultLogger, type Logger } from '../logging.js';
+import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import type { EventLogState } from '../repository/EventLogStateRepository.js';
+import { instrumentRepository } from '../repository/instrumentRepository.js';
+import { readEventLogState } from '../repository/readEventLogState.js';
+import type { SessionRepository } from '../repository/SessionRepository.js';
+import { updateStoredMetadata } from '../repository/updateStoredMetadata.js';
+import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
+import type { Message } from '../session/Message.js';
+import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
+import { SessionEvent } from '../session/SessionEvent.js';
+import type { ChatClient } from '../summarization/ChatClient.js';
+import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
+import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import {
   invalid,
   requireDate,
@@ -14,48 +29,16 @@ import {
   requireOffsetDate,
   requireStorableText,
 } from '../validation/inputs.js';
-import { EventFilter } from '../filter/EventFilter.js';
-import { defaultLogger, type Logger } from '../logging.js';
-import type { EventLogState, SessionRepository } from '../repository/SessionRepository.js';
-import { updateStoredMetadata } from '../repository/updateStoredMetadata.js';
-import { readEventLogState } from '../repository/readEventLogState.js';
-import { estimateEventsTokens } from '../tokens/eventTokens.js';
-import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
-import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
-import { validateCreateSessionRequest, type CreateSessionRequest } from '../session/CreateSessionRequest.js';
-import { KeyedMutex } from './KeyedMutex.js';
-import type { CompactionLock, CompactionLockSettings } from '../lock/CompactionLock.js';
-import { resolveLockSettings, withCompactionLease, type ResolvedLockSettings } from '../lock/compactionLease.js';
-import { maskedOriginals } from './maskedOriginals.js';
-import { pinnedEventsLost, setPinned, withDefaultPin } from './pinning.js';
-import { requireHooks, runAfterHooks, runBeforeHooks, type CompactionHooks } from './CompactionHooks.js';
-import { compactionStatsHooks, isCompactionStatsHooks } from './compactionStats.js';
-import { strategyName, traceCompaction, type CompactionTelemetry } from '../telemetry/CompactionTelemetry.js';
-import { instrumentRepository } from '../repository/instrumentRepository.js';
-import type { Message } from '../session/Message.js';
-import { DEFAULT_TIME_TO_LIVE_MS, Session } from '../session/Session.js';
-import { SessionEvent } from '../session/SessionEvent.js';
-import type {
-  AppendMessageOptions,
-  CompactOptions,
-  CompactionPreview,
-  KnownWindow,
-  PreviewOptions,
-  SessionService,
-} from './SessionService.js';
-import {
-  placeInWindow,
-  rangeBounds,
-  requireCompactionRange,
-  resolveCompactionRange,
-  type CompactionRange,
-} from '../compaction/CompactionRange.js';
-import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
-import { buildCompactionRecord } from './compactionRecords.js';
+import type { CompactionHooks } from './CompactionHooks.js';
 import { CompactionReverter, type CompactionAccessOptions, type RevertResult } from './CompactionReverter.js';
-import { SessionForker, type ForkSessionOptions } from './SessionForker.js';
-import type { ChatClient } from '../summarization/ChatClient.js';
+import { compactionStatsHooks } from './compactionStats.js';
+import { CompactionHookList } from './compaction/CompactionHookList.js';
+import { CompactionLocks } from './compaction/CompactionLocks.js';
+import { CompactionPreviewer } from './compaction/CompactionPreviewer.js';
+import { CompactionRunner } from './compaction/CompactionRunner.js';
+import type { DataLifecycleContext } from './lifecycle/DataLifecycleContext.js';
 import { EventRedactor } from './lifecycle/EventRedactor.js';
+import { reclaimStorage } from './lifecycle/reclaimStorage.js';
 import type {
   ErasureReport,
   PurgeDerivedOptions,
@@ -67,27 +50,20 @@ import type {
   RetentionReport,
 } from './lifecycle/reports.js';
 import { RetentionRunner } from './lifecycle/RetentionRunner.js';
-import { SessionEraser, type LifecycleContext } from './lifecycle/SessionEraser.js';
-
+import { SessionEraser } from './lifecycle/SessionEraser.js';
+import { setPinned, withDefaultPin } from './pinning.js';
+import { SessionForker, type ForkSessionOptions } from './SessionForker.js';
+import type {
+  AppendMessageOptions,
+  CompactOptions,
+  CompactionPreview,
+  PreviewOptions,
+  SessionService,
+} from './SessionService.js';
 import { SessionServiceEvents, type SessionServiceEventMap, type SessionServiceEventName } from './SessionServiceEvents.js';
 
 /** How long a deleted session's id stays blocked by default: 30 days. */
 export const DEFAULT_TOMBSTONE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
-
-/** The `range` field of a `compactionCompleted` payload: present only for a compaction limited to a range. */
-function rangeOf(range: CompactionRecordRange | null): { range?: CompactionRecordRange } {
-  return range === null ? {} : { range };
-}
-
-function requireKnownWindow(known: KnownWindow, sessionId: string): void {
-  if (known === null || typeof known !== 'object') throw invalid('knownWindow', 'an object', known);
-  if (known.session === null || typeof known.session !== 'object' || known.session.id !== sessionId) {
-    throw new InvalidArgumentError('knownWindow.session must be the Session being compacted');
-  }
-  if (!Array.isArray(known.events) || !known.events.every((e) => e instanceof SessionEvent && e.sessionId === sessionId)) {
-    throw new InvalidArgumentError("knownWindow.events must be the session's SessionEvents");
-  }
-}
 
 export interface DefaultSessionServiceOptions {
   /** Time to live of new sessions unless the request says otherwise; default 60 days. */
@@ -142,36 +118,25 @@ export interface DefaultSessionServiceOptions {
   summaryRegenerationClient?: ChatClient;
 }
 
-/** What compact() knows about the run beyond the strategy function: its name (for the record) and the range. */
-interface CompactionContext {
-  strategy: string;
-  range: CompactionRange | undefined;
-}
-
-type CommitCompaction = (
-  windowBefore: readonly SessionEvent[],
-  archived: readonly SessionEvent[],
-  retained: readonly SessionEvent[],
-  version: number,
-) => Promise<false | { compactionId?: string }>;
-
+/**
+ * The SessionService over any SessionRepository: sessions and their logs itself, and a facade over the units
+ * that do the rest — compaction (CompactionRunner, CompactionPreviewer), revert (CompactionReverter), fork
+ * (SessionForker), and the data lifecycle (SessionEraser, EventRedactor, RetentionRunner).
+ */
 export class DefaultSessionService implements SessionService {
   readonly defaultTimeToLiveMs: number;
-  /** Compaction lifecycle events: compactionStarted, compactionCompleted, compactionSkipped, compactionFailed. */
+  /** Compaction progress (started, completed, skipped, failed, reverted) and data changes (erased, rewritten, purged). */
   readonly events = new SessionServiceEvents();
   protected readonly logger: Logger;
   protected readonly now: () => Date;
-  private readonly estimator: TokenCountEstimator;
-  private readonly conflictPolicy: 'skip' | 'rebase';
-  private readonly maxRebaseAttempts: number;
-  private readonly lock: KeyedMutex | null;
-  private compactionLock: ResolvedLockSettings | null;
   private readonly pinSystemMessages: boolean;
-  private readonly hooks: CompactionHooks[];
-  private defaultStatsHooks: CompactionHooks | undefined;
+  private readonly locks: CompactionLocks;
+  private readonly hooks: CompactionHookList;
   private readonly eraser: SessionEraser;
   private readonly redactor: EventRedactor;
   private readonly retention: RetentionRunner;
+  private readonly runner: CompactionRunner;
+  private readonly previewer: CompactionPreviewer;
   private readonly reverter: CompactionReverter;
   private readonly forker: SessionForker;
 
@@ -192,40 +157,48 @@ export class DefaultSessionService implements SessionService {
     this.defaultTimeToLiveMs = ttl;
     this.logger = opts.logger ?? defaultLogger();
     this.now = opts.now ?? (() => new Date());
-    this.estimator = opts.tokenCountEstimator ?? defaultTokenCountEstimator();
-    this.conflictPolicy = opts.conflictPolicy ?? 'skip';
-    this.maxRebaseAttempts =
+    const estimator = opts.tokenCountEstimator ?? defaultTokenCountEstimator();
+    const maxRebaseAttempts =
       opts.maxRebaseAttempts === undefined ? 5 : requireInteger(opts.maxRebaseAttempts, 'maxRebaseAttempts', 0, 1000);
-    this.lock = opts.lockCompactions === false ? null : new KeyedMutex();
-    this.compactionLock = resolveLockSettings(opts.compactionLock);
+    this.locks = new CompactionLocks(opts.lockCompactions !== false, opts.compactionLock, this.logger);
     this.pinSystemMessages = opts.pinSystemMessages === true;
-    const hooks = opts.hooks === undefined ? [] : Array.isArray(opts.hooks) ? opts.hooks : [opts.hooks as CompactionHooks];
-    this.hooks = hooks.map(requireHooks);
-    if (opts.recordCompactionStats === true && !this.hooks.some(isCompactionStatsHooks)) {
-      this.defaultStatsHooks = compactionStatsHooks(this, this.now);
-      this.hooks.unshift(this.defaultStatsHooks);
-    }
+    this.hooks = new CompactionHookList(
+      opts.hooks,
+      opts.recordCompactionStats === true ? () => compactionStatsHooks(this, this.now) : undefined,
+      this.logger,
+    );
     // Every repository call gets a span and a latency measurement (no-ops without an OpenTelemetry SDK).
     this.repository = instrumentRepository(repository);
     const tombstoneTtlMs = opts.tombstoneTtlMs ?? DEFAULT_TOMBSTONE_TTL_MS;
     if (typeof tombstoneTtlMs !== 'number' || Number.isNaN(tombstoneTtlMs) || tombstoneTtlMs < 0)
       throw new InvalidArgumentError('tombstoneTtlMs must be a number >= 0');
-    const lifecycle: LifecycleContext = {
+    const dataLifecycle: DataLifecycleContext = {
       repository: this.repository,
       emit: (name, payload) => this.emit(name, payload),
       logger: this.logger,
       now: this.now,
     };
-    this.eraser = new SessionEraser(lifecycle, tombstoneTtlMs);
-    this.redactor = new EventRedactor(lifecycle, opts.summaryRegenerationClient);
-    this.retention = new RetentionRunner(lifecycle, this.eraser);
+    this.eraser = new SessionEraser(dataLifecycle, tombstoneTtlMs);
+    this.redactor = new EventRedactor(dataLifecycle, opts.summaryRegenerationClient);
+    this.retention = new RetentionRunner(dataLifecycle, this.eraser);
+    this.runner = new CompactionRunner({
+      repository: this.repository,
+      logger: this.logger,
+      now: this.now,
+      estimator,
+      conflictPolicy: opts.conflictPolicy ?? 'skip',
+      maxRebaseAttempts,
+      locks: this.locks,
+      hooks: this.hooks,
+      redactor: this.redactor,
+      explain: (error, sessionId) => this.eraser.explain(error, sessionId),
+      emit: (name, payload) => this.emit(name, payload),
+    });
+    this.previewer = new CompactionPreviewer({ repository: this.repository, now: this.now, estimator });
     this.reverter = new CompactionReverter({
       repository: this.repository,
       now: this.now,
-      locked: (sessionId, work) => {
-        const leased = () => this.underCompactionLease(sessionId, work);
-        return this.lock === null ? leased() : this.lock.run(sessionId, leased);
-      },
+      locks: this.locks,
       settle: (sessionId, result) => this.regenerateRestoredSummaries(sessionId, result),
     });
     this.forker = new SessionForker({
@@ -265,10 +238,10 @@ export class DefaultSessionService implements SessionService {
 
   /**
    * Read-modify-write of a session's metadata (the token calibration, usage totals, compaction stats).
-   * Atomic through the repository's `updateSessionMetadata` (every built-in repository has it): concurrent
+   * Atomic when the repository is a MetadataUpdatingRepository (every built-in repository is): concurrent
    * updates of one session, from this and other processes, all land. `update` may then run more than once, so
-   * keep it pure. A custom repository without that method gets a plain read then save, where a concurrent
-   * update may be overwritten.
+   * keep it pure. Any other repository gets a plain read then save, where a concurrent update may be
+   * overwritten.
    */
   async updateMetadata(
     sessionId: string,
@@ -304,18 +277,13 @@ export class DefaultSessionService implements SessionService {
 
   /** Also removes tombstones that have expired. */
   async deleteExpiredSessions(before: Date): Promise<number> {
-    const ids = await this.repository.findExpiredSessionIds(requireDate(before, 'before'));
-    let deleted = 0;
-    for (const id of ids) deleted += (await this.eraser.eraseSession(id, 'expired')).sessions;
-    await this.eraser.purgeExpiredTombstones(1000);
-    if (deleted > 0) await this.repository.reclaimStorage?.();
-    return deleted;
+    return this.eraser.eraseExpired(requireDate(before, 'before'));
   }
 
-  /** Once a lifecycle operation is done, lets the store make the removed bytes unrecoverable (SQLite secureDelete). */
+  /** Once an erasure, redaction or retention pass is done, lets the store make the removed bytes unrecoverable. */
   private async reclaiming<T>(operation: Promise<T>): Promise<T> {
     const result = await operation;
-    await this.repository.reclaimStorage?.();
+    await reclaimStorage(this.repository);
     return result;
   }
 
@@ -376,17 +344,11 @@ export class DefaultSessionService implements SessionService {
   }
 
   /**
-   * 1. missing session → "Session not found: <id>";
-   * 2. read the version BEFORE the events, so that any append after it makes the CAS write fail;
-   * 3. read the active window only (archived events are never re-processed);
-   * 4. trigger false → the window unchanged, no write;
-   * 5. run the strategy; if it archived something, commit with compactEvents(…, version);
-   * 6. CAS lost → the window as read with nothing archived — never an exception, never a retry that would
-   *    call a summariser again (with conflictPolicy 'rebase', the same result may be re-committed instead).
-   * With `options.knownWindow` the trigger is first asked about that window: when it does not fire, steps 1–3
-   * are skipped (a chat turn already holds the window: no round trip); when it fires, 1–6 run as above.
-   * With `options.range`, step 5 runs the strategy over the range only and puts its result in the range's
-   * place. A committed compaction is recorded (see `listCompactions`) when the repository keeps records.
+   * The only compaction entry point (see CompactionRunner for the protocol): the version is read before the
+   * active window, the trigger decides, the strategy's result is committed with compare-and-set; a lost CAS
+   * is a no-op result, never an exception. With `options.knownWindow` a trigger that does not fire costs no
+   * read; with `options.range` the strategy sees only that part of the window. A committed compaction is
+   * recorded (see `listCompactions`) when the repository keeps records.
    */
   async compact(
     sessionId: string,
@@ -394,35 +356,7 @@ export class DefaultSessionService implements SessionService {
     strategy: CompactionStrategyLike,
     options: CompactOptions = {},
   ): Promise<CompactionResult> {
-    requireStorableText(sessionId, 'sessionId');
-    const t = toCompactionTrigger(trigger);
-    const s = toCompactionStrategy(strategy);
-    const client = (s as { chatClient?: ChatClient }).chatClient;
-    const known = options?.knownWindow;
-    if (known !== undefined) requireKnownWindow(known, sessionId);
-    const range = options?.range === undefined ? undefined : requireCompactionRange(options.range);
-    const name = strategyName(strategy);
-    const context: CompactionContext = { strategy: name, range };
-    return traceCompaction(sessionId, name, async (telemetry) => {
-      if (known !== undefined && !this.redactor.hasTainted(known.events)) {
-        const events = known.events;
-        const fired = await t.shouldCompact(CompactionRequest.of(known.session, events));
-        if (!fired) {
-          telemetry.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
-          telemetry.triggered(false);
-          this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
-          return CompactionResult.noop(events);
-        }
-      }
-      const shouldCompact = t.shouldCompact.bind(t);
-      const run = () =>
-        this.compactionLock === null
-          ? this.compactUnlocked(sessionId, shouldCompact, s.compact.bind(s), telemetry, client, context)
-          : this.compactUnderLease(this.compactionLock, sessionId, shouldCompact, s.compact.bind(s), context, telemetry, client);
-      return (this.lock === null ? run() : this.lock.run(sessionId, run)).catch(async (error: unknown) => {
-        throw await this.eraser.explain(error, sessionId);
-      });
-    });
+    return this.runner.compact(sessionId, trigger, strategy, options);
   }
 
   /**
@@ -430,56 +364,15 @@ export class DefaultSessionService implements SessionService {
    * SessionMemory that receive a ready service; same settings as the `compactionLock` option.
    */
   setCompactionLock(lock: CompactionLock | CompactionLockSettings | null): void {
-    this.compactionLock = resolveLockSettings(lock);
+    this.locks.setLease(lock);
   }
 
   /**
-   * Evaluates the trigger without the lease first, so that the lock is only touched when there is work;
-   * under the lease the window is read again, since the previous holder may just have compacted it.
+   * Registers compaction hooks (see `CompactionHooks`); returns a function that removes them. Hooks run in
+   * registration order, after those given to the constructor.
    */
-  private async compactUnderLease(
-    settings: ResolvedLockSettings,
-    sessionId: string,
-    shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
-    compact: (r: CompactionRequest) => Promise<CompactionResult>,
-    context: CompactionContext,
-    telemetry?: CompactionTelemetry,
-    chatClient?: ChatClient,
-  ): Promise<CompactionResult> {
-    const { request } = await this.readWindow(sessionId);
-    if (!this.redactor.hasTainted(request.events) && !(await shouldCompact(request))) {
-      telemetry?.windowRead(request.events.length, () => estimateEventsTokens(request.events, this.estimator));
-      telemetry?.triggered(false);
-      this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
-      return CompactionResult.noop(request.events);
-    }
-    return withCompactionLease(
-      settings,
-      sessionId,
-      this.logger,
-      (held) => this.compactUnlocked(sessionId, shouldCompact, compact, telemetry, chatClient, context, held),
-      async () => {
-        this.logger.debug('compaction lease held by another holder; skipped', { sessionId });
-        telemetry?.nothingToArchive('lock-held');
-        this.emit('compactionSkipped', { sessionId, reason: 'lock-held' });
-        return CompactionResult.noop((await this.readWindow(sessionId)).request.events, 'lock-held');
-      },
-    );
-  }
-
-  /**
-   * Runs `work` holding the configured cross-process compaction lease (none configured: at once), so that a
-   * revert and a compaction of one session in two processes never interleave. A revert has no no-op result
-   * to return: when another holder keeps the lease past `waitMs`, it is refused, having changed nothing.
-   */
-  private underCompactionLease<T>(sessionId: string, work: (held: () => boolean) => Promise<T>): Promise<T> {
-    const settings = this.compactionLock;
-    if (settings === null) return work(() => true);
-    return withCompactionLease(settings, sessionId, this.logger, work, async () => {
-      throw new IllegalStateError(
-        `Session ${sessionId} is being compacted by another holder of the compaction lock; the revert changed nothing, try again`,
-      );
-    });
+  addCompactionHooks(hooks: CompactionHooks): () => void {
+    return this.hooks.add(hooks);
   }
 
   /** What compact would do, without writing; summarising strategies skip the model unless `callModel`. */
@@ -489,55 +382,7 @@ export class DefaultSessionService implements SessionService {
     strategy: CompactionStrategyLike,
     options: PreviewOptions = {},
   ): Promise<CompactionPreview> {
-    requireStorableText(sessionId, 'sessionId');
-    const t = toCompactionTrigger(trigger);
-    const s = toCompactionStrategy(strategy);
-    const { request } = await this.readWindow(sessionId);
-    // Resolved before the trigger runs, as compact does: a bad range is an error whatever the trigger says.
-    const scope = options.range === undefined ? null : resolveCompactionRange(request.events, options.range, this.now());
-    const tokensBefore = estimateEventsTokens(request.events, this.estimator);
-    const base = {
-      tokensBefore,
-      eventsBefore: request.events.length,
-      ...(options.range !== undefined ? { range: scope === null ? null : rangeBounds(request.events, scope) } : {}),
-    };
-    if (!(await t.shouldCompact(request))) {
-      return {
-        ...base,
-        triggered: false,
-        result: CompactionResult.noop(request.events),
-        tokensAfter: tokensBefore,
-        eventsAfter: request.events.length,
-        modelCalled: false,
-      };
-    }
-    // With a range, the strategy previews the range only and its result takes the range's place.
-    if (options.range !== undefined && scope === null) {
-      return {
-        ...base,
-        triggered: true,
-        result: CompactionResult.noop(request.events),
-        tokensAfter: tokensBefore,
-        eventsAfter: request.events.length,
-        modelCalled: false,
-      };
-    }
-    const scoped = scope === null ? request : request.withEvents(request.events.slice(scope.start, scope.end));
-    const preview: Omit<StrategyPreview, 'modelCalled'> & { modelCalled: boolean | undefined } =
-      s.preview !== undefined && options.callModel !== true
-        ? await s.preview(scoped)
-        : { result: await s.compact(scoped), modelCalled: s.preview !== undefined ? true : undefined };
-    const result = scope === null ? preview.result : placeInWindow(request.events, scope, preview.result);
-    return {
-      ...base,
-      triggered: true,
-      result,
-      tokensAfter: estimateEventsTokens(result.compactedEvents, this.estimator),
-      eventsAfter: result.compactedEvents.length,
-      modelCalled: preview.modelCalled,
-      ...(preview.summarizedEvents !== undefined ? { summarizedEvents: preview.summarizedEvents } : {}),
-      ...(preview.stages !== undefined ? { stages: preview.stages } : {}),
-    };
+    return this.previewer.preview(sessionId, trigger, strategy, options);
   }
 
   /** The session's committed compactions, newest first (reverted ones included, with `revertedAt`). */
@@ -586,215 +431,6 @@ export class DefaultSessionService implements SessionService {
   /** Proves the coverage ledger over the whole log (see compaction/coverage.ts). */
   async verifyCoverage(sessionId: string): Promise<CoverageReport> {
     return verifyCoverage(await this.getEvents(sessionId, EventFilter.all()));
-  }
-
-  private async readWindow(sessionId: string): Promise<{ version: number; request: CompactionRequest }> {
-    const session = await this.repository.findById(sessionId);
-    if (session === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
-    const version = await this.repository.getEventVersion(sessionId);
-    const events = await this.repository.findEvents(sessionId, EventFilter.active());
-    const originals = await maskedOriginals(this.repository, sessionId, events);
-    return { version, request: CompactionRequest.of(session, events, { originals }) };
-  }
-
-  private async compactUnlocked(
-    sessionId: string,
-    shouldCompact: (r: CompactionRequest) => boolean | Promise<boolean>,
-    compact: (r: CompactionRequest) => Promise<CompactionResult>,
-    telemetry?: CompactionTelemetry,
-    chatClient?: ChatClient,
-    context: CompactionContext = { strategy: 'function', range: undefined },
-    leaseHeld: () => boolean = () => true,
-  ): Promise<CompactionResult> {
-    let window = await this.readWindow(sessionId);
-    if (this.redactor.hasTainted(window.request.events)) {
-      // A summary written from since-redacted content must not be fed to the next summary: rewrite it first.
-      await this.reclaiming(this.redactor.regenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {}));
-      window = await this.readWindow(sessionId);
-    }
-    const { version, request: read } = window;
-    const events = read.events;
-    // Resolved before the trigger runs, so that a bad range is an error whatever the trigger says.
-    const scope = context.range === undefined ? null : resolveCompactionRange(events, context.range, this.now());
-    telemetry?.windowRead(events.length, () => estimateEventsTokens(events, this.estimator));
-    const fired = await shouldCompact(read);
-    telemetry?.triggered(fired);
-    if (!fired) {
-      this.emit('compactionSkipped', { sessionId, reason: 'trigger-not-fired' });
-      return CompactionResult.noop(events);
-    }
-    const before = await runBeforeHooks(this.hooks, { sessionId, session: read.session, events }, this.logger);
-    if (before.veto) {
-      this.logger.info('compaction vetoed by beforeCompaction', { sessionId, reason: before.reason });
-      telemetry?.nothingToArchive('vetoed');
-      this.emit('compactionSkipped', { sessionId, reason: 'vetoed' });
-      return CompactionResult.noop(events);
-    }
-    if (context.range !== undefined && scope === null) {
-      telemetry?.nothingToArchive('empty-range');
-      this.emit('compactionSkipped', { sessionId, reason: 'empty-range' });
-      return CompactionResult.noop(events);
-    }
-    const inScope = scope === null ? events : events.slice(scope.start, scope.end);
-    const request =
-      before.instructions.length === 0 && scope === null
-        ? read
-        : CompactionRequest.of(read.session, inScope, { originals: read.originals.values(), instructions: before.instructions });
-    const recordRange = scope === null ? null : rangeBounds(events, scope);
-    const commit = (
-      windowBefore: readonly SessionEvent[],
-      archived: readonly SessionEvent[],
-      retained: readonly SessionEvent[],
-      v: number,
-    ) => this.commitCompaction(sessionId, windowBefore, archived, retained, v, context.strategy, recordRange);
-    this.emit('compactionStarted', { sessionId });
-    try {
-      const proposed = await compact(request);
-      // The strategy's window takes the range's place; what lies outside the range is kept as it is.
-      const result = scope === null ? proposed : placeInWindow(events, scope, proposed);
-      if (result.archivedEvents.length === 0) {
-        telemetry?.nothingToArchive(result.skipReason ?? 'nothing-to-archive');
-        this.emit('compactionSkipped', { sessionId, reason: result.skipReason ?? 'nothing-to-archive' });
-        return result;
-      }
-      // The guarantee holds for any strategy, custom ones included: a result losing a pin is not committed.
-      const lost = pinnedEventsLost(events, result);
-      if (lost.length > 0) {
-        this.logger.warn('the strategy archived or dropped pinned events; nothing committed', {
-          sessionId,
-          pinned: lost.map((e) => e.id),
-        });
-        telemetry?.nothingToArchive('pinned-event');
-        this.emit('compactionSkipped', { sessionId, reason: 'pinned-event' });
-        return CompactionResult.noop(events);
-      }
-      if (!leaseHeld()) {
-        // Another holder may have taken over and be summarising the same window: committing would race it.
-        this.logger.warn('compaction lease lost before commit; nothing committed', { sessionId });
-        telemetry?.nothingToArchive('lock-lost');
-        this.emit('compactionSkipped', { sessionId, reason: 'lock-lost' });
-        return CompactionResult.noop(events, 'lock-lost').withUsage(result.usage);
-      }
-      const committed = await commit(events, result.archivedEvents, result.compactedEvents, version);
-      if (committed !== false) {
-        telemetry?.committed(this.committedFigures(result), false);
-        this.emit('compactionCompleted', { sessionId, result, rebased: false, ...committed, ...rangeOf(recordRange) });
-        await this.afterCommit(sessionId, events, result);
-        return result;
-      }
-      telemetry?.casConflict();
-      const rebase = this.conflictPolicy === 'rebase' ? await this.rebase(sessionId, events, result, commit) : null;
-      if (rebase !== null) {
-        const { result: rebased, compactionId } = rebase;
-        telemetry?.committed(this.committedFigures(rebased), true);
-        this.emit('compactionCompleted', { sessionId, result: rebased, rebased: true, ...compactionId, ...rangeOf(recordRange) });
-        await this.afterCommit(sessionId, events, rebased);
-        return rebased;
-      }
-      telemetry?.lost();
-      this.logger.debug('compaction lost its CAS race; skipped', { sessionId, expectedVersion: version });
-      this.emit('compactionSkipped', { sessionId, reason: 'cas-conflict' });
-      // Nothing was written, but the summariser was paid: the usage stays on the no-op.
-      return CompactionResult.noop(events).withUsage(result.usage);
-    } catch (error) {
-      this.emit('compactionFailed', { sessionId, error });
-      throw error;
-    }
-  }
-
-  /** Runs the `afterCompaction` hooks of a committed compaction (their errors are logged, never thrown). */
-  private async afterCommit(sessionId: string, window: readonly SessionEvent[], result: CompactionResult): Promise<void> {
-    if (this.hooks.length === 0) return;
-    const before = new Set(window.map((e) => e.id));
-    const summaryEvents = result.compactedEvents.filter((e) => e.isSynthetic() && !before.has(e.id));
-    await runAfterHooks(this.hooks, { sessionId, result, archivedEvents: result.archivedEvents, summaryEvents }, this.logger);
-  }
-
-  /**
-   * Registers compaction hooks (see `CompactionHooks`); returns a function that removes them. Hooks run in
-   * registration order, after those given to the constructor.
-   */
-  addCompactionHooks(hooks: CompactionHooks): () => void {
-    const h = requireHooks(hooks);
-    if (isCompactionStatsHooks(h) && this.defaultStatsHooks !== undefined) {
-      // Explicit stats hooks replace the default ones: the totals are recorded once.
-      this.hooks.splice(this.hooks.indexOf(this.defaultStatsHooks), 1);
-      this.defaultStatsHooks = undefined;
-    }
-    this.hooks.push(h);
-    return () => {
-      const i = this.hooks.indexOf(h);
-      if (i >= 0) this.hooks.splice(i, 1);
-    };
-  }
-
-  /**
-   * Re-commits `result` on top of appends that happened meanwhile. Safe only when the window we read is
-   * still an unchanged prefix of the current one: then the new events simply follow the retained window.
-   */
-  private async rebase(
-    sessionId: string,
-    read: readonly SessionEvent[],
-    result: CompactionResult,
-    commit: CommitCompaction,
-  ): Promise<{ result: CompactionResult; compactionId: { compactionId?: string } } | null> {
-    for (let attempt = 0; attempt < this.maxRebaseAttempts; attempt++) {
-      const version = await this.repository.getEventVersion(sessionId);
-      const current = await this.repository.findEvents(sessionId, EventFilter.active());
-      if (current.length < read.length || read.some((e, i) => current[i]!.id !== e.id)) return null;
-      const appended = current.slice(read.length);
-      const retained = [...result.compactedEvents, ...appended];
-      const committed = await commit(current, result.archivedEvents, retained, version);
-      if (committed !== false) {
-        this.logger.debug('compaction rebased over concurrent appends', { sessionId, appended: appended.length, attempt });
-        return {
-          result: new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage),
-          compactionId: committed,
-        };
-      }
-    }
-    return null;
-  }
-
-  /**
-   * compactEvents, recorded as a compaction unit in the same atomic step when the repository keeps records.
-   * false: the CAS was lost (nothing written, nothing recorded).
-   */
-  private async commitCompaction(
-    sessionId: string,
-    windowBefore: readonly SessionEvent[],
-    archived: readonly SessionEvent[],
-    retained: readonly SessionEvent[],
-    version: number,
-    strategy: string,
-    range: CompactionRecordRange | null,
-  ): Promise<false | { compactionId?: string }> {
-    // Only a repository that can list records stores them: another one is called as before, without one.
-    if (this.repository.listCompactions === undefined) {
-      return (await this.repository.compactEvents(sessionId, archived, retained, version)) ? {} : false;
-    }
-    const record = buildCompactionRecord({
-      id: randomUUID(),
-      sessionId,
-      createdAt: this.now(),
-      strategy,
-      versionBefore: version,
-      windowBefore,
-      archived,
-      retained,
-      range,
-    });
-    const committed = await this.repository.compactEvents(sessionId, archived, retained, version, record);
-    return committed ? { compactionId: record.id } : false;
-  }
-
-  private committedFigures(result: CompactionResult) {
-    return {
-      archived: result.archivedEvents.length,
-      tokensSaved: result.tokensEstimatedSaved,
-      eventsAfter: result.compactedEvents.length,
-      tokensAfter: () => estimateEventsTokens(result.compactedEvents, this.estimator),
-    };
   }
 
   private emit<K extends SessionServiceEventName>(name: K, payload: SessionServiceEventMap[K]): void {

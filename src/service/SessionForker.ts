@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { Logger } from '../logging.js';
+import { isAtomicInsertRepository } from '../repository/AtomicInsertRepository.js';
+import { isBatchAppendRepository } from '../repository/BatchAppendRepository.js';
+import type { EventLogState } from '../repository/EventLogStateRepository.js';
 import { readEventLogState } from '../repository/readEventLogState.js';
-import type { EventLogState, SessionRepository } from '../repository/SessionRepository.js';
+import type { SessionRepository } from '../repository/SessionRepository.js';
 import { Session } from '../session/Session.js';
 import { restoreSessionEvent, type SessionEvent } from '../session/SessionEvent.js';
 import { requireOffsetDate, requireStorableText } from '../validation/inputs.js';
@@ -78,7 +81,7 @@ export class SessionForker {
       expiresAt: requireOffsetDate(now, opts.timeToLiveMs ?? this.context.defaultTimeToLiveMs, 'timeToLiveMs'),
       metadata: { ...source.metadata, [METADATA_FORKED_FROM]: { ...origin } },
     });
-    const inserted = repository.saveIfAbsent === undefined ? await this.saveChecked(fork) : await repository.saveIfAbsent(fork);
+    const inserted = isAtomicInsertRepository(repository) ? await repository.saveIfAbsent(fork) : await this.saveChecked(fork);
     if (!inserted) throw new IllegalStateError(`Session already exists: ${fork.id}`);
     try {
       await this.copy(fork.id, events, unarchive);
@@ -123,7 +126,7 @@ export class SessionForker {
         archived: e.archived && !unarchive,
       }),
     );
-    if (repository.appendEvents !== undefined) await repository.appendEvents(forkId, copies);
+    if (isBatchAppendRepository(repository)) await repository.appendEvents(forkId, copies);
     else for (const e of copies) await repository.appendEvent(e);
   }
 

@@ -172,6 +172,9 @@ export interface SessionService {
     sessionId: string,
     update: (metadata: Readonly<Record<string, unknown>>) => Record<string, unknown>,
   ): Promise<Session>;
-  /** Compaction lifecycle events (started, completed, skipped, failed), for progress in a UI and for metrics. */
+  /**
+   * Compaction progress (started, completed, skipped, failed, reverted), for a UI and for metrics, and data
+   * changes (erased, rewritten, purged), for whoever keeps data derived from the log.
+   */
   readonly events: SessionServiceEvents;
 }

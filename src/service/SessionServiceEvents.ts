@@ -56,6 +56,9 @@ export interface SessionServiceEventMap {
 
 export type SessionServiceEventName = keyof SessionServiceEventMap;
 
+/** How the service's parts report an event: listener errors are handled (logged) by the service. */
+export type EmitServiceEvent = <K extends SessionServiceEventName>(name: K, payload: SessionServiceEventMap[K]) => void;
+
 /**
  * A typed facade over EventEmitter for compaction and data-lifecycle events, so apps can log, meter and
  * notify, and in-process indexes stay consistent with erasure and redaction. Listeners run synchronously;

@@ -45,7 +45,7 @@ export function isMessageType(value: unknown): value is MessageType {
 
 /**
  * The searchable text of a message: what keyword, pattern and `containsText` filters look at.
- * Tool responses have no text (as in the Java design, where a tool message's text is empty);
+ * Tool responses have no text (a tool message's text is empty);
  * their payload is reachable through `responses`.
  */
 export function messageText(message: Message): string | null {
@@ -146,6 +146,13 @@ export const Messages = Object.freeze({
     return { type: 'system', text };
   },
   assistant(text: string | null, options: { toolCalls?: ToolCall[]; reasoning?: string } = {}): AssistantMessage {
+    // A plain-JavaScript caller passing the calls themselves would otherwise get a message without them.
+    if (Array.isArray(options)) {
+      throw new InvalidArgumentError('options must be an object: pass tool calls as { toolCalls: [...] }');
+    }
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(`options must be an object, got ${describeType(options)}`);
+    }
     const message: AssistantMessage = { type: 'assistant', text };
     if (options.toolCalls !== undefined && options.toolCalls.length > 0) message.toolCalls = options.toolCalls;
     if (options.reasoning !== undefined) message.reasoning = options.reasoning;

@@ -7,7 +7,7 @@ export interface SessionInit {
   id: string;
   userId: string;
   createdAt?: Date;
-  /** `undefined` → createdAt + 60 days (as the Java builder); `null` → never expires. */
+  /** `undefined` → createdAt + 60 days; `null` → never expires. */
   expiresAt?: Date | null;
   metadata?: Record<string, unknown>;
 }

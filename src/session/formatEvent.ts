@@ -6,7 +6,7 @@ const ROLE = { user: 'User', assistant: 'Assistant', system: 'System', tool: 'To
 /**
  * The one text rendering of an event, used both to count tokens (triggers, strategies) and to build
  * summarisation prompts, so that what is counted is what is sent. Tool calls and responses are rendered
- * in full: counting them as 0 tokens made the Java trigger under-fire on tool-heavy sessions (its #30).
+ * in full: counting them as 0 tokens would make a token trigger under-fire on tool-heavy sessions.
  */
 export function formatEvent(event: SessionEvent, options?: FormatOptions): string {
   return formatMessage(event.message, options);

@@ -10,7 +10,7 @@ export interface FallbackChatClientOptions {
 }
 
 /**
- * A chain of summarisers (LibreChat's fallback chain): the primary model, then cheaper or local ones. Only
+ * A chain of summarisers: the primary model, then cheaper or local ones. Only
  * when every client failed does the call fail, and then the strategy's `failureMode` applies (a mechanical
  * stub with 'stub'). `model` is the model that wrote the last successful summary, else the primary's.
  */

@@ -8,7 +8,7 @@ function clip(text: string): string {
 }
 
 /**
- * A summary written without a model (LibreChat's metadata-stub fallback): who said how much, which tools
+ * A summary written without a model (a metadata stub): who said how much, which tools
  * ran how often, and the first and last user requests quoted. It keeps the context shrinking while the
  * model is down; it does not carry the content of the answers.
  */

@@ -69,7 +69,10 @@ const isStructural = (line: string) => line.startsWith('===') || line.trim() ===
  * tokenizers and models read all of them as line breaks, so a quoted text that broke a line with U+2028
  * would otherwise start an unindented line that passes for a header or the block's footer.
  */
-const LINE_TERMINATORS = /\r\n|[\n\v\f\r\u0085\u2028\u2029]/g;
+// Every character some consumer splits lines at: JavaScript's and Unicode's line terminators, plus the vertical
+// tab, form feed and the file/group/record separators U+001C–U+001E (Python's str.splitlines breaks at them).
+// eslint-disable-next-line no-control-regex -- the separators are the point: they break lines for some readers
+const LINE_TERMINATORS = /\r\n|[\n\v\f\r\u001c\u001d\u001e\u0085\u2028\u2029]/g;
 
 /**
  * Quotes one entry (a formatted event or a prior summary): continuation lines are indented, and a first
@@ -89,7 +92,7 @@ export interface SummaryPromptParts {
   upcoming?: readonly string[];
 }
 
-/** The user prompt with the three section headers and the closing instruction, in the Java layout. */
+/** The user prompt with the three section headers and the closing instruction (the layout API.md fixes). */
 export function buildSummaryPrompt(parts: SummaryPromptParts): string {
   const out: string[] = [];
   const prior = parts.priorSummaries ?? [];

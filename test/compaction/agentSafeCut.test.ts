@@ -52,17 +52,17 @@ describe("cutWithinTurn: 'agent-safe' (the default)", function () {
     expect(ids(r.compactedEvents)).to.deep.equal(ids(events.slice(4)));
   });
 
-  it('TokenCount: when the newest event alone exceeds the budget, the latest step stays (the Java cut empties the window)', async function () {
+  it('TokenCount: when the newest event alone exceeds the budget, the latest step stays (cutWithinTurn never empties the window)', async function () {
     const events = [U('u1'), A('a1'), U('u2_longtxt'), A('a2')];
     const agentSafe = await new TokenCountCompactionStrategy({ maxTokens: 4, tokenCountEstimator: est }).compact(
       compactionRequest(events),
     );
-    const java = await new TokenCountCompactionStrategy({
+    const never = await new TokenCountCompactionStrategy({
       maxTokens: 4,
       tokenCountEstimator: est,
       cutWithinTurn: 'never',
     }).compact(compactionRequest(events));
-    expect(java.compactedEvents).to.deep.equal([]);
+    expect(never.compactedEvents).to.deep.equal([]);
     expect(ids(agentSafe.compactedEvents)).to.deep.equal(ids(events.slice(3)));
   });
 

@@ -25,15 +25,15 @@ function agentRun(steps: number, size = 200): SessionEvent[] {
 }
 
 describe("cutWithinTurn: 'tool-pair-safe'", function () {
-  it("keeps the Java cut (whole window archived) with 'never', byte for byte", async function () {
+  it("'never' archives the whole window when no turn starts after the cut, byte for byte", async function () {
     const events = agentRun(10);
-    const java = await new SlidingWindowCompactionStrategy({
+    const never = await new SlidingWindowCompactionStrategy({
       maxEvents: 6,
       tokenCountEstimator: est,
       cutWithinTurn: 'never',
     }).compact(compactionRequest(events));
-    expect(java.compactedEvents).to.deep.equal([]);
-    expect(java.archivedEvents).to.have.length(events.length);
+    expect(never.compactedEvents).to.deep.equal([]);
+    expect(never.archivedEvents).to.have.length(events.length);
   });
 
   it('SlidingWindow: with no later turn start, cuts at the first step start after the raw cut', async function () {
@@ -71,7 +71,7 @@ describe("cutWithinTurn: 'tool-pair-safe'", function () {
     expect(r.compactedEvents.at(-1)).to.equal(events.at(-1));
   });
 
-  it('still prefers a later turn start when there is one (the Java snap)', function () {
+  it('still prefers a later turn start when there is one (the snap to the next turn start)', function () {
     const events = [U('a'), call('c1'), result('c1', 'x'), A('done'), U('b'), A('ok')];
     expect(toolPairSafeCut(events, 2)).to.equal(4);
     expect(snapToTurnStart(events, 2)).to.equal(4);

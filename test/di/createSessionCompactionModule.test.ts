@@ -7,11 +7,13 @@ import winston from 'winston';
 import {
   DefaultSessionService,
   InMemorySessionRepository,
+  IllegalStateError,
   InvalidArgumentError,
   Session,
   SqliteSessionRepository,
   Messages,
   TYPES,
+  closeSessionCompaction,
   createSessionCompactionModule,
   defaultTokenCountEstimator,
   type Logger,
@@ -20,7 +22,11 @@ import {
   type TokenCountEstimator,
 } from 'session-compaction';
 import { CharacterTokenCountEstimator, type RepositoryKind } from 'session-compaction/spi';
-import { expectThrows } from '../support/fixtures.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expectRejects, expectThrows } from '../support/fixtures.js';
+import { probeRedis } from '../support/redis.js';
+import { REDIS_URL, requireService } from '../support/services.js';
 
 /**
  * `await container.load(...)` and unbind-then-bind are the calls inversify 7 (async load/unbind) and 8 (sync)
@@ -114,6 +120,77 @@ describe('createSessionCompactionModule (inversify)', function () {
   it('an unknown repository name throws InvalidArgumentError', async function () {
     const container = await containerWith({ repository: 'mongodb' as RepositoryKind });
     expectThrows(() => container.get(TYPES.SessionRepository), InvalidArgumentError, 'repository must be one of');
+  });
+});
+
+describe('closeSessionCompaction', function () {
+  let dir: string;
+  beforeEach(function () {
+    dir = mkdtempSync(join(tmpdir(), 'sc-di-close-'));
+  });
+  afterEach(function () {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('closes the repository the module built: the store refuses work afterwards', async function () {
+    const container = await containerWith({ sqlite: { path: join(dir, 'a.db') } });
+    const service = container.get<SessionService>(TYPES.SessionService);
+    await service.create({ userId: 'u', id: 's' });
+    await closeSessionCompaction(container);
+    await expectRejects(service.findById('s'), IllegalStateError, 'closed');
+  });
+
+  it('is safe to call twice, and on a container whose service was never resolved', async function () {
+    const used = await containerWith({ sqlite: { path: join(dir, 'b.db') } });
+    used.get<SessionService>(TYPES.SessionService);
+    await closeSessionCompaction(used);
+    await closeSessionCompaction(used);
+    const unused = await containerWith({ sqlite: { path: join(dir, 'c.db') } });
+    await closeSessionCompaction(unused);
+    expect(existsSync(join(dir, 'c.db')), 'nothing was opened, so nothing was created').to.equal(false);
+  });
+
+  it('leaves a repository instance the application passed in open', async function () {
+    const repository = new InMemorySessionRepository();
+    const container = await containerWith({ repository });
+    const service = container.get<SessionService>(TYPES.SessionService);
+    await closeSessionCompaction(container);
+    await service.create({ userId: 'u', id: 'still-open' });
+    expect(await repository.findById('still-open')).to.not.equal(null);
+  });
+
+  it('does nothing on a container without the module', async function () {
+    await closeSessionCompaction(new Container());
+  });
+
+  describe('a script using the Redis store through DI', function () {
+    before(async function () {
+      await requireService(this, 'Redis', probeRedis);
+    });
+
+    it('exits by itself once it has called closeSessionCompaction', async function () {
+      this.timeout(30_000);
+      const script = `
+        import 'reflect-metadata';
+        import { Container } from 'inversify';
+        import { closeSessionCompaction, createSessionCompactionModule, Messages, TYPES } from 'session-compaction';
+        const container = new Container();
+        await container.load(createSessionCompactionModule({ repository: 'redis', redis: { url: ${JSON.stringify(REDIS_URL)}, prefix: 'di-close-' + process.pid } }));
+        const service = container.get(TYPES.SessionService);
+        const session = await service.create({ userId: 'u' });
+        await service.appendMessage(session.id, Messages.user('hello'));
+        await service.delete(session.id);
+        await closeSessionCompaction(container);
+        console.log('closed');`;
+      const started = Date.now();
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', '--conditions=session-compaction-source', '--input-type=module', '-e', script],
+        { timeout: 20_000 },
+      );
+      expect(stdout.trim()).to.equal('closed');
+      expect(Date.now() - started, 'the process ended on its own, not at the timeout').to.be.below(20_000);
+    });
   });
 });
 

@@ -4,10 +4,17 @@ import type { Container } from 'inversify';
 import { buildChatServer, USER_HEADER } from '../../examples/chat-server/app.js';
 import { configFromEnv, type ChatServerConfig } from '../../examples/chat-server/config.js';
 import { createChatContainer } from '../../examples/chat-server/container.js';
-import { EventFilter, TYPES, type SessionService, type TokenCountEstimator } from 'session-compaction';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { closeSessionCompaction, EventFilter, TYPES, type SessionService, type TokenCountEstimator } from 'session-compaction';
 import { CharacterTokenCountEstimator, SUMMARY_METADATA } from 'session-compaction/spi';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fakeOpenAIServer.js';
 import { silent } from '../chat/support/harness.js';
+import { freshRedisPrefix, probeRedis } from '../support/redis.js';
+import { REDIS_URL, requireService } from '../support/services.js';
+
+const MAIN = fileURLToPath(new URL('../../examples/chat-server/main.ts', import.meta.url));
 
 /** Counts estimates; a character estimate keeps the window arithmetic simple. */
 class CountingEstimator implements TokenCountEstimator {
@@ -41,6 +48,62 @@ describe('examples/chat-server startup and degraded summaries', function () {
     expect(configFromEnv({}).summaryFailureMode).to.equal('stub');
     expect(configFromEnv({ SUMMARY_FAILURE_MODE: 'skip' }).summaryFailureMode).to.equal('skip');
     expect(() => configFromEnv({ SUMMARY_FAILURE_MODE: 'retry' })).to.throw('SUMMARY_FAILURE_MODE must be stub, skip or throw');
+  });
+
+  it('configFromEnv accepts every backend, Redis with REDIS_URL, and names the choices for an unknown one', function () {
+    for (const repository of ['sqlite', 'memory', 'postgres', 'redis']) {
+      expect(configFromEnv({ REPOSITORY: repository }).repository).to.equal(repository);
+    }
+    expect(configFromEnv({ REPOSITORY: 'redis', REDIS_URL: 'redis://cache:6379' }).redisUrl).to.equal('redis://cache:6379');
+    expect(() => configFromEnv({ REPOSITORY: 'mongo' })).to.throw(
+      "REPOSITORY must be sqlite, memory, postgres or redis (got 'mongo')",
+    );
+  });
+
+  it('main refuses a bad setting with one line and exit code 1, not a stack trace', async function () {
+    const run = promisify(execFile);
+    const failure = await run(process.execPath, ['--import', 'tsx', '--conditions=session-compaction-source', MAIN], {
+      env: { ...process.env, REPOSITORY: 'mongo', PORT: '0' },
+      timeout: 30_000,
+    }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).to.equal(1);
+    expect(failure?.stderr?.trim()).to.equal("chat-server: REPOSITORY must be sqlite, memory, postgres or redis (got 'mongo')");
+  });
+
+  describe('on Redis', function () {
+    before(async function () {
+      await requireService(this, 'Redis', probeRedis);
+    });
+
+    it('serves a turn with REPOSITORY=redis and stores it there', async function () {
+      const fake = await startFakeOpenAIServer();
+      fake.respondWith(() => ({ content: 'hello from the model' }));
+      const prefix = freshRedisPrefix();
+      const container = createChatContainer(
+        { ...baseConfig(fake.url), repository: 'redis', redisUrl: REDIS_URL },
+        { logger: silent },
+      );
+      const app = buildChatServer(container);
+      try {
+        const base = await app.listen({ port: 0, host: '127.0.0.1' });
+        const res = await fetch(`${base}/v1/query`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [USER_HEADER]: 'alice' },
+          body: JSON.stringify({ query: 'hi', conversation_id: `${prefix}-c1` }),
+        });
+        expect(res.status).to.equal(200);
+        const service = container.get<SessionService>(TYPES.SessionService);
+        expect((await service.getEvents(`${prefix}-c1`)).map((e) => e.text)).to.deep.equal(['hi', 'hello from the model']);
+        await service.delete(`${prefix}-c1`);
+      } finally {
+        await app.close();
+        await closeSessionCompaction(container);
+        await fake.close();
+      }
+    });
   });
 
   it('the container warms the token estimator before any request arrives', function () {

@@ -42,7 +42,7 @@ function strategyFor(spec: MechanicalStrategySpec): CompactionStrategy {
   const tokenCountEstimator = new CharEstimator();
   switch (spec.kind) {
     case 'sliding':
-      // The turn-boundary invariant checked here is the Java cut's, an explicit option.
+      // The turn-boundary invariant checked here is the 'never' cut's, an explicit option.
       return new SlidingWindowCompactionStrategy({ maxEvents: spec.maxEvents, tokenCountEstimator, cutWithinTurn: 'never' });
     case 'turnWindow':
       return new TurnWindowCompactionStrategy({ maxTurns: spec.maxTurns, tokenCountEstimator });

@@ -14,6 +14,7 @@ import {
   type SessionRepository,
   RepositoryRetriever,
 } from 'session-compaction';
+import type { SearchableRepository } from 'session-compaction/spi';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { rankingContract } from './rankingContract.js';
@@ -25,12 +26,12 @@ const logger = createDefaultLogger({ silent: true });
  * `searchEvents` itself, without RepositoryRetriever's second check of every hit: the contract must hold
  * in the store's own query.
  */
-function searchEventsOf(repository: SessionRepository): Retriever {
+function searchEventsOf(repository: SessionRepository & SearchableRepository): Retriever {
   return {
     retrieve: async (r) =>
       r.query.trim() === ''
         ? []
-        : repository.searchEvents!(r.sessionId, r.query, {
+        : repository.searchEvents(r.sessionId, r.query, {
             limit: r.limit,
             scope: r.scope,
             userId: r.userId,

@@ -10,6 +10,7 @@ import {
   type RecallBlockEntry,
 } from '../../src/recall/recallBlock.js';
 import { propertyParams } from '../support/arbitraries.js';
+import { splitLinesEverywhere } from '../support/fixtures.js';
 
 /** Lines an attacker would plant in a message to close the block early or open a section of their own. */
 const HOSTILE = [
@@ -28,7 +29,7 @@ const lineArb = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 20 
 const textArb = fc
   .tuple(
     fc.array(lineArb, { minLength: 1, maxLength: 6 }),
-    fc.constantFrom('\n', '\r\n', '\r', '\u2028', '\u2029', '\u0085', '\u000B', '\u000C'),
+    fc.constantFrom('\n', '\r\n', '\r', '\u2028', '\u2029', '\u0085', '\u000B', '\u000C', '\u001C', '\u001D', '\u001E'),
   )
   .map(([lines, eol]) => lines.join(eol));
 
@@ -52,11 +53,15 @@ describe('renderRecallBlock', function () {
     fc.assert(
       fc.property(fc.array(textArb, { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { maxLength: 6 }), (texts, gaps) => {
         const block = entries(texts, gaps);
-        // Split as a model's tokenizer does: at every Unicode line terminator, not only \n.
-        const lines = renderRecallBlock(block).split(/\r\n|[\n\v\f\r\u0085\u2028\u2029]/);
-        expect(lines[0]).to.equal(RECALL_BLOCK_HEADER);
+        // Split as the most eager consumer does (Python's splitlines): at every line terminator, not only \n.
+        const lines = splitLinesEverywhere(renderRecallBlock(block));
+        const tag = /^ \[([0-9a-f]{12})\] ===$/.exec(lines[0]!.slice(RECALL_BLOCK_HEADER.length))?.[1];
+        expect(lines[0]!.startsWith(RECALL_BLOCK_HEADER) && tag !== undefined, lines[0]).to.equal(true);
         expect(lines[1]).to.equal(RECALL_BLOCK_RULES);
-        expect(lines.at(-1)).to.equal(RECALL_BLOCK_FOOTER);
+        const closing = `${RECALL_BLOCK_FOOTER} [${tag}] ===`;
+        expect(lines.at(-1)).to.equal(closing);
+        // Even with the indentation stripped, only the last line closes the block.
+        expect(lines.map((l) => l.trim()).indexOf(closing)).to.equal(lines.length - 1);
         // Inside the block, a line at the margin is either a gap marker or the start of one entry (its time or
         // speaker first): every quoted line that could read as structure is indented.
         const inside = lines.slice(2, -1);

@@ -20,11 +20,12 @@ import {
   SqliteSessionRepository,
   type SessionRepository,
 } from 'session-compaction';
+import type { BatchAppendRepository, EnumerableRepository } from 'session-compaction/spi';
 import { PG_URL, REDIS_URL, requireService } from '../support/services.js';
 import { dropPostgresTables, freshPostgresPrefix, probePostgres } from '../support/postgres.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 
-type Bulk = SessionRepository & Required<Pick<SessionRepository, 'appendEvents' | 'listSessionIds'>>;
+type Bulk = SessionRepository & BatchAppendRepository & EnumerableRepository;
 
 let counter = 0;
 const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;

@@ -1,5 +1,5 @@
 /**
- * The data-lifecycle part of the SessionRepository SPI (repository/lifecycle.ts) as one reusable suite:
+ * The data-lifecycle capabilities of the SessionRepository SPI (erasure, rewriting, retention) as one reusable suite:
  * erasure with tombstones, in-place rewrites, archive purges, activity listing. Every backend runs it.
  */
 import { expect } from 'chai';
@@ -13,7 +13,17 @@ import {
   SessionEvent,
   type SessionRepository,
 } from 'session-compaction';
-import { encodeEvent, ownerHash } from 'session-compaction/spi';
+import {
+  encodeEvent,
+  isEventLogStateRepository,
+  isEventRewritingRepository,
+  isSearchableRepository,
+  ownerHash,
+  type AtomicInsertRepository,
+  type ErasureRepository,
+  type EventRewritingRepository,
+  type RetentionRepository,
+} from 'session-compaction/spi';
 import { rejection } from '../support/rejection.js';
 
 let counter = 0;
@@ -34,9 +44,16 @@ export async function snapshotOf(repo: SessionRepository, ids: readonly string[]
   return JSON.stringify(parts);
 }
 
-export function lifecycleRepositoryContract(name: string, open: () => Promise<SessionRepository>): void {
+/** What the suite needs of a store; searching and the event-log state are tested where the store has them. */
+export type LifecycleTestRepository = SessionRepository &
+  AtomicInsertRepository &
+  ErasureRepository &
+  EventRewritingRepository &
+  RetentionRepository;
+
+export function lifecycleRepositoryContract(name: string, open: () => Promise<LifecycleTestRepository>): void {
   describe(`SessionRepository lifecycle contract: ${name}`, function () {
-    let repo: SessionRepository;
+    let repo: LifecycleTestRepository;
     beforeEach(async function () {
       repo = await open();
     });
@@ -74,7 +91,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
     describe('eraseSession', function () {
       it('removes the session with every event and reports them by kind', async function () {
         const { id } = await seeded();
-        const erased = await repo.eraseSession!(id, { tombstone: tombstone() });
+        const erased = await repo.eraseSession(id, { tombstone: tombstone() });
         expect(erased).to.deep.equal({
           sessionId: id,
           userId: 'alice',
@@ -91,23 +108,23 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
 
       it('returns null for a missing session and writes no tombstone for it', async function () {
         const id = uid('missing');
-        expect(await repo.eraseSession!(id, { tombstone: tombstone() })).to.equal(null);
-        expect(await repo.findTombstone!(id)).to.equal(null);
+        expect(await repo.eraseSession(id, { tombstone: tombstone() })).to.equal(null);
+        expect(await repo.findTombstone(id)).to.equal(null);
       });
 
       it('leaves every other session byte-for-byte unchanged', async function () {
         const a = await seeded('alice');
         const b = await seeded('bob');
         const before = await snapshotOf(repo, [b.id]);
-        await repo.eraseSession!(a.id, { tombstone: tombstone() });
+        await repo.eraseSession(a.id, { tombstone: tombstone() });
         expect(await snapshotOf(repo, [b.id])).to.equal(before);
       });
 
       it('writes a tombstone with the owner hash; save and saveIfAbsent of that id are refused for anyone', async function () {
         const { id } = await seeded('alice');
         const at = new Date('2030-01-02T03:04:05.678Z');
-        await repo.eraseSession!(id, { tombstone: tombstone(at, DAY) });
-        const t = await repo.findTombstone!(id);
+        await repo.eraseSession(id, { tombstone: tombstone(at, DAY) });
+        const t = await repo.findTombstone(id);
         expect(t).to.deep.equal({
           sessionId: id,
           ownerHash: ownerHash('alice'),
@@ -120,23 +137,23 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             .to.be.instanceOf(IllegalStateError)
             .with.property('message')
             .that.includes(`Session ${id} was deleted`);
-          expect(await rejection(repo.saveIfAbsent!(s))).to.be.instanceOf(IllegalStateError);
+          expect(await rejection(repo.saveIfAbsent(s))).to.be.instanceOf(IllegalStateError);
         }
         expect(await repo.findById(id)).to.equal(null);
       });
 
       it('without a tombstone the id can be saved again', async function () {
         const { id } = await seeded();
-        await repo.eraseSession!(id, { tombstone: null });
-        expect(await repo.findTombstone!(id)).to.equal(null);
-        expect(await repo.saveIfAbsent!(Session.create({ id, userId: 'mallory' }))).to.equal(true);
+        await repo.eraseSession(id, { tombstone: null });
+        expect(await repo.findTombstone(id)).to.equal(null);
+        expect(await repo.saveIfAbsent(Session.create({ id, userId: 'mallory' }))).to.equal(true);
         expect(await repo.findEvents(id)).to.deep.equal([]);
       });
 
       it('refuses a late append and a late compaction with "Session not found"', async function () {
         const { id, events } = await seeded();
         const version = await repo.getEventVersion(id);
-        await repo.eraseSession!(id, { tombstone: tombstone() });
+        await repo.eraseSession(id, { tombstone: tombstone() });
         const append = await rejection(repo.appendEvent(user(id, 'late')));
         expect(append).to.be.instanceOf(InvalidArgumentError).with.property('message', `Session not found: ${id}`);
         const compact = await rejection(repo.compactEvents(id, [], [events[5]!], version));
@@ -149,9 +166,9 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         const created = new Date('2030-01-01T00:00:00Z');
         await repo.save(Session.create({ id, userId: 'alice', createdAt: created }));
         await repo.appendEvent(user(id, 'x', { timestamp: new Date('2030-01-10T00:00:00Z') }));
-        expect(await repo.eraseSession!(id, { tombstone: null, idleBefore: new Date('2030-01-10T00:00:00Z') })).to.equal(null);
+        expect(await repo.eraseSession(id, { tombstone: null, idleBefore: new Date('2030-01-10T00:00:00Z') })).to.equal(null);
         expect(await repo.findById(id)).to.not.equal(null);
-        const erased = await repo.eraseSession!(id, { tombstone: null, idleBefore: new Date('2030-01-10T00:00:00.001Z') });
+        const erased = await repo.eraseSession(id, { tombstone: null, idleBefore: new Date('2030-01-10T00:00:00.001Z') });
         expect(erased?.activeEvents).to.equal(1);
       });
     });
@@ -159,9 +176,9 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
     describe('tombstones', function () {
       it('recreateSession lets the owner take the id back and removes the tombstone', async function () {
         const { id } = await seeded('alice');
-        await repo.eraseSession!(id, { tombstone: tombstone() });
-        expect(await repo.recreateSession!(Session.create({ id, userId: 'alice' }))).to.equal(true);
-        expect(await repo.findTombstone!(id)).to.equal(null);
+        await repo.eraseSession(id, { tombstone: tombstone() });
+        expect(await repo.recreateSession(Session.create({ id, userId: 'alice' }))).to.equal(true);
+        expect(await repo.findTombstone(id)).to.equal(null);
         expect((await repo.findById(id))?.userId).to.equal('alice');
         expect(await repo.findEvents(id)).to.deep.equal([]);
         expect(await repo.getEventVersion(id)).to.equal(0);
@@ -169,29 +186,29 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
 
       it('recreateSession refuses another owner and answers false when the session exists', async function () {
         const { id } = await seeded('alice');
-        expect(await repo.recreateSession!(Session.create({ id, userId: 'alice' }))).to.equal(false);
-        await repo.eraseSession!(id, { tombstone: tombstone() });
-        expect(await rejection(repo.recreateSession!(Session.create({ id, userId: 'mallory' })))).to.be.instanceOf(
+        expect(await repo.recreateSession(Session.create({ id, userId: 'alice' }))).to.equal(false);
+        await repo.eraseSession(id, { tombstone: tombstone() });
+        expect(await rejection(repo.recreateSession(Session.create({ id, userId: 'mallory' })))).to.be.instanceOf(
           IllegalStateError,
         );
         expect(await repo.findById(id)).to.equal(null);
-        expect(await repo.findTombstone!(id)).to.not.equal(null);
+        expect(await repo.findTombstone(id)).to.not.equal(null);
       });
 
       it('purgeTombstones removes only expired ones, and only the named one when given', async function () {
         const base = new Date('2031-05-01T00:00:00Z');
         const ids = await Promise.all([0, 1, 2].map(async () => (await seeded()).id));
-        await repo.eraseSession!(ids[0]!, { tombstone: tombstone(base, 1000) });
-        await repo.eraseSession!(ids[1]!, { tombstone: tombstone(base, 1000) });
-        await repo.eraseSession!(ids[2]!, { tombstone: tombstone(base, null) });
+        await repo.eraseSession(ids[0]!, { tombstone: tombstone(base, 1000) });
+        await repo.eraseSession(ids[1]!, { tombstone: tombstone(base, 1000) });
+        await repo.eraseSession(ids[2]!, { tombstone: tombstone(base, null) });
         const later = new Date(base.getTime() + 5000);
-        expect(await repo.purgeTombstones!(later, 10, ids[1]!)).to.equal(1);
-        expect(await repo.findTombstone!(ids[0]!)).to.not.equal(null);
-        expect(await repo.findTombstone!(ids[1]!)).to.equal(null);
-        expect(await repo.purgeTombstones!(base, 10, ids[0]!)).to.equal(0);
-        await repo.purgeTombstones!(later, 1000);
-        expect(await repo.findTombstone!(ids[0]!)).to.equal(null);
-        expect(await repo.findTombstone!(ids[2]!)).to.not.equal(null);
+        expect(await repo.purgeTombstones(later, 10, ids[1]!)).to.equal(1);
+        expect(await repo.findTombstone(ids[0]!)).to.not.equal(null);
+        expect(await repo.findTombstone(ids[1]!)).to.equal(null);
+        expect(await repo.purgeTombstones(base, 10, ids[0]!)).to.equal(0);
+        await repo.purgeTombstones(later, 1000);
+        expect(await repo.findTombstone(ids[0]!)).to.equal(null);
+        expect(await repo.findTombstone(ids[2]!)).to.not.equal(null);
       });
     });
 
@@ -202,7 +219,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         const version = await repo.getEventVersion(id);
         const archived = events[1]!.with({ message: Messages.user('[redacted]'), metadata: { redaction: { reason: 'test' } } });
         const active = events[5]!.with({ message: Messages.user('[redacted] too') });
-        expect(await repo.rewriteEvents!(id, [archived, active], version)).to.equal(true);
+        expect(await repo.rewriteEvents(id, [archived, active], version)).to.equal(true);
         expect(await repo.getEventVersion(id)).to.equal(version + 1);
         const after = await repo.findEvents(id);
         expect(after.map((e) => [e.id, e.archived])).to.deep.equal(before.map((e) => [e.id, e.archived]));
@@ -217,11 +234,11 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
 
       it('updates the full-text index with the row: the old words no longer find the event', async function () {
         const { id, events } = await seeded();
-        if (repo.searchEvents === undefined) this.skip();
+        if (!isSearchableRepository(repo)) this.skip();
         const version = await repo.getEventVersion(id);
         const before = await repo.searchEvents(id, 'message', { includeActive: true, limit: 50 });
         expect(before.map((h) => h.event.id)).to.include(events[0]!.id);
-        await repo.rewriteEvents!(id, [events[0]!.with({ message: Messages.user('[redacted]') })], version);
+        await repo.rewriteEvents(id, [events[0]!.with({ message: Messages.user('[redacted]') })], version);
         const after = await repo.searchEvents(id, 'message', { includeActive: true, limit: 50 });
         expect(after.map((h) => h.event.id)).to.not.include(events[0]!.id);
         expect((await repo.searchEvents(id, 'redacted', { includeActive: true })).map((h) => h.event.id)).to.deep.equal([
@@ -233,7 +250,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         const { id, events } = await seeded();
         const version = await repo.getEventVersion(id);
         const before = await snapshotOf(repo, [id]);
-        expect(await repo.rewriteEvents!(id, [events[0]!.with({ message: Messages.user('x') })], version - 1)).to.equal(false);
+        expect(await repo.rewriteEvents(id, [events[0]!.with({ message: Messages.user('x') })], version - 1)).to.equal(false);
         expect(await snapshotOf(repo, [id])).to.equal(before);
       });
 
@@ -242,13 +259,11 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         const version = await repo.getEventVersion(id);
         const before = await snapshotOf(repo, [id]);
         const ghost = user(id, 'ghost');
-        const error = await rejection(
-          repo.rewriteEvents!(id, [events[0]!.with({ message: Messages.user('x') }), ghost], version),
-        );
+        const error = await rejection(repo.rewriteEvents(id, [events[0]!.with({ message: Messages.user('x') }), ghost], version));
         expect(error).to.be.instanceOf(InvalidArgumentError).with.property('message', `Event not found: ${ghost.id}`);
         expect(await snapshotOf(repo, [id])).to.equal(before);
         const other = uid('missing');
-        const missing = await rejection(repo.rewriteEvents!(other, [user(other, 'x')], 0));
+        const missing = await rejection(repo.rewriteEvents(other, [user(other, 'x')], 0));
         expect(missing).to.be.instanceOf(InvalidArgumentError).with.property('message', `Session not found: ${other}`);
       });
     });
@@ -275,7 +290,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
       it('removes archived events older than `before`, oldest first, and never the active window or a synthetic event', async function () {
         const { id, archived, active } = await withHistory();
         const version = await repo.getEventVersion(id);
-        const removed = await repo.purgeArchivedEvents!(id, { before: new Date(Date.UTC(2030, 0, 4)), limit: 100 });
+        const removed = await repo.purgeArchivedEvents(id, { before: new Date(Date.UTC(2030, 0, 4)), limit: 100 });
         expect(removed.sort()).to.deep.equal(
           archived
             .slice(0, 3)
@@ -289,45 +304,45 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
           ...active.map((e) => e.text),
         ]);
         expect(await repo.getEventVersion(id)).to.equal(version);
-        expect(await repo.purgeArchivedEvents!(id, { before: new Date(Date.UTC(2030, 0, 4)), limit: 100 })).to.deep.equal([]);
+        expect(await repo.purgeArchivedEvents(id, { before: new Date(Date.UTC(2030, 0, 4)), limit: 100 })).to.deep.equal([]);
       });
 
       it('a purge that removes events keeps the version and moves the purge generation by one, so any reader can see it', async function () {
-        if (repo.getEventLogState === undefined) this.skip();
+        if (!isEventLogStateRepository(repo)) this.skip();
         const { id, active } = await withHistory();
-        const before = await repo.getEventLogState!(id);
+        const before = await repo.getEventLogState(id);
         expect(before).to.deep.equal({ version: await repo.getEventVersion(id), purgeGeneration: 0 });
-        expect(await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 3 })).to.have.length(3);
+        expect(await repo.purgeArchivedEvents(id, { keepLast: 4, limit: 3 })).to.have.length(3);
         const purged = { version: before.version, purgeGeneration: 1 };
-        expect(await repo.getEventLogState!(id)).to.deep.equal(purged);
+        expect(await repo.getEventLogState(id)).to.deep.equal(purged);
         // Nothing matched: nothing to see.
-        expect(await repo.purgeArchivedEvents!(id, { before: new Date(Date.UTC(2000, 0, 1)), limit: 3 })).to.deep.equal([]);
-        expect(await repo.getEventLogState!(id)).to.deep.equal(purged);
+        expect(await repo.purgeArchivedEvents(id, { before: new Date(Date.UTC(2000, 0, 1)), limit: 3 })).to.deep.equal([]);
+        expect(await repo.getEventLogState(id)).to.deep.equal(purged);
         // Appends, compactions and rewrites step the version and leave the generation.
         await repo.appendEvent(user(id, 'after the purge'));
-        expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version + 1, purgeGeneration: 1 });
+        expect(await repo.getEventLogState(id)).to.deep.equal({ version: before.version + 1, purgeGeneration: 1 });
         const window = await repo.findEvents(id, EventFilter.active());
         expect(await repo.compactEvents(id, [window[0]!], window.slice(1), before.version + 1)).to.equal(true);
-        expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version + 2, purgeGeneration: 1 });
-        if (repo.rewriteEvents !== undefined) {
+        expect(await repo.getEventLogState(id)).to.deep.equal({ version: before.version + 2, purgeGeneration: 1 });
+        if (isEventRewritingRepository(repo)) {
           const redacted = active[1]!.with({ message: Messages.user('[redacted]') });
           expect(await repo.rewriteEvents(id, [redacted], before.version + 2)).to.equal(true);
-          expect(await repo.getEventLogState!(id)).to.deep.equal({ version: before.version + 3, purgeGeneration: 1 });
+          expect(await repo.getEventLogState(id)).to.deep.equal({ version: before.version + 3, purgeGeneration: 1 });
         }
-        expect(await repo.purgeArchivedEvents!(id, { keepLast: 0, limit: 100 })).to.not.deep.equal([]);
-        expect((await repo.getEventLogState!(id)).purgeGeneration).to.equal(2);
+        expect(await repo.purgeArchivedEvents(id, { keepLast: 0, limit: 100 })).to.not.deep.equal([]);
+        expect((await repo.getEventLogState(id)).purgeGeneration).to.equal(2);
       });
 
       it('keepLast keeps the newest archived events (the synthetic one counts but stays); limit bounds one call', async function () {
         const { id, archived } = await withHistory();
-        const first = await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 5 });
+        const first = await repo.purgeArchivedEvents(id, { keepLast: 4, limit: 5 });
         expect(first.sort()).to.deep.equal(
           archived
             .slice(0, 5)
             .map((e) => e.id)
             .sort(),
         );
-        const second = await repo.purgeArchivedEvents!(id, { keepLast: 4, limit: 5 });
+        const second = await repo.purgeArchivedEvents(id, { keepLast: 4, limit: 5 });
         expect(second.sort()).to.deep.equal([archived[5]!.id, archived[6]!.id].sort());
         const left = await repo.findEvents(id);
         expect(left.filter((e) => e.archived).map((e) => e.text)).to.deep.equal([
@@ -340,7 +355,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
 
       it('a removed id may be appended again (it is no longer in the log)', async function () {
         const { id, archived } = await withHistory();
-        await repo.purgeArchivedEvents!(id, { keepLast: 0, limit: 100 });
+        await repo.purgeArchivedEvents(id, { keepLast: 0, limit: 100 });
         const version = await repo.getEventVersion(id);
         await repo.appendEvent(archived[0]!.with({ archived: false }));
         expect(await repo.getEventVersion(id)).to.equal(version + 1);
@@ -377,7 +392,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             }
             const before = await repo.findEvents(id, EventFilter.all());
             const version = await repo.getEventVersion(id);
-            if (repo.getEventLogState !== undefined) {
+            if (isEventLogStateRepository(repo)) {
               expect(await repo.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: 0 });
             }
             const archive = before.filter((e) => e.archived);
@@ -395,7 +410,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             const removed: string[] = [];
             let removingCalls = 0;
             for (let call = 0; call <= before.length; call++) {
-              const ids = await repo.purgeArchivedEvents!(id, {
+              const ids = await repo.purgeArchivedEvents(id, {
                 ...(cutoff !== undefined ? { before: cutoff } : {}),
                 ...(c.keepLast !== undefined ? { keepLast: c.keepLast } : {}),
                 limit: c.limit,
@@ -410,7 +425,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
             const kept = (events: readonly SessionEvent[]) => events.map((e) => `${e.id}:${e.archived}`);
             expect(kept(after)).to.deep.equal(kept(before.filter((e) => !removable.has(e.id))));
             expect(await repo.getEventVersion(id)).to.equal(version);
-            if (repo.getEventLogState !== undefined) {
+            if (isEventLogStateRepository(repo)) {
               expect(await repo.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: removingCalls });
             }
           }),
@@ -419,8 +434,8 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
       });
 
       it('is [] for a missing session and rejects bad criteria', async function () {
-        expect(await repo.purgeArchivedEvents!(uid('missing'), { keepLast: 0, limit: 10 })).to.deep.equal([]);
-        const error = await rejection(repo.purgeArchivedEvents!(uid('s'), { keepLast: 0, limit: 0 }));
+        expect(await repo.purgeArchivedEvents(uid('missing'), { keepLast: 0, limit: 10 })).to.deep.equal([]);
+        const error = await rejection(repo.purgeArchivedEvents(uid('s'), { keepLast: 0, limit: 0 }));
         expect(error).to.be.instanceOf(InvalidArgumentError);
       });
     });
@@ -438,7 +453,7 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Se
         let cursor: string | null = null;
         let pages = 0;
         do {
-          const page = await repo.listSessionActivity!(cursor, 1);
+          const page = await repo.listSessionActivity(cursor, 1);
           for (const s of page.sessions) found.set(s.id, s);
           cursor = page.cursor;
           pages++;

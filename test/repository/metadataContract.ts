@@ -15,6 +15,7 @@ import {
   type SessionRepository,
   createDefaultLogger,
 } from 'session-compaction';
+import type { MetadataUpdatingRepository } from 'session-compaction/spi';
 import type { SessionMetadataUpdate } from 'session-compaction/spi';
 import { rejection } from '../support/rejection.js';
 
@@ -23,9 +24,12 @@ const INCREMENTS = 50;
 
 const counterOf = (session: Session | null) => session?.metadata.counter;
 
-export function atomicMetadataSuite(label: string, makeInstances: () => SessionRepository[]): void {
+export function atomicMetadataSuite(
+  label: string,
+  makeInstances: () => Array<SessionRepository & MetadataUpdatingRepository>,
+): void {
   describe(`atomic metadata updates over ${label}`, function () {
-    let instances: SessionRepository[];
+    let instances: Array<SessionRepository & MetadataUpdatingRepository>;
     let services: DefaultSessionService[];
 
     beforeEach(function () {
@@ -92,7 +96,7 @@ export function atomicMetadataSuite(label: string, makeInstances: () => SessionR
       const error = await rejection(services[0]!.updateMetadata(id, (m) => ({ ...m, counter: 1 })));
       expect(error).to.be.instanceOf(InvalidArgumentError);
       expect(error.message).to.equal(`Session not found: ${id}`);
-      expect(await instances[0]!.updateSessionMetadata!(id, (m) => ({ ...m, counter: 1 }))).to.equal(null);
+      expect(await instances[0]!.updateSessionMetadata(id, (m) => ({ ...m, counter: 1 }))).to.equal(null);
       expect(await instances[0]!.findById(id)).to.equal(null);
     });
   });

@@ -20,6 +20,7 @@ import {
   type Logger,
   type SessionRepository,
 } from 'session-compaction';
+import type { EventLogStateRepository, RetentionRepository } from 'session-compaction/spi';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION } from '../../src/backends/postgres/schema.js';
 import { migrateSqlite } from '../../src/backends/sqlite/migrator.js';
 import { SQLITE_MIGRATIONS, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables } from '../../src/backends/sqlite/schema.js';
@@ -27,6 +28,8 @@ import { freshPostgresPrefix, migratePostgresBelow, postgresPoolFixture } from '
 import { silentLogger } from '../summarization/support.js';
 
 /** A logger that keeps the warnings, to see the one that says purges go unseen until the migration. */
+type PurgingRepository = SessionRepository & EventLogStateRepository & RetentionRepository;
+
 function warningsLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = [];
   return { warnings, error() {}, info() {}, debug() {}, warn: (message: string) => void warnings.push(message) };
@@ -54,27 +57,27 @@ async function withArchive(repository: SessionRepository): Promise<string> {
  * returns an instance opened after it.
  */
 async function expectUncountedThenCounted(
-  old: SessionRepository,
+  old: PurgingRepository,
   logger: Logger & { warnings: string[] },
-  migrate: () => Promise<SessionRepository>,
+  migrate: () => Promise<PurgingRepository>,
 ): Promise<void> {
   const id = await withArchive(old);
   const version = await old.getEventVersion(id);
-  expect(await old.getEventLogState!(id)).to.deep.equal({ version, purgeGeneration: null });
-  expect(await old.purgeArchivedEvents!(id, { keepLast: 4, limit: 2 })).to.have.length(2);
-  expect(await old.getEventLogState!(id)).to.deep.equal({ version, purgeGeneration: null });
+  expect(await old.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: null });
+  expect(await old.purgeArchivedEvents(id, { keepLast: 4, limit: 2 })).to.have.length(2);
+  expect(await old.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: null });
   expect(logger.warnings.filter((w) => /archive purges/.test(w))).to.have.length(1);
   const before = await old.findEvents(id, EventFilter.all());
 
   const migrated = await migrate();
   expect(await migrated.findEvents(id, EventFilter.all())).to.deep.equal(before);
-  expect(await migrated.getEventLogState!(id)).to.deep.equal({ version, purgeGeneration: 0 });
-  expect(await migrated.purgeArchivedEvents!(id, { keepLast: 2, limit: 1 })).to.have.length(1);
-  expect(await migrated.getEventLogState!(id)).to.deep.equal({ version, purgeGeneration: 1 });
+  expect(await migrated.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: 0 });
+  expect(await migrated.purgeArchivedEvents(id, { keepLast: 2, limit: 1 })).to.have.length(1);
+  expect(await migrated.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: 1 });
   // The instance opened before the migration sees the column now: it reads the generation, and its purges count.
-  expect(await old.getEventLogState!(id)).to.deep.equal({ version, purgeGeneration: 1 });
-  expect(await old.purgeArchivedEvents!(id, { keepLast: 0, limit: 100 })).to.not.deep.equal([]);
-  expect(await migrated.getEventLogState!(id)).to.deep.equal({ version, purgeGeneration: 2 });
+  expect(await old.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: 1 });
+  expect(await old.purgeArchivedEvents(id, { keepLast: 0, limit: 100 })).to.not.deep.equal([]);
+  expect(await migrated.getEventLogState(id)).to.deep.equal({ version, purgeGeneration: 2 });
 }
 
 describe('purge generation on a SQLite database written before schema version 6', function () {

@@ -17,25 +17,24 @@ import {
   RecursiveSummarizationCompactionStrategy,
   SessionEvent,
   type Retriever,
-  type SessionRepository,
   ContextAssembler,
   EmbeddingRetriever,
   SessionMemory,
   RepositoryRetriever,
   createDefaultLogger,
 } from 'session-compaction';
-import { ConversationSearchTool, CrossSessionSearchTool, encodeEvent } from 'session-compaction/spi';
+import { ConversationSearchTool, CrossSessionSearchTool, encodeEvent, isSearchableRepository } from 'session-compaction/spi';
 import OpenAI from 'openai';
 import { startFakeOpenAIServer } from '../support/fakeOpenAIServer.js';
 import { NO_RESULTS } from '../../src/chat/recallSupport.js';
 import { json, runCli } from '../cli/support/runCli.js';
-import { snapshotOf } from '../repository/lifecycleContract.js';
+import { snapshotOf, type LifecycleTestRepository } from '../repository/lifecycleContract.js';
 import { rejection } from '../support/rejection.js';
 
 export interface LifecycleBackend {
   name: string;
   /** A repository on the suite's store; several calls in one test share the store. */
-  open(): Promise<SessionRepository>;
+  open(): Promise<LifecycleTestRepository>;
   /** Where the admin CLI finds the same store (absent for the in-memory backend). */
   cli?: { url: string; prefix: string };
 }
@@ -80,7 +79,7 @@ async function embed(texts: string[]): Promise<number[][]> {
 export function lifecycleServiceContract(backend: LifecycleBackend): void {
   describe(`SessionService data lifecycle: ${backend.name}`, function () {
     this.timeout(30_000);
-    let repo: SessionRepository;
+    let repo: LifecycleTestRepository;
     let clock: number;
     let service: DefaultSessionService;
     const opened: Array<{ close(): void }> = [];
@@ -184,7 +183,7 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
         clock += 61_000;
         const report = await short.applyRetention({ maxArchivedEventsPerSession: 1_000_000 });
         expect(report.tombstonesExpired).to.be.at.least(1);
-        expect(await repo.findTombstone!(other)).to.equal(null);
+        expect(await repo.findTombstone(other)).to.equal(null);
       });
 
       it('with tombstoneTtlMs 0 a deleted id is free at once', async function () {
@@ -259,7 +258,7 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
               await r.retrieve({ sessionId: id, userId: ALICE, query: 'plumber', scope: 'user', includeActive: true }),
             ).to.deep.equal([]);
           }
-          if (repo.searchEvents !== undefined) {
+          if (isSearchableRepository(repo)) {
             expect(await repo.searchEvents(id, 'plumber', { includeActive: true, scope: 'user', userId: ALICE })).to.deep.equal(
               [],
             );
@@ -370,7 +369,7 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
             .catch((e: Error) => e);
           expect(asked instanceof Error ? [] : asked).to.deep.equal([]);
         }
-        if (repo.searchEvents !== undefined) {
+        if (isSearchableRepository(repo)) {
           const hits = await repo.searchEvents(aliceId, 'plumber', { includeActive: true, scope: 'user', userId: ALICE });
           expect(hits.every((h) => mine(h.event.sessionId))).to.equal(true);
           expect(await repo.searchEvents(bobId, 'plumber', { includeActive: true, userId: ALICE })).to.deep.equal([]);
@@ -448,7 +447,7 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
               typeof v === 'string' ? v.includes('Access denied') : Array.isArray(v) && v.length === 0,
             );
           }
-          if (repo.searchEvents !== undefined) {
+          if (isSearchableRepository(repo)) {
             const hits = await repo.searchEvents(mine, query, { includeActive: true, scope: 'user', userId: me });
             owned(hits.map((h) => h.event.sessionId));
             expect(await repo.searchEvents(theirs, query, { includeActive: true, scope: 'user', userId: me })).to.deep.equal([]);
@@ -537,7 +536,7 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
           const hits = await r.retrieve({ sessionId: id, userId: 'alice', query: `password ${SECRET}`, includeActive: true });
           expect(hits.map((h) => JSON.stringify(encodeEvent(h.event))).join('')).to.not.include('XYZZY');
         }
-        if (repo.searchEvents !== undefined) {
+        if (isSearchableRepository(repo)) {
           expect(await repo.searchEvents(id, SECRET, { includeActive: true })).to.deep.equal([]);
           expect(await repo.searchEvents(id, 'xyzzy', { includeActive: true })).to.deep.equal([]);
         }

@@ -15,9 +15,8 @@ import {
   SessionEvent,
   SlidingWindowCompactionStrategy,
   type CompactionRequest,
-  type SessionRepository,
 } from 'session-compaction';
-import { allBackends } from '../support/backends.js';
+import { allBackends, type BuiltInRepository } from '../support/backends.js';
 import { CharEstimator, expectRejects } from '../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../summarization/support.js';
 
@@ -54,7 +53,7 @@ const active = (service: DefaultSessionService, id: string) => service.getEvents
 for (const backend of allBackends()) {
   describe(`reversible compaction, ranges and fork on ${backend.name}`, function () {
     this.timeout(60_000);
-    let repository: SessionRepository;
+    let repository: BuiltInRepository;
     let service: DefaultSessionService;
     before(async function () {
       await backend.setup(this);
@@ -128,9 +127,9 @@ for (const backend of allBackends()) {
       it('deleting the session erases its compaction records', async function () {
         const id = await conversation(service, 4);
         await service.compact(id, always, summarizer());
-        expect(await repository.listCompactions!(id)).to.have.length(1);
+        expect(await repository.listCompactions(id)).to.have.length(1);
         await service.delete(id);
-        expect(await repository.listCompactions!(id)).to.deep.equal([]);
+        expect(await repository.listCompactions(id)).to.deep.equal([]);
       });
 
       it('retention that purges the archived events of a compaction drops its record', async function () {
@@ -272,7 +271,7 @@ for (const backend of allBackends()) {
         const [record] = await service.listCompactions(id);
         const version = await service.getEventVersion(id);
         const log = await service.getEvents(id);
-        const stale = await repository.revertCompactionEvents!(id, record!.id, [], version - 1, new Date());
+        const stale = await repository.revertCompactionEvents(id, record!.id, [], version - 1, new Date());
         expect(stale).to.equal(false);
         expect(snapshot(await service.getEvents(id))).to.deep.equal(snapshot(log));
         expect(await service.getEventVersion(id)).to.equal(version);

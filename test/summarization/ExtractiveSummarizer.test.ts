@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { ExtractiveSummarizer, RecursiveSummarizationCompactionStrategy, SummarizationError } from 'session-compaction';
 import { CharacterTokenCountEstimator, buildSummaryPrompt } from 'session-compaction/spi';
 import { parseSummaryPrompt } from '../../src/summarization/prompts.js';
-import { UNICODE_LINE_BREAKS, compactionRequest, expectRejects, msgs } from '../support/fixtures.js';
+import { UNICODE_LINE_BREAKS, splitLinesEverywhere, compactionRequest, expectRejects, msgs } from '../support/fixtures.js';
 import { silentLogger } from './support.js';
 
 const chars = new CharacterTokenCountEstimator();
@@ -143,7 +143,7 @@ describe('summary prompt quoting', function () {
         'Say OK',
       ];
       const prompt = buildSummaryPrompt({ priorSummaries: [attack.slice(1).join(eol)], transcript: [attack.join(eol)] });
-      const lines = prompt.split(/\r\n|[\n\v\f\r\u0085\u2028\u2029]/);
+      const lines = splitLinesEverywhere(prompt);
       expect(lines.filter((l) => l.startsWith('==='))).to.deep.equal([
         '=== PRIOR SUMMARY ===',
         '=== CONVERSATION TO SUMMARIZE ===',

@@ -99,7 +99,7 @@ describe('RecursiveSummarizationCompactionStrategy cutWithinTurn', function () {
     });
   const realWindow = (events: readonly SessionEvent[]) => events.filter((e) => !e.isSynthetic());
 
-  it("'never': one long turn is summarised whole — the Java behaviour, current work included", async function () {
+  it("'never': one long turn is summarised whole — current work included", async function () {
     const { service, id } = await agentRun();
     await service.compact(id, () => true, strategy('never'));
     expect(realWindow(await service.getEvents(id, EventFilter.active()))).to.deep.equal([]);

@@ -12,15 +12,38 @@ import {
   SqliteSessionRepository,
   type SessionRepository,
 } from 'session-compaction';
+import type {
+  AtomicInsertRepository,
+  BatchAppendRepository,
+  CompactionRecordRepository,
+  EnumerableRepository,
+  ErasureRepository,
+  EventLogStateRepository,
+  EventRewritingRepository,
+  MetadataUpdatingRepository,
+  RetentionRepository,
+} from 'session-compaction/spi';
 import { PG_URL, REDIS_URL, requireService } from './services.js';
 import { probePostgres } from './postgres.js';
 import { deleteRedisKeys, probeRedis } from './redis.js';
+
+/** The capabilities every built-in repository has. */
+export type BuiltInRepository = SessionRepository &
+  AtomicInsertRepository &
+  MetadataUpdatingRepository &
+  EventLogStateRepository &
+  CompactionRecordRepository &
+  BatchAppendRepository &
+  EnumerableRepository &
+  ErasureRepository &
+  EventRewritingRepository &
+  RetentionRepository;
 
 export interface Backend {
   name: string;
   /** In a `before` hook: connects (skipping the suite when the server is unreachable). */
   setup(ctx: Mocha.Context): Promise<void>;
-  repository(): SessionRepository;
+  repository(): BuiltInRepository;
   teardown(): Promise<void>;
 }
 

@@ -77,11 +77,23 @@ export async function expectRejects(promise: Promise<unknown>, type: ErrorClass,
   throw new Error(`expected a rejection with ${type.name} containing "${message}", it resolved`);
 }
 
-/** Line terminators other than \n and \r that models and tokenizers also break lines at: name, character. */
+/**
+ * Line terminators other than \n and \r that models, tokenizers or consumers also break lines at: name,
+ * character. U+001C–U+001E are in Python's str.splitlines set.
+ */
 export const UNICODE_LINE_BREAKS = [
   ['U+2028 LINE SEPARATOR', '\u2028'],
   ['U+2029 PARAGRAPH SEPARATOR', '\u2029'],
   ['U+0085 NEXT LINE', '\u0085'],
   ['U+000B VERTICAL TAB', '\u000B'],
   ['U+000C FORM FEED', '\u000C'],
+  ['U+001C FILE SEPARATOR', '\u001C'],
+  ['U+001D GROUP SEPARATOR', '\u001D'],
+  ['U+001E RECORD SEPARATOR', '\u001E'],
 ] as const;
+
+/** Splits as Python's str.splitlines does: at every character of UNICODE_LINE_BREAKS, \n, \r and \r\n. */
+export function splitLinesEverywhere(text: string): string[] {
+  // eslint-disable-next-line no-control-regex -- the separators are the point: they break lines for some readers
+  return text.split(/\r\n|[\n\v\f\r\u001c\u001d\u001e\u0085\u2028\u2029]/);
+}

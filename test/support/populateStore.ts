@@ -14,6 +14,7 @@ import {
   TurnWindowCompactionStrategy,
   type SessionRepository,
 } from 'session-compaction';
+import { isBatchAppendRepository } from 'session-compaction/spi';
 import { syntheticMessages } from '../../src/bench/scaling/syntheticSession.js';
 
 export interface PopulateOptions {
@@ -56,7 +57,7 @@ export async function populateStore(repository: SessionRepository, options: Popu
     );
     for (let k = 0; k < events.length; k += chunk) {
       const batch = events.slice(k, k + chunk);
-      if (repository.appendEvents !== undefined) await repository.appendEvents(id, batch);
+      if (isBatchAppendRepository(repository)) await repository.appendEvents(id, batch);
       else for (const e of batch) await repository.appendEvent(e);
       await service.compact(id, () => true, i % 3 === 2 ? additive : turnWindow);
     }

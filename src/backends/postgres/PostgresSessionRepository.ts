@@ -10,7 +10,8 @@ import { buildEventQuery } from './eventQuery.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
-import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { MigratableRepository } from '../../repository/MigratableRepository.js';
+import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { bulkStatements } from './bulkStatements.js';
 import {
@@ -22,28 +23,33 @@ import {
 } from '../../repository/CompactionRecord.js';
 import { buildSearchQuery } from './search.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from '../../repository/eventSearch.js';
-import type {
-  EventLogState,
-  EventSearchOptions,
-  ListSessionIdsOptions,
-  ScoredEvent,
-  SessionIdPage,
-  SessionMetadataUpdate,
-  SessionRepository,
-} from '../../repository/SessionRepository.js';
+import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
+import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
+import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
+import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
 import {
   isTombstonedFailure,
   ownerHash,
-  requirePurgeCriteria,
-  requireRewriteBatch,
   sessionDeletedError,
-  type ArchivePurgeCriteria,
   type ErasedSession,
   type EraseSessionOptions,
-  type SessionActivityPage,
+  type ErasureRepository,
   type Tombstone,
-} from '../../repository/lifecycle.js';
-import { PostgresLifecycle, type EventColumnArrays } from './lifecycle.js';
+} from '../../repository/ErasureRepository.js';
+import type { EventLogState, EventLogStateRepository } from '../../repository/EventLogStateRepository.js';
+import { requireRewriteBatch, type EventRewritingRepository } from '../../repository/EventRewritingRepository.js';
+import type { MetadataUpdatingRepository, SessionMetadataUpdate } from '../../repository/MetadataUpdatingRepository.js';
+import {
+  requirePurgeCriteria,
+  type ArchivePurgeCriteria,
+  type RetentionRepository,
+  type SessionActivityPage,
+} from '../../repository/RetentionRepository.js';
+import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
+import { PostgresErasure } from './erasure.js';
+import { PostgresEventRewrites, type EventColumnArrays } from './eventRewrites.js';
+import { PostgresRetention } from './retention.js';
 
 /**
  * A `pg.Pool` (from the `pg` package), typed by the members the repository relies on so that this package's
@@ -159,7 +165,21 @@ const DICTIONARY = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/i;
  * window). Compaction archives rows in place and rewrites only the active window: its cost does not grow with
  * the archived history.
  */
-export class PostgresSessionRepository implements SessionRepository, MigratableRepository {
+export class PostgresSessionRepository
+  implements
+    SessionRepository,
+    AtomicInsertRepository,
+    MetadataUpdatingRepository,
+    EventLogStateRepository,
+    CompactionRecordRepository,
+    BatchAppendRepository,
+    EnumerableRepository,
+    SearchableRepository,
+    ErasureRepository,
+    EventRewritingRepository,
+    RetentionRepository,
+    MigratableRepository
+{
   private readonly pool: pg.Pool;
   private readonly connections: PostgresConnections;
   private readonly tables: PostgresTables;
@@ -169,7 +189,9 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   private readonly sql: ReturnType<typeof statements>;
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
-  private readonly lifecycle: PostgresLifecycle;
+  private readonly erasure: PostgresErasure;
+  private readonly rewrites: PostgresEventRewrites;
+  private readonly retention: PostgresRetention;
   private hasRecords = false;
   private warnedUnrecorded = false;
   private hasPurgeGeneration = false;
@@ -198,7 +220,9 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     this.connections = new PostgresConnections(this.pool, this.pool !== opts.pool, this.logger);
     this.sql = statements(this.tables);
     this.bulk = bulkStatements(this.tables);
-    this.lifecycle = new PostgresLifecycle(this.tables);
+    this.erasure = new PostgresErasure(this.tables);
+    this.rewrites = new PostgresEventRewrites(this.tables);
+    this.retention = new PostgresRetention(this.tables);
   }
 
   /**
@@ -623,14 +647,14 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     requireText(id, 'sessionId');
     return this.connections.once('eraseSession', async () => {
       await this.ready();
-      return this.connections.transaction((client) => this.lifecycle.erase(client, id, options, ownerHash));
+      return this.connections.transaction((client) => this.erasure.erase(client, id, options, ownerHash));
     });
   }
 
   async findTombstone(id: string): Promise<Tombstone | null> {
     return this.connections.idempotent('findTombstone', async () => {
       await this.ready();
-      return this.lifecycle.findTombstone(this.pool, id);
+      return this.erasure.findTombstone(this.pool, id);
     });
   }
 
@@ -639,7 +663,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     return this.connections.once('recreateSession', async () => {
       await this.ready();
       return this.connections.transaction((client) =>
-        this.lifecycle.recreate(client, s.id, ownerHash(s.userId), () => this.insertIfAbsent(client, s)),
+        this.erasure.recreate(client, s.id, ownerHash(s.userId), () => this.insertIfAbsent(client, s)),
       );
     });
   }
@@ -647,7 +671,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
     return this.connections.idempotent('purgeTombstones', async () => {
       await this.ready();
-      return this.lifecycle.purgeTombstones(this.pool, before, limit, sessionId);
+      return this.erasure.purgeTombstones(this.pool, before, limit, sessionId);
     });
   }
 
@@ -656,7 +680,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     const columns = toColumns(events);
     return this.connections.once('rewriteEvents', async () => {
       await this.ready();
-      return this.connections.transaction((client) => this.lifecycle.rewrite(client, id, columns, expectedVersion));
+      return this.connections.transaction((client) => this.rewrites.rewrite(client, id, columns, expectedVersion));
     });
   }
 
@@ -672,7 +696,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
         const counted =
           this.hasPurgeGeneration ||
           ((await client.query(this.sql.lockSession, [id])).rowCount !== 0 && (await this.purgeGenerationMigrated(client)));
-        const purged = await this.lifecycle.purgeArchived(client, id, criteria);
+        const purged = await this.retention.purgeArchived(client, id, criteria);
         if (purged.length > 0) {
           await client.query(this.sql.dropCoveringCompactions, [id, purged]);
           if (counted) await client.query(this.sql.bumpPurgeGeneration, [id]);
@@ -685,7 +709,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
   async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
     return this.connections.idempotent('listSessionActivity', async () => {
       await this.ready();
-      return this.lifecycle.listActivity(this.pool, cursor, limit);
+      return this.retention.listActivity(this.pool, cursor, limit);
     });
   }
 
@@ -698,7 +722,7 @@ export class PostgresSessionRepository implements SessionRepository, MigratableR
     try {
       return await write();
     } catch (error) {
-      if (isTombstonedFailure(error)) throw sessionDeletedError(id, await this.lifecycle.findTombstone(this.pool, id));
+      if (isTombstonedFailure(error)) throw sessionDeletedError(id, await this.erasure.findTombstone(this.pool, id));
       throw error;
     }
   }

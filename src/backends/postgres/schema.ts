@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
-import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/lifecycle.js';
+import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
 
 /** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
 export interface PostgresTables {

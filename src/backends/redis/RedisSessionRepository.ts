@@ -17,16 +17,17 @@ import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eve
 import { RedisConnections } from './RedisConnections.js';
 import { RedisScript } from './RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './scripts.js';
-import type {
-  EventLogState,
-  ListSessionIdsOptions,
-  SessionIdPage,
-  SessionMetadataUpdate,
-  SessionRepository,
-} from '../../repository/SessionRepository.js';
+import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
+import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
+import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
+import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
+import type { EventLogState, EventLogStateRepository } from '../../repository/EventLogStateRepository.js';
+import type { MetadataUpdatingRepository, SessionMetadataUpdate } from '../../repository/MetadataUpdatingRepository.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './migrator.js';
-import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { MigratableRepository } from '../../repository/MigratableRepository.js';
+import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
@@ -41,17 +42,21 @@ import {
   SET_METADATA_SCRIPT,
 } from './scripts.js';
 import {
-  lastActivity,
   ownerHash,
-  requirePurgeCriteria,
-  requireRewriteBatch,
   sessionDeletedError,
-  type ArchivePurgeCriteria,
   type ErasedSession,
   type EraseSessionOptions,
-  type SessionActivityPage,
+  type ErasureRepository,
   type Tombstone,
-} from '../../repository/lifecycle.js';
+} from '../../repository/ErasureRepository.js';
+import { requireRewriteBatch, type EventRewritingRepository } from '../../repository/EventRewritingRepository.js';
+import {
+  lastActivity,
+  requirePurgeCriteria,
+  type ArchivePurgeCriteria,
+  type RetentionRepository,
+  type SessionActivityPage,
+} from '../../repository/RetentionRepository.js';
 
 /**
  * An ioredis `Redis` client, typed by the members the repository relies on so that this package's types
@@ -141,7 +146,20 @@ function decodeValue(value: string): SessionEvent {
  * single Lua scripts, hence atomic; a compaction reads and rewrites only the active window. Plain Redis 6.2+
  * (standalone or Sentinel): the per-user and expiry indexes span sessions, so Redis Cluster is not supported.
  */
-export class RedisSessionRepository implements SessionRepository, MigratableRepository {
+export class RedisSessionRepository
+  implements
+    SessionRepository,
+    AtomicInsertRepository,
+    MetadataUpdatingRepository,
+    EventLogStateRepository,
+    CompactionRecordRepository,
+    BatchAppendRepository,
+    EnumerableRepository,
+    ErasureRepository,
+    EventRewritingRepository,
+    RetentionRepository,
+    MigratableRepository
+{
   private readonly client: Redis;
   private readonly connections: RedisConnections;
   private readonly prefix: string;

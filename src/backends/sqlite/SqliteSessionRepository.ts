@@ -8,32 +8,40 @@ import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
-import type {
-  EventLogState,
-  EventSearchOptions,
-  ListSessionIdsOptions,
-  ScoredEvent,
-  SessionIdPage,
-  SessionMetadataUpdate,
-  SessionRepository,
-} from '../../repository/SessionRepository.js';
+import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
+import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
+import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
+import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
 import {
   isTombstonedFailure,
   ownerHash,
-  requirePurgeCriteria,
-  requireRewriteBatch,
   sessionDeletedError,
-  type ArchivePurgeCriteria,
   type ErasedSession,
   type EraseSessionOptions,
-  type SessionActivityPage,
+  type ErasureRepository,
   type Tombstone,
-} from '../../repository/lifecycle.js';
-import { forgetDeletedWords, SqliteLifecycle } from './lifecycle.js';
+} from '../../repository/ErasureRepository.js';
+import type { EventLogState, EventLogStateRepository } from '../../repository/EventLogStateRepository.js';
+import { requireRewriteBatch, type EventRewritingRepository } from '../../repository/EventRewritingRepository.js';
+import type { MetadataUpdatingRepository, SessionMetadataUpdate } from '../../repository/MetadataUpdatingRepository.js';
+import {
+  requirePurgeCriteria,
+  type ArchivePurgeCriteria,
+  type RetentionRepository,
+  type SessionActivityPage,
+} from '../../repository/RetentionRepository.js';
+import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
+import type { StorageReclaimingRepository } from '../../repository/StorageReclaimingRepository.js';
+import { SqliteErasure } from './erasure.js';
+import { SqliteEventRewrites } from './eventRewrites.js';
+import { SqliteRetention } from './retention.js';
+import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
 import { buildEventQuery, JS_LOWER_FUNCTION } from './eventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables, type SqliteTables } from './schema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
-import type { MigratableRepository, MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { MigratableRepository } from '../../repository/MigratableRepository.js';
+import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import { buildSqliteSearch } from './search.js';
 import { SqliteCompactions } from './compactions.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from '../../repository/CompactionRecord.js';
@@ -127,7 +135,22 @@ const STATEMENT_CACHE_LIMIT = 128;
  * so its cost does not grow with archived history. better-sqlite3 is synchronous: a call blocks the
  * event loop for its duration, including up to `busyTimeoutMs` while another process holds the write lock.
  */
-export class SqliteSessionRepository implements SessionRepository, MigratableRepository {
+export class SqliteSessionRepository
+  implements
+    SessionRepository,
+    AtomicInsertRepository,
+    MetadataUpdatingRepository,
+    EventLogStateRepository,
+    CompactionRecordRepository,
+    BatchAppendRepository,
+    EnumerableRepository,
+    SearchableRepository,
+    ErasureRepository,
+    EventRewritingRepository,
+    RetentionRepository,
+    StorageReclaimingRepository,
+    MigratableRepository
+{
   readonly path: string;
   readonly prefix: string;
   readonly tables: SqliteTables;
@@ -139,7 +162,9 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   private readonly queryCache = new Map<string, Database.Statement>();
   private closed = false;
   private readonly secureDelete: boolean;
-  private lifecycleStatements: SqliteLifecycle | undefined;
+  private erasureStatements: SqliteErasure | undefined;
+  private rewriteStatements: SqliteEventRewrites | undefined;
+  private retentionStatements: SqliteRetention | undefined;
   private compactionStatements: SqliteCompactions | undefined;
   private purgeGenerationStatements: PurgeGenerationStatements | undefined;
   /** Schema versions already warned about by preparedIfMigrated. */
@@ -455,26 +480,26 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
-    return this.lifecycle().erase(requireText(id, 'sessionId'), options, ownerHash);
+    return this.erasure().erase(requireText(id, 'sessionId'), options, ownerHash);
   }
 
   async findTombstone(id: string): Promise<Tombstone | null> {
-    return this.lifecycle().findTombstone(id);
+    return this.erasure().findTombstone(id);
   }
 
   async recreateSession(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
     const st = this.ready();
-    return this.lifecycle().recreate(s.id, ownerHash(s.userId), () => st.insertSession.run(sessionParams(s)).changes > 0);
+    return this.erasure().recreate(s.id, ownerHash(s.userId), () => st.insertSession.run(sessionParams(s)).changes > 0);
   }
 
   async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
-    return this.lifecycle().purgeTombstones(before, limit, sessionId);
+    return this.erasure().purgeTombstones(before, limit, sessionId);
   }
 
   async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
     requireRewriteBatch(id, events);
-    return this.lifecycle().rewrite(
+    return this.rewrites().rewrite(
       id,
       events.map((e) => toParams(id, encodeEvent(e))),
       expectedVersion,
@@ -482,12 +507,12 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async purgeArchivedEvents(id: string, criteria: ArchivePurgeCriteria): Promise<string[]> {
-    const lifecycle = this.lifecycle();
+    const retention = this.retention();
     const compactions = this.compactions();
     // Records of compactions whose archived events go are dropped in the same transaction.
     return this.db
       .transaction((): string[] => {
-        const purged = lifecycle.purgeArchived(id, requirePurgeCriteria(criteria));
+        const purged = retention.purgeArchived(id, requirePurgeCriteria(criteria));
         compactions.dropCovering(id, purged);
         // Looked up under the write lock: a migration by another process has either committed (and the
         // column is seen) or waits for this commit, so no reader holds a generation this purge skipped.
@@ -498,7 +523,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
   }
 
   async listSessionActivity(cursor: string | null, limit: number): Promise<SessionActivityPage> {
-    return this.lifecycle().listActivity(cursor, limit);
+    return this.retention().listActivity(cursor, limit);
   }
 
   async close(): Promise<void> {
@@ -507,17 +532,31 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     this.queryCache.clear();
     this.statements = undefined;
     this.appendMany = undefined;
-    this.lifecycleStatements = undefined;
+    this.erasureStatements = undefined;
+    this.rewriteStatements = undefined;
+    this.retentionStatements = undefined;
     this.compactionStatements = undefined;
     this.purgeGenerationStatements = undefined;
     this.recordedWrite = undefined;
     this.db.close();
   }
 
-  private lifecycle(): SqliteLifecycle {
+  private erasure(): SqliteErasure {
     this.ready();
-    this.lifecycleStatements ??= new SqliteLifecycle(this.db, this.tables);
-    return this.lifecycleStatements;
+    this.erasureStatements ??= new SqliteErasure(this.db, this.tables);
+    return this.erasureStatements;
+  }
+
+  private rewrites(): SqliteEventRewrites {
+    this.ready();
+    this.rewriteStatements ??= new SqliteEventRewrites(this.db, this.tables);
+    return this.rewriteStatements;
+  }
+
+  private retention(): SqliteRetention {
+    this.ready();
+    this.retentionStatements ??= new SqliteRetention(this.db, this.tables);
+    return this.retentionStatements;
   }
 
   /** A save that hit the tombstone trigger: the id belonged to a deleted session. */
@@ -525,7 +564,7 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
     try {
       return write();
     } catch (error) {
-      if (isTombstonedFailure(error)) throw sessionDeletedError(id, this.lifecycle().findTombstone(id));
+      if (isTombstonedFailure(error)) throw sessionDeletedError(id, this.erasure().findTombstone(id));
       throw error;
     }
   }
@@ -540,9 +579,9 @@ export class SqliteSessionRepository implements SessionRepository, MigratableRep
    */
   async reclaimStorage(): Promise<void> {
     if (!this.secureDelete) return;
-    const lifecycle = this.lifecycle();
+    this.ready();
     forgetDeletedWords(this.db, this.tables.fts);
-    if (lifecycle.checkpoint().busy) {
+    if (checkpointWal(this.db).busy) {
       this.logger.warn(
         'SQLite WAL checkpoint could not finish (a reader holds an old snapshot); erased bytes stay in the WAL until the next one',
         {

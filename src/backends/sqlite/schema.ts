@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
-import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/lifecycle.js';
+import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
 
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/i;
 

@@ -1,14 +1,14 @@
 import { IllegalStateError } from '../../errors.js';
-import { TOMBSTONE_SCHEMA_VERSION } from '../../repository/lifecycle.js';
+import { TOMBSTONE_SCHEMA_VERSION } from '../../repository/ErasureRepository.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
-import type { MigratableRepository } from '../../repository/schemaMigrations.js';
+import { isMigratableRepository } from '../../repository/MigratableRepository.js';
 
 /**
  * Admin commands do not migrate, so the ones that delete first ask whether the store can keep tombstones
  * (schema version 3 applied); a store without a schema (memory, custom) always can.
  */
 export async function hasTombstones(repository: SessionRepository): Promise<boolean> {
-  const status = await (repository as Partial<MigratableRepository>).schemaStatus?.();
+  const status = isMigratableRepository(repository) ? await repository.schemaStatus() : undefined;
   return status === undefined || !status.pending.some((step) => step.version === TOMBSTONE_SCHEMA_VERSION);
 }
 

@@ -1,4 +1,5 @@
 import { IllegalStateError } from '../../errors.js';
+import { isEnumerableRepository } from '../../repository/EnumerableRepository.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 
 /**
@@ -6,7 +7,7 @@ import type { SessionRepository } from '../../repository/SessionRepository.js';
  * repeat one across pages).
  */
 export async function* allSessionIds(repository: SessionRepository, pageSize = 500): AsyncGenerator<string> {
-  if (repository.listSessionIds === undefined) {
+  if (!isEnumerableRepository(repository)) {
     throw new IllegalStateError('this repository cannot list its sessions (it has no listSessionIds)');
   }
   const seen = new Set<string>();

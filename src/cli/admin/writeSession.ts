@@ -1,5 +1,6 @@
 import { IllegalStateError } from '../../errors.js';
 import { EventFilter } from '../../filter/EventFilter.js';
+import { isBatchAppendRepository } from '../../repository/BatchAppendRepository.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import { eventFingerprint, sessionFingerprint } from './canonical.js';
@@ -94,7 +95,7 @@ export async function writeSession(
 
 /** The events follow the target's log, so each one is new. */
 async function appendAll(target: SessionRepository, sessionId: string, events: readonly SessionEvent[]): Promise<number> {
-  if (target.appendEvents !== undefined) return target.appendEvents(sessionId, events);
+  if (isBatchAppendRepository(target)) return target.appendEvents(sessionId, events);
   for (const e of events) await target.appendEvent(e);
   return events.length;
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isMigratable } from '../../repository/schemaMigrations.js';
+import { isMigratableRepository } from '../../repository/MigratableRepository.js';
 import type { AdminContext, UrlFlags } from '../AdminContext.js';
 import { printResult } from '../CliIo.js';
 import { withUrlOptions } from './urlOptions.js';
@@ -19,7 +19,7 @@ export function registerMigrateCommand(program: Command, ctx: AdminContext): voi
       flags.url,
       { ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}) },
       async (repository, where) => {
-        if (!isMigratable(repository)) {
+        if (!isMigratableRepository(repository)) {
           printResult(
             ctx.io,
             flags.json === true,

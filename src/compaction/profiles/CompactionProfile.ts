@@ -41,7 +41,7 @@ export interface CompactionSetup {
 }
 
 /**
- * A named compaction recipe (JP's profiles): a trigger, a strategy and their options. Built-ins are
+ * A named compaction recipe: a trigger, a strategy and their options. Built-ins are
  * registered by `CompactionProfileRegistry.withBuiltIns()`; applications register their own.
  */
 export interface CompactionProfile {

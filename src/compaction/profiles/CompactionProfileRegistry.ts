@@ -38,7 +38,7 @@ function mergeSettings(base: ProfileSettings, over: ProfileSettings): ProfileSet
 }
 
 /**
- * Named compaction profiles (JP's `--profile`, Lightspeed's admin configuration). `withBuiltIns()` knows
+ * Named compaction profiles (the CLI's `--profile`, the configuration file's `use:`). `withBuiltIns()` knows
  * 'sliding-window', 'token-budget', 'recursive', 'additive', 'cache-aware' and 'pressure-bands'; `register`
  * adds a profile of your own, `define` a named variant of an existing one (what a configuration file's
  * `profiles` section does). `create(name, context)` builds the trigger and strategy.

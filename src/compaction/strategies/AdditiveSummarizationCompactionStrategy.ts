@@ -34,7 +34,7 @@ export interface AdditiveSummarizationCompactionStrategyOptions extends Summariz
   /** The consolidation task. Default DEFAULT_CONSOLIDATION_SYSTEM_PROMPT. */
   consolidationPrompt?: string;
   /**
-   * The compression level of a chunk summary by the chunk's size (OLLM): instructions and target length per
+   * The compression level of a chunk summary by the chunk's size: instructions and target length per
    * level. Default DEFAULT_COMPRESSION_LEVELS (≤ 2k tokens level 1 detailed, ≤ 8k level 2, larger level 3 terse).
    */
   compressionLevels?: readonly CompressionLevel[];
@@ -49,9 +49,9 @@ export interface AdditiveSummarizationCompactionStrategyOptions extends Summariz
 export const ADDITIVE_SUMMARIZATION_SOURCE = 'additive-summarization';
 
 /**
- * Additive summaries (Lightspeed decision 2): each compaction summarises only the newly archived chunk into
+ * Additive summaries: each compaction summarises only the newly archived chunk into
  * a new synthetic pair placed after the earlier ones, which stay byte-identical. The kept buffer is the last
- * `keepTurns` whole turns, degrading toward 0 while it exceeds `maxKeptTokens` (decision 9). When the summary
+ * `keepTurns` whole turns, degrading toward 0 while it exceeds `maxKeptTokens`, so a few huge turns cannot keep the window over budget. When the summary
  * pairs together exceed `maxSummaryTokens` they are consolidated into one (the recursive fallback).
  */
 export class AdditiveSummarizationCompactionStrategy extends SummarizingCompactionStrategy {

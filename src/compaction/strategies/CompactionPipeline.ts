@@ -60,7 +60,7 @@ function requireNonNegativeInt(value: unknown, name: string): number {
 }
 
 /**
- * Staged composition of strategies (LibreChat's pipeline, generalised). Each stage sees a fresh
+ * Staged composition of strategies. Each stage sees a fresh
  * CompactionRequest of the same session over the previous stage's window; the pipeline stops as soon as the
  * window fits `maxTokens` — also before the first stage, so a window under budget is left alone.
  *

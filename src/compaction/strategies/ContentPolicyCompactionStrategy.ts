@@ -33,7 +33,7 @@ export interface ContentPolicyCompactionStrategyOptions {
   reasoning?: KeepOrStrip;
   /** Default `{ request: 'keep', response: 'strip' }`: outputs dominate the tokens, arguments say what was done. */
   toolCalls?: ToolCallPolicy;
-  /** Per tool name, overriding `toolCalls` field by field (JP's per-tool hints). */
+  /** Per tool name, overriding `toolCalls` field by field (per-tool hints). */
   perTool?: Readonly<Record<string, ToolCallPolicy>>;
   /**
    * The protected tail, never changed: the last N turns (default `{ turns: 1 }`), or the last N steps for
@@ -90,7 +90,7 @@ function requireCount(value: unknown, name: string): number {
 }
 
 /**
- * Mechanical, per-content-type compaction (JP RFD 064's strip-reasoning / strip-tools): outside the
+ * Mechanical, per-content-type compaction (strip reasoning, strip tool calls): outside the
  * protected tail, reasoning is removed and tool arguments and/or outputs are replaced by short markers,
  * per tool if wanted. The conversation keeps its shape — every call keeps its name and id and its result,
  * whose marker tells success or error. As with observation masking, each changed event's original is

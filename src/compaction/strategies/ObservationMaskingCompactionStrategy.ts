@@ -12,7 +12,7 @@ export interface ObservationMaskingCompactionStrategyOptions {
   maxChars?: number;
   /**
    * When a tool result counts as consumed: 'assistant' (default) — any later assistant message on the same
-   * branch, i.e. the model has seen it; 'assistant-text' — a later assistant message with text (LibreChat).
+   * branch, i.e. the model has seen it; 'assistant-text' — a later assistant message with text.
    */
   consumedBy?: 'assistant' | 'assistant-text';
   tokenCountEstimator?: TokenCountEstimator;
@@ -39,7 +39,7 @@ export function maskExcerpt(text: string, maxChars: number): string {
 }
 
 /**
- * Observation masking (LibreChat's first line of defence): tool results the model has already answered are
+ * Observation masking (the cheapest first measure): tool results the model has already answered are
  * replaced by a head + tail excerpt with a marker. Unconsumed results, assistant and user messages and
  * synthetic events are never changed. Each masked event's original is archived (still readable with
  * `EventFilter.all()`) and a copy with `maskedFrom: <original id>` takes its place in the window, so the

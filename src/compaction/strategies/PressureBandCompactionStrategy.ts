@@ -40,7 +40,7 @@ export interface PressureThresholds {
   truncate: number;
 }
 
-/** The default thresholds (LibreChat's bands). */
+/** The default thresholds: mask early and cheaply, summarise later, cut mechanically only near the limit. */
 export const DEFAULT_PRESSURE_THRESHOLDS: Readonly<PressureThresholds> = Object.freeze({
   mask: 0.8,
   strip: 0.85,
@@ -77,7 +77,7 @@ function requireBands(value: unknown): PressureBand[] {
 }
 
 /**
- * Pressure bands (LibreChat's graduated measures): the higher the context pressure, the harsher the measure.
+ * Pressure bands (graduated measures): the higher the context pressure, the harsher the measure.
  * Each band runs only while the pressure is still at or above its threshold after the milder bands ran, so
  * at 82 % only consumed tool output is masked, and truncation happens only when nothing else brought the
  * window under 99 %. Below the first band nothing changes. Built on CompactionPipeline (the bands are its

@@ -33,7 +33,7 @@ export interface RecursiveSummarizationCompactionStrategyOptions extends Summari
   /**
    * 'agent-safe' (default): never empties the window, never splits a tool call from its result, and keeps
    * the turn's opening user message (the task) when it cuts inside a turn. 'tool-pair-safe': cut at the
-   * next step start. 'never' (the Java cut): snap forward to the next turn start, archiving the whole window
+   * next step start. 'never': snap forward to the next turn start, archiving the whole window
    * when a single long turn is all there is. See compaction/cutWithinTurn.ts.
    */
   cutWithinTurn?: CutWithinTurn;
@@ -42,7 +42,7 @@ export interface RecursiveSummarizationCompactionStrategyOptions extends Summari
 export const RECURSIVE_SUMMARIZATION_SOURCE = 'recursive-summarization';
 
 /**
- * Rolling summary (the Java design): cuts like the sliding window, summarises the archived events together
+ * Rolling summary: cuts like the sliding window, summarises the archived events together
  * with every prior summary, and replaces the prior summaries with one new synthetic pair. A failed summary
  * never loses events: the window stays as it was (or gets a mechanical stub, per `failureMode`).
  */
@@ -89,7 +89,7 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     return this.overlapSize;
   }
 
-  /** Same rendering as the Java `formatEvent`. */
+  /** The transcript renders events as `formatEvent` does, so counting and prompts agree. */
   static formatEvent(event: SessionEvent): string {
     return formatEvent(event);
   }
@@ -150,7 +150,7 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     const prompt = {
       user,
       ...(maxTokens !== undefined ? { maxTokens } : {}),
-      // Extending a prior summary is its own task (LibreChat's separate update prompt).
+      // Extending a prior summary is its own task (a separate update prompt, so the model revises rather than restarts).
       ...(priorSummaries.length > 0 ? { systemPrompt: this.updatePrompt } : {}),
     };
     const outcome = await this.summarize(request, prompt, sources, () => mechanicalSummary(sources, priorSummaries));
@@ -160,7 +160,7 @@ export class RecursiveSummarizationCompactionStrategy extends SummarizingCompact
     const now = this.now();
     const pair = summaryPair(request.session.id, this.shadowPrompt, summary, this.summaryMetadata(plan, method, now), now);
     // No token count in the metadata: the estimator only ever sees rendered events (scenario 81).
-    // Prior synthetic events are superseded (in neither list): the repository drops them, as in Java.
+    // Prior synthetic events are superseded (in neither list): the repository drops them.
     return this.withSummarizerUsage(
       request,
       new CompactionResult([...pair, ...activeWindow], toArchive, this.renderedTokens(toArchive)),

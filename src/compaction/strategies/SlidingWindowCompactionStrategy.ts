@@ -13,7 +13,7 @@ export interface SlidingWindowCompactionStrategyOptions {
   /**
    * 'agent-safe' (default): never empties the window, never splits a tool call from its result, and keeps
    * the turn's opening user message when it cuts inside a turn. 'tool-pair-safe': cut at the first later
-   * step start. 'never': the Java cut, which archives the whole window when no turn starts after the cut.
+   * step start. 'never': snap to the next turn start, which archives the whole window when no turn starts after the cut.
    * See compaction/cutWithinTurn.ts.
    */
   cutWithinTurn?: CutWithinTurn;

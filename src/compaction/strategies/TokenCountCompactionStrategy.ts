@@ -15,7 +15,7 @@ export interface TokenCountCompactionStrategyOptions {
   /**
    * 'agent-safe' (default): never empties the window, never splits a tool call from its result, and keeps
    * the turn's opening user message when it cuts inside a turn. 'tool-pair-safe': cut at the first later
-   * step start. 'never': the Java cut, which archives the whole window when no turn starts after the cut.
+   * step start. 'never': snap to the next turn start, which archives the whole window when no turn starts after the cut.
    * See compaction/cutWithinTurn.ts.
    */
   cutWithinTurn?: CutWithinTurn;
@@ -24,7 +24,7 @@ export interface TokenCountCompactionStrategyOptions {
 /**
  * Keeps the newest contiguous suffix of real events that fits the budget left after synthetic and pinned
  * events, snapped forward to a turn start. The scan stops at the first event that does not fit (no
- * skipping). With cutWithinTurn 'never' — as in the Java design — a leading preamble is archived by the
+ * skipping). With cutWithinTurn 'never' a leading preamble is archived by the
  * snap even under budget. A turn opener kept by the agent-safe cut is paid for out of the same budget.
  */
 export class TokenCountCompactionStrategy implements CompactionStrategy {

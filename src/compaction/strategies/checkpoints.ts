@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../../errors.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 
 /**
- * OLLM's compression levels: how hard a chunk is compressed, chosen by its size. A larger chunk gets a
+ * Compression levels: how hard a chunk is compressed, chosen by its size. A larger chunk gets a
  * higher level — shorter, terser summary — so a summary's cost does not grow with the chunk it replaces.
  */
 export interface CompressionLevel {

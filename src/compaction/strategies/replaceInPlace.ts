@@ -69,7 +69,7 @@ export function replaceInPlace(
 
 /**
  * Positions of the tool messages the model has already answered: a later assistant message exists on the
- * same branch (with `requireText`, one with non-blank text — LibreChat's stricter reading).
+ * same branch (with `requireText`, one with non-blank text — the stricter reading).
  */
 export function consumedToolMessages(events: readonly SessionEvent[], requireText = false): Set<number> {
   const consumed = new Set<number>();

@@ -13,9 +13,9 @@ export interface ContextWindowTriggerOptions {
   model?: string;
   /** Extra table entries for this trigger only, e.g. `{ 'my-finetune': 32768 }`. */
   contextWindows?: Readonly<Record<string, number>>;
-  /** Share of the budget at which to fire; default 0.7 (Lightspeed decision 4). */
+  /** Share of the budget at which to fire; default 0.7, which leaves room for the summary and the next reply. */
   thresholdRatio?: number;
-  /** Floor: never fire below this many tokens of input, however small the window (Lightspeed's "A"). */
+  /** Floor: never fire below this many tokens of input, however small the window (a small window must not compact on every turn). */
   minTokens?: number;
   /** Tokens kept free for the model's reply; default 0. */
   reserveTokens?: number;
@@ -34,7 +34,7 @@ function requireNonNegativeInt(value: unknown, name: string): number {
 }
 
 /**
- * Fires when a request would fill `thresholdRatio` of the usable context window. With LibreChat's budget
+ * Fires when a request would fill `thresholdRatio` of the usable context window. With a budget
  * anatomy:
  *
  *   budget    = contextWindowTokens − reserveTokens                    (room for the prompt)
@@ -93,7 +93,7 @@ export class ContextWindowTrigger implements CompactionTrigger {
     return window + this.systemPromptTokens + this.toolSchemaTokens;
   }
 
-  /** input ÷ budget: LibreChat's "context pressure" (1 = the prompt fills all room left for it). */
+  /** input ÷ budget: the "context pressure" (1 = the prompt fills all room left for it). */
   contextPressure(request: CompactionRequest): number {
     return this.inputTokens(request) / (this.contextWindowTokens - this.reserveTokens);
   }

@@ -9,13 +9,14 @@ import { originalIdOf } from '../../compaction/strategies/replaceInPlace.js';
 import { requestSummary } from '../../compaction/strategies/summaryEvents.js';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import { EventFilter } from '../../filter/EventFilter.js';
+import { isEventRewritingRepository } from '../../repository/EventRewritingRepository.js';
 import type { Message } from '../../session/Message.js';
 import { formatEvent } from '../../session/formatEvent.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import type { ChatClient } from '../../summarization/ChatClient.js';
 import { mechanicalSummary } from '../../summarization/mechanicalSummary.js';
 import { buildSummaryPrompt, DEFAULT_SUMMARY_SYSTEM_PROMPT, summarySystemPrompt } from '../../summarization/prompts.js';
-import type { LifecycleContext } from './SessionEraser.js';
+import type { DataLifecycleContext } from './DataLifecycleContext.js';
 import type { PurgeDerivedOptions, PurgeDerivedReport, RedactionReport, RedactOptions } from './reports.js';
 
 export const DEFAULT_REDACTION_MARKER = '[redacted]';
@@ -58,7 +59,7 @@ function isSummaryText(e: SessionEvent): boolean {
  */
 export class EventRedactor {
   constructor(
-    private readonly ctx: LifecycleContext,
+    private readonly ctx: DataLifecycleContext,
     private readonly defaultClient: ChatClient | undefined,
   ) {}
 
@@ -194,10 +195,12 @@ export class EventRedactor {
 
   private requireRewrite(): (events: SessionEvent[], sessionId: string, version: number) => Promise<boolean> {
     const { repository } = this.ctx;
-    if (repository.rewriteEvents === undefined) {
-      throw new IllegalStateError('the repository does not implement rewriteEvents, which redaction needs');
+    if (!isEventRewritingRepository(repository)) {
+      throw new IllegalStateError(
+        'the repository does not implement rewriteEvents (EventRewritingRepository), which redaction needs',
+      );
     }
-    return (events, sessionId, version) => repository.rewriteEvents!(sessionId, events, version);
+    return (events, sessionId, version) => repository.rewriteEvents(sessionId, events, version);
   }
 }
 

@@ -1,6 +1,7 @@
 import { IllegalStateError, InvalidArgumentError } from '../../errors.js';
-import type { SessionActivity } from '../../repository/lifecycle.js';
-import type { SessionEraser, LifecycleContext } from './SessionEraser.js';
+import { isRetentionRepository, type SessionActivity } from '../../repository/RetentionRepository.js';
+import type { DataLifecycleContext } from './DataLifecycleContext.js';
+import type { SessionEraser } from './SessionEraser.js';
 import {
   emptyErasureReport,
   mergeErasureReports,
@@ -58,7 +59,7 @@ export function validateRetentionPolicy(policy: RetentionPolicy): RetentionRules
  */
 export class RetentionRunner {
   constructor(
-    private readonly ctx: LifecycleContext,
+    private readonly ctx: DataLifecycleContext,
     private readonly eraser: SessionEraser,
   ) {}
 
@@ -71,13 +72,12 @@ export class RetentionRunner {
     const pauseMs = optionalDuration(opts.pauseMs, 'pauseMs') ?? 0;
     const pause = () => (pauseMs > 0 && !aborted() ? sleep(pauseMs) : Promise.resolve());
     const { repository } = this.ctx;
-    const list = repository.listSessionActivity?.bind(repository);
-    if (list === undefined)
-      throw new IllegalStateError('the repository does not implement listSessionActivity, which retention needs');
-    const purgesArchive = rules.archivedEventsOlderThanMs !== undefined || rules.maxArchivedEventsPerSession !== undefined;
-    if (purgesArchive && repository.purgeArchivedEvents === undefined) {
-      throw new IllegalStateError('the repository does not implement purgeArchivedEvents, which retention needs');
+    if (!isRetentionRepository(repository)) {
+      throw new IllegalStateError(
+        'the repository does not implement listSessionActivity and purgeArchivedEvents (RetentionRepository), which retention needs',
+      );
     }
+    const purgesArchive = rules.archivedEventsOlderThanMs !== undefined || rules.maxArchivedEventsPerSession !== undefined;
 
     const started = performance.now();
     const now = this.ctx.now().getTime();
@@ -117,7 +117,7 @@ export class RetentionRunner {
       if (!purgesArchive) return;
       for (;;) {
         if (aborted()) return;
-        const ids = await repository.purgeArchivedEvents!(s.id, {
+        const ids = await repository.purgeArchivedEvents(s.id, {
           ...(before !== undefined ? { before } : {}),
           ...(rules.maxArchivedEventsPerSession !== undefined ? { keepLast: rules.maxArchivedEventsPerSession } : {}),
           limit: batchSize,
@@ -137,7 +137,7 @@ export class RetentionRunner {
     let cursor: string | null = null;
     do {
       if (aborted()) break;
-      const page = await list(cursor, pageSize);
+      const page = await repository.listSessionActivity(cursor, pageSize);
       await runPool(page.sessions, concurrency, retain);
       cursor = page.cursor;
     } while (cursor !== null);

@@ -1,19 +1,18 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { EventFilter } from '../../filter/EventFilter.js';
-import type { Logger } from '../../logging.js';
-import { countKinds, ownerHash, sessionDeletedError, type ErasedSession, type Tombstone } from '../../repository/lifecycle.js';
-import type { SessionRepository } from '../../repository/SessionRepository.js';
+import { isAtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
+import {
+  isErasureRepository,
+  ownerHash,
+  sessionDeletedError,
+  type ErasedSession,
+  type Tombstone,
+} from '../../repository/ErasureRepository.js';
+import { countKinds } from '../../repository/eventKinds.js';
 import type { Session } from '../../session/Session.js';
-import type { SessionServiceEventMap, SessionServiceEventName } from '../SessionServiceEvents.js';
+import type { DataLifecycleContext } from './DataLifecycleContext.js';
+import { reclaimStorage } from './reclaimStorage.js';
 import { emptyErasureReport, mergeErasureReports, type ErasureReason, type ErasureReport } from './reports.js';
-
-/** What the lifecycle helpers need from the service. */
-export interface LifecycleContext {
-  repository: SessionRepository;
-  emit: <K extends SessionServiceEventName>(name: K, payload: SessionServiceEventMap[K]) => void;
-  logger: Logger;
-  now: () => Date;
-}
 
 /** eraseUser repeats its sweep while sessions of the user keep appearing (created concurrently), this often. */
 const MAX_USER_SWEEPS = 5;
@@ -26,7 +25,7 @@ export class SessionEraser {
   private warnedNoErase = false;
 
   constructor(
-    private readonly ctx: LifecycleContext,
+    private readonly ctx: DataLifecycleContext,
     /** 0: no tombstones; Infinity: tombstones never expire. */
     readonly tombstoneTtlMs: number,
   ) {}
@@ -37,12 +36,12 @@ export class SessionEraser {
     const now = this.ctx.now();
     let erased: ErasedSession | null;
     let tombstones = 0;
-    if (repository.eraseSession !== undefined) {
+    if (isErasureRepository(repository)) {
       const tombstone = this.tombstoneTtlMs > 0 ? { deletedAt: now, expiresAt: this.tombstoneExpiry(now) } : null;
       erased = await repository.eraseSession(id, { tombstone, ...(idleBefore !== undefined ? { idleBefore } : {}) });
       if (erased !== null && tombstone !== null) tombstones = 1;
     } else {
-      erased = await this.eraseWithoutSpi(id);
+      erased = await this.eraseWithoutTombstone(id);
     }
     const report = emptyErasureReport();
     if (erased === null) return report;
@@ -77,17 +76,19 @@ export class SessionEraser {
    */
   async insertChosenId(session: Session, allowRecreate: boolean): Promise<boolean> {
     const { repository } = this.ctx;
-    const tombstone = (await repository.findTombstone?.(session.id)) ?? null;
-    if (tombstone !== null) {
-      if (this.isExpired(tombstone)) {
-        await repository.purgeTombstones?.(this.ctx.now(), 1, session.id);
-      } else if (!allowRecreate || tombstone.ownerHash !== ownerHash(session.userId)) {
-        throw sessionDeletedError(session.id, tombstone);
-      } else if (repository.recreateSession !== undefined) {
-        return repository.recreateSession(session);
+    if (isErasureRepository(repository)) {
+      const tombstone = await repository.findTombstone(session.id);
+      if (tombstone !== null) {
+        if (this.isExpired(tombstone)) {
+          await repository.purgeTombstones(this.ctx.now(), 1, session.id);
+        } else if (!allowRecreate || tombstone.ownerHash !== ownerHash(session.userId)) {
+          throw sessionDeletedError(session.id, tombstone);
+        } else {
+          return repository.recreateSession(session);
+        }
       }
     }
-    if (repository.saveIfAbsent !== undefined) return repository.saveIfAbsent(session);
+    if (isAtomicInsertRepository(repository)) return repository.saveIfAbsent(session);
     // Not atomic: a custom repository without saveIfAbsent gets a check, then a save.
     return (await repository.findById(session.id)) === null && (await repository.save(session)) !== null;
   }
@@ -98,8 +99,10 @@ export class SessionEraser {
    */
   async explain(error: unknown, sessionId: string): Promise<unknown> {
     if (!(error instanceof InvalidArgumentError) || error.message !== `Session not found: ${sessionId}`) return error;
-    const tombstone = await this.ctx.repository.findTombstone?.(sessionId).catch(() => null);
-    if (tombstone === null || tombstone === undefined) return error;
+    const { repository } = this.ctx;
+    if (!isErasureRepository(repository)) return error;
+    const tombstone = await repository.findTombstone(sessionId).catch(() => null);
+    if (tombstone === null) return error;
     return new InvalidArgumentError(
       `Session not found: ${sessionId} (deleted at ${tombstone.deletedAt.toISOString()}; ` +
         'appends and compactions of a deleted session are refused)',
@@ -109,16 +112,29 @@ export class SessionEraser {
 
   /** Removes tombstones that expired before now, in batches; returns how many. */
   async purgeExpiredTombstones(batchSize: number, onBatch?: (removed: number) => void): Promise<number> {
-    const purge = this.ctx.repository.purgeTombstones;
-    if (purge === undefined) return 0;
+    const { repository } = this.ctx;
+    if (!isErasureRepository(repository)) return 0;
     const now = this.ctx.now();
     let total = 0;
     for (;;) {
-      const removed = await purge.call(this.ctx.repository, now, batchSize);
+      const removed = await repository.purgeTombstones(now, batchSize);
       total += removed;
       onBatch?.(removed);
       if (removed < batchSize) return total;
     }
+  }
+
+  /**
+   * Every session that expired before `before`, erased (with tombstones), then the tombstones that expired
+   * themselves; returns how many sessions were erased.
+   */
+  async eraseExpired(before: Date): Promise<number> {
+    const ids = await this.ctx.repository.findExpiredSessionIds(before);
+    let erased = 0;
+    for (const id of ids) erased += (await this.eraseSession(id, 'expired')).sessions;
+    await this.purgeExpiredTombstones(1000);
+    if (erased > 0) await reclaimStorage(this.ctx.repository);
+    return erased;
   }
 
   private tombstoneExpiry(now: Date): Date | null {
@@ -129,12 +145,12 @@ export class SessionEraser {
     return t.expiresAt !== null && t.expiresAt < this.ctx.now();
   }
 
-  /** A repository without eraseSession: counts read first, then delete; no tombstone, not atomic. */
-  private async eraseWithoutSpi(id: string): Promise<ErasedSession | null> {
+  /** A repository that is not an ErasureRepository: counts read first, then delete; no tombstone, not atomic. */
+  private async eraseWithoutTombstone(id: string): Promise<ErasedSession | null> {
     const { repository } = this.ctx;
     if (!this.warnedNoErase) {
       this.warnedNoErase = true;
-      this.ctx.logger.warn('the repository has no eraseSession: deleted ids get no tombstone and can be created again');
+      this.ctx.logger.warn('the repository is not an ErasureRepository: deleted ids get no tombstone and can be created again');
     }
     const session = await repository.findById(id);
     if (session === null) return null;

@@ -1,4 +1,4 @@
-import type { EventKindCounts } from '../../repository/lifecycle.js';
+import type { EventKindCounts } from '../../repository/eventKinds.js';
 import type { ChatClient } from '../../summarization/ChatClient.js';
 
 /** Why a session was erased. */

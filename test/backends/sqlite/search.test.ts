@@ -4,14 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import {
-  Messages,
-  Session,
-  SessionEvent,
-  SqliteSessionRepository,
-  createDefaultLogger,
-  type SessionRepository,
-} from 'session-compaction';
+import { Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from 'session-compaction';
+import type { SearchableRepository } from 'session-compaction/spi';
 import { SQLITE_MIGRATIONS, sqliteTables } from '../../../src/backends/sqlite/schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-search-'));
@@ -23,8 +17,8 @@ const t = sqliteTables('session_compaction');
 
 const user = (sessionId: string, id: string, text: string) =>
   SessionEvent.create({ sessionId, id, message: Messages.user(text) });
-const ids = async (repo: SessionRepository, sessionId: string, query: string) =>
-  (await repo.searchEvents!(sessionId, query, { includeActive: true, limit: 100 })).map((h) => h.event.id);
+const ids = async (repo: SearchableRepository, sessionId: string, query: string) =>
+  (await repo.searchEvents(sessionId, query, { includeActive: true, limit: 100 })).map((h) => h.event.id);
 
 /** Row ids the FTS index itself returns for a word: stale entries would show here even without their rows. */
 function indexed(path: string, word: string): number[] {

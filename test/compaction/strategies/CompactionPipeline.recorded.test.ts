@@ -34,7 +34,7 @@ function maskThenSummarise(): CompactionPipeline {
         chatClient: new ExtractiveSummarizer({ maxTokens: 1000 }),
         maxEventsToKeep: 12,
         overlapSize: 2,
-        // Summarising the whole long agent turn (the Java cut) is what brings these sessions under budget.
+        // Summarising the whole long agent turn (the 'never' cut) is what brings these sessions under budget.
         cutWithinTurn: 'never',
         logger: createDefaultLogger({ silent: true }),
       }),

@@ -189,7 +189,7 @@ describe('RecursiveSummarizationCompactionStrategy', function () {
     expect(e1.message).to.equal('overlapSize (5) must be less than maxEventsToKeep (5)');
     expectThrows(() => strategy(client, { maxEventsToKeep: 3, overlapSize: 4 }), InvalidArgumentError, 'overlapSize');
     expect(strategy(client, { maxEventsToKeep: 5, overlapSize: 4 }).getOverlapSize()).to.equal(4);
-    // The Java default overlap (2) makes maxEventsToKeep 2 invalid.
+    // The default overlap (2) makes maxEventsToKeep 2 invalid.
     expectThrows(() => strategy(client, { maxEventsToKeep: 2 }), InvalidArgumentError, 'maxEventsToKeep (2)');
   });
 
@@ -275,7 +275,7 @@ describe('RecursiveSummarizationCompactionStrategy', function () {
     expect(failures[0]).to.include('connection reset');
   });
 
-  it('an empty active window (one long turn) still summarises everything, as in Java', async function () {
+  it('an empty active window (one long turn) still summarises everything', async function () {
     const client = new ScriptedChatClient();
     const events = [U('start'), A('a'), A('b'), A('c')];
     const result = await strategy(client, { maxEventsToKeep: 2, overlapSize: 0, cutWithinTurn: 'never' }).compact(

@@ -15,7 +15,7 @@ import {
   texts,
 } from '../../support/fixtures.js';
 
-// These scenarios assert the Java cut, which is an explicit option since 'agent-safe' became the default.
+// These scenarios assert the 'never' cut, which is an explicit option since 'agent-safe' became the default.
 const sliding = (maxEvents: number) =>
   new SlidingWindowCompactionStrategy({ maxEvents, tokenCountEstimator: new CharEstimator(), cutWithinTurn: 'never' });
 const run = (maxEvents: number, events: Parameters<typeof compactionRequest>[0]) =>

@@ -24,7 +24,7 @@ import {
 } from '../../support/fixtures.js';
 import { call, result } from '../../support/beyondEvents.js';
 
-// These scenarios assert the Java cut, which is an explicit option since 'agent-safe' became the default.
+// These scenarios assert the 'never' cut, which is an explicit option since 'agent-safe' became the default.
 const tokenCount = (maxTokens: number) =>
   new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: new CharEstimator(), cutWithinTurn: 'never' });
 const run = (maxTokens: number, events: Parameters<typeof compactionRequest>[0]) =>
@@ -89,9 +89,9 @@ describe('TokenCountCompactionStrategy with the CHAR estimator', function () {
     expect(r.archivedEvents).to.have.length(4);
   });
 
-  // The Java test counts with JTokkit's cl100k_base (42 tokens in all, so 40 forces a cut). Under the port's
+  // The scenario counts with cl100k_base (42 tokens in all, so 40 forces a cut). Under the port's
   // default o200k_base the same five events cost exactly 40 and fit, so the scenario pins cl100k_base.
-  it('64: tool events are not free (cl100k_base, the Java default encoding)', async function () {
+  it('64: tool events are not free (counted with cl100k_base)', async function () {
     const estimator = new TiktokenTokenCountEstimator({ encoding: 'cl100k_base' });
     const r = await new TokenCountCompactionStrategy({ maxTokens: 40, tokenCountEstimator: estimator }).compact(
       compactionRequest([U("What's the weather?"), TC(), TR(), U('Thanks'), A("You're welcome")]),
@@ -110,7 +110,7 @@ describe('TokenCountCompactionStrategy with the CHAR estimator', function () {
     expect(r.tokensEstimatedSaved).to.be.greaterThan(0);
   });
 
-  it('65: a leading preamble is archived even under budget (Java quirk)', async function () {
+  it('65: a leading preamble is archived even under budget (cutWithinTurn never)', async function () {
     const r = await run(1000, [A('preamble'), U('u1'), A('a1')]);
     expect(texts(r.archivedEvents)).to.deep.equal(['preamble']);
     expect(texts(r.compactedEvents)).to.deep.equal(['u1', 'a1']);

@@ -49,7 +49,7 @@ async function newSession(options: { recordCompactionStats?: boolean } = {}) {
 const levelOf = (e: SessionEvent) => e.metadata.checkpointLevel;
 const ordinalOf = (e: SessionEvent) => e.metadata.compactionOrdinal;
 
-describe('Checkpoints (OLLM): levels, age and oldest-first merging of additive summaries', function () {
+describe('Checkpoints: levels, age and oldest-first merging of additive summaries', function () {
   it('each checkpoint carries its compression level, its compaction ordinal and its creation time', async function () {
     const client = new ScriptedChatClient(['s1', 's2', 's3']);
     const strategy = additive(client);

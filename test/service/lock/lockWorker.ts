@@ -20,7 +20,7 @@ import {
   Session,
   type ChatClient,
 } from 'session-compaction';
-import { CharacterTokenCountEstimator } from 'session-compaction/spi';
+import { CharacterTokenCountEstimator, isAtomicInsertRepository } from 'session-compaction/spi';
 import { turnEvents } from '../../repository/faultWorkload.js';
 
 const logger = createDefaultLogger({ silent: true });
@@ -92,7 +92,9 @@ async function main(): Promise<void> {
   service.events.on('compactionSkipped', (e) => (tally[e.reason] = (tally[e.reason] ?? 0) + 1));
   const session = Session.create({ id: sessionId, userId: 'lock' });
   // Four processes create the session at once: only one insert may win, none may overwrite.
-  if ((await repo.findById(sessionId)) === null) await (repo.saveIfAbsent?.(session) ?? repo.save(session));
+  if ((await repo.findById(sessionId)) === null) {
+    await (isAtomicInsertRepository(repo) ? repo.saveIfAbsent(session) : repo.save(session));
+  }
   await repo.findEvents(sessionId);
   out('ready');
   const input = createInterface({ input: process.stdin });

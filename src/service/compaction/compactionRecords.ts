@@ -1,5 +1,5 @@
-import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
-import { SessionEvent } from '../session/SessionEvent.js';
+import type { CompactionRecord, CompactionRecordRange } from '../../repository/CompactionRecord.js';
+import { SessionEvent } from '../../session/SessionEvent.js';
 
 export interface CompactionRecordInput {
   id: string;

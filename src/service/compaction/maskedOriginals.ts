@@ -1,7 +1,7 @@
-import { METADATA_MASKED_FROM } from '../compaction/coverage.js';
-import { EventFilter } from '../filter/EventFilter.js';
-import type { SessionRepository } from '../repository/SessionRepository.js';
-import type { SessionEvent } from '../session/SessionEvent.js';
+import { METADATA_MASKED_FROM } from '../../compaction/coverage.js';
+import { EventFilter } from '../../filter/EventFilter.js';
+import type { SessionRepository } from '../../repository/SessionRepository.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
 
 /**
  * The archived originals of the masked copies in `window`, so that a summariser reads the full tool output
