@@ -184,6 +184,14 @@ describe('TokenCountCompactionStrategy: what the budget pays for', function () {
     expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(-4)]));
   });
 
+  it('a pinned step in the kept suffix is not counted again when the task is paid for', async function () {
+    const events = agentTurn(60, 6, 100);
+    // Pinning the last result pins its call too: both are paid for up front, as pinned events.
+    events[events.length - 1] = event(events.at(-1)!.message, { metadata: pinned });
+    const r = await strategy(260).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(-4)]));
+  });
+
   it('when the task and the latest step cannot both fit, the budget wins: the task goes, the step stays', async function () {
     const events = agentTurn(100, 3, 150);
     const r = await strategy(200).compact(compactionRequest(events));
