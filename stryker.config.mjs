@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 const mocha12 = fileURLToPath(new URL('./scripts/stryker/mocha12.cjs', import.meta.url));
 createRequire(import.meta.url)(mocha12);
-// Stryker's child processes (test runners, checkers) inherit the environment.
+// Stryker's child processes (its test runners) inherit the environment.
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${mocha12}`.trim();
 // tsx reads tsconfig.json once, from the directory a process starts in, and applies it only to the files it
 // includes. Stryker's workers start in the project and then move into the sandbox (.stryker-tmp/sandbox-*),
