@@ -253,6 +253,18 @@ export {
   isIncompleteReply,
   incompleteReplyMetadata,
 } from './session/incompleteReplies.js';
+// The one pairing rule of tool calls and results (answered, pending, abandoned), for a custom ChatProvider's prompts.
+export {
+  planToolPairing,
+  toolCallStates,
+  toolExchangeOf,
+  type ResultDisposition,
+  type ToolCallState,
+  type ToolExchangeMessage,
+  type ToolPairingInsert,
+  type ToolPairingOptions,
+  type ToolPairingPlan,
+} from './session/toolCallPairing.js';
 export { type ChatRequest, type ChatReply } from './summarization/ChatClient.js';
 export { type KnownWindow } from './service/SessionService.js';
 // Option and detail types of root classes: named by implementers and wrappers, not needed to use the classes.

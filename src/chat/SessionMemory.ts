@@ -21,6 +21,7 @@ import type { UsageRecord } from '../tokens/UsageRecord.js';
 import { SessionUsageRecorder, turnUsage } from './SessionUsageRecorder.js';
 import { SessionMetadataWriter, type MetadataUpdate } from './SessionMetadataWriter.js';
 import { AsyncQueue } from './AsyncQueue.js';
+import { withArchivedCalls } from './archivedToolCalls.js';
 import { resolveSession } from './resolveSession.js';
 import { DEFAULT_UNBOUNDED_RECALL_TOKENS, METADATA_RECALL_BLOCK } from './recallSupport.js';
 import { traceTurn, type TurnTelemetry } from '../telemetry/TurnTelemetry.js';
@@ -336,7 +337,9 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       const incomingIds = incoming.map((m) => this.requestIds.generate(idContext, m.message));
       // A retried request finds its own message already stored: send the context its first attempt saw.
       const replayAt = incomingIds.length === 0 ? -1 : all.findIndex((e) => e.id === incomingIds[0]);
-      return { history: replayAt < 0 ? all : all.slice(0, replayAt), incoming, incomingIds };
+      const results = incoming.flatMap(({ message: m }) => (m.type === 'tool' ? m.responses.map((r) => r.id) : []));
+      const history = await withArchivedCalls(this.service, sessionId, replayAt < 0 ? all : all.slice(0, replayAt), results);
+      return { history, incoming, incomingIds };
     };
 
     let { history, incoming, incomingIds } = await readHistory();

@@ -29,7 +29,8 @@ export function messageFingerprint(message: Message): string {
   return createHash('sha256').update(stableJson(message)).digest('base64url').slice(0, 22);
 }
 
-function stableJson(value: unknown): string {
+/** JSON with object keys in sorted order and `undefined` members left out: equal values, equal text. */
+export function stableJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>)

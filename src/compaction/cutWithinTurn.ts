@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { planToolPairing, toolExchangeOf } from '../session/toolCallPairing.js';
 import { isTurnStart } from '../session/turns.js';
 import { snapToTurnStart } from './snapToTurnStart.js';
 
@@ -135,11 +136,21 @@ function turnOpenerBefore(realEvents: readonly SessionEvent[], index: number): n
 }
 
 /**
- * Pinned events, closed over tool pairs: a pinned call keeps its results and a pinned result keeps its
- * call, so holding a pinned event back never leaves half a pair in the window.
+ * The events no compaction takes from the window: pinned events, closed over tool pairs (a pinned call keeps
+ * its results and a pinned result keeps its call, so holding a pinned event back never leaves half a pair in
+ * the window), and every call still waiting for its result (see `ToolCallState`): archived, it would leave the
+ * result, when it comes, without its call.
  */
 export function pinnedIds(events: readonly SessionEvent[]): Set<string> {
   const pinned = new Set<string>();
+  // A call still waiting stays with the results its message already has (a parallel call answered).
+  const { calls } = planToolPairing(events.map(toolExchangeOf));
+  const waiting = new Set(calls.filter((c) => c.state === 'pending').map((c) => c.at));
+  for (const c of calls) {
+    if (!waiting.has(c.at)) continue;
+    pinned.add(events[c.at]!.id);
+    if (c.answeredAt !== null) pinned.add(events[c.answeredAt]!.id);
+  }
   const pinnedCalls = new Set<string>();
   for (const e of events) {
     if (!e.isPinned()) continue;

@@ -7,9 +7,10 @@
  * tool result identical to the placeholder for a missing one): this one compares contents, the other origins.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+import type { ContentBlockParam, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { SessionEvent } from 'session-compaction';
 import {
+  DEFAULT_MISSING_TOOL_RESULT,
   anthropicPrompt,
   type AnthropicPrompt,
   type ToAnthropicOptions,
@@ -21,7 +22,7 @@ export interface BlockPosition {
   block: number;
 }
 
-const blocksOf = (content: MessageParam['content']) =>
+const blocksOf = (content: MessageParam['content']): ContentBlockParam[] =>
   typeof content === 'string' ? (content === '' ? [] : [{ type: 'text', text: content }]) : content;
 
 export function referenceStableHistoryEnd(
@@ -34,8 +35,27 @@ export function referenceStableHistoryEnd(
     const last = prompt.messages.length - 1;
     return last < 0 ? undefined : { message: last, block: blocksOf(prompt.messages[last]!.content).length - 1 };
   }
-  const before = anthropicPrompt(history.slice(0, recallAt), [], undefined, options).messages;
-  return commonEnd(before, prompt.messages);
+  // A recall block that is a user message makes the calls before it ones the user moved on from (a system one
+  // does not): render the history before it the same way, then take the stand-in user turn off again.
+  const marker: ContentBlockParam = { type: 'text', text: '\u0000recall' };
+  // Calls before the block that the prompt answers with a placeholder were moved on from by what follows it.
+  const missing = options.missingToolResult ?? DEFAULT_MISSING_TOOL_RESULT;
+  const placeholders = new Set(
+    prompt.messages.flatMap((m) =>
+      blocksOf(m.content).flatMap((b) =>
+        b.type === 'tool_result' && b.is_error === true && b.content === missing ? [b.tool_use_id] : [],
+      ),
+    ),
+  );
+  const calls = history.slice(0, recallAt).flatMap((e) => (e.message.type === 'assistant' ? (e.message.toolCalls ?? []) : []));
+  const movedOn = history[recallAt]!.messageType === 'user' || calls.some((c) => placeholders.has(c.id));
+  const stand = movedOn ? [{ role: 'user' as const, content: [marker] }] : [];
+  const before = anthropicPrompt(history.slice(0, recallAt), stand, undefined, options).messages;
+  if (stand.length === 0) return commonEnd(before, prompt.messages);
+  const last = before[before.length - 1]!;
+  const rest = blocksOf(last.content).filter((b) => !isDeepStrictEqual(b, marker));
+  const trimmed = rest.length === 0 ? before.slice(0, -1) : [...before.slice(0, -1), { ...last, content: rest } as MessageParam];
+  return commonEnd(trimmed, prompt.messages);
 }
 
 function commonEnd(prefix: readonly MessageParam[], messages: readonly MessageParam[]): BlockPosition | undefined {

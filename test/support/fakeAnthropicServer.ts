@@ -6,7 +6,8 @@
  * enqueued reply, or else the default responder's. Every parsed request body is recorded.
  *
  * Like the real API it answers 400 `invalid_request_error` on a request it would reject: a `tool_use` without
- * its `tool_result` in the next message, a `tool_result` without its `tool_use` in the previous message,
+ * its `tool_result` in the next message, a `tool_result` without its `tool_use` in the previous message, two
+ * `tool_result` blocks for one `tool_use`,
  * tool results after other content, a thinking block without a signature, an empty text block, a missing
  * `max_tokens`, more than 4 `cache_control` breakpoints. Consecutive messages of one role are combined first, as the API does.
  */
@@ -115,7 +116,12 @@ export function anthropicRequestError(body: FakeAnthropicRequest): string | null
       const uses = new Set(
         (previous?.role === 'assistant' ? previous.blocks : []).filter((b) => b.type === 'tool_use').map((b) => b.id),
       );
+      const answered = new Set<unknown>();
       for (const [j, b] of m.blocks.entries()) {
+        if (b.type === 'tool_result' && answered.has(b.tool_use_id)) {
+          return `messages.${i}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${String(b.tool_use_id)}`;
+        }
+        if (b.type === 'tool_result') answered.add(b.tool_use_id);
         if (b.type === 'tool_result' && !uses.has(b.tool_use_id)) {
           return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(b.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
         }

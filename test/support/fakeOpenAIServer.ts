@@ -6,12 +6,13 @@
  * next enqueued reply, or else the default responder's reply. Every parsed request body is recorded.
  *
  * With `{ strict: true }` it answers 400 like the real API on a request whose tool messages are not paired:
- * a `tool` message that does not answer a call of the assistant message before its run of tool messages, or
- * an assistant `tool_calls` entry without its `tool` message right after.
+ * a `tool` message that does not answer a call of the assistant message before its run of tool messages, a
+ * second `tool` message for one call, or an assistant `tool_calls` entry without its `tool` message right after.
  *
  * It also speaks the Responses API (`POST /v1/responses`, JSON and SSE ending in `response.completed`), with
  * reasoning items (encrypted content included) and function calls; in strict mode a `function_call_output`
- * without its `function_call`, or a `function_call` without its output, gets the API's 400. Item ids are
+ * without its `function_call`, a second output for one call, or a `function_call` without its output, gets
+ * the API's 400. Item ids are
  * derived from the reply, so the same reply gets the same ids streamed or not.
  */
 import { createHash } from 'node:crypto';
@@ -116,6 +117,11 @@ export function openAIPairingError(body: FakeRequestBody): string | null {
       if (!calls.includes(m.tool_call_id ?? '')) {
         return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
       }
+      for (let k = j + 1; k < i; k++) {
+        if (messages[k]!.tool_call_id === m.tool_call_id) {
+          return `Invalid parameter: more than one message with role 'tool' responds to tool_call_id ${m.tool_call_id}.`;
+        }
+      }
     } else if (m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
       const answered = new Set<string>();
       for (let j = i + 1; j < messages.length && messages[j]!.role === 'tool'; j++) answered.add(messages[j]!.tool_call_id ?? '');
@@ -138,6 +144,7 @@ export function responsesPairingError(body: FakeRequestBody): string | null {
     if (item.type === 'function_call_output') {
       if (!calls.has(String(item.call_id)))
         return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+      if (outputs.has(String(item.call_id))) return `Duplicate function call output for call_id ${String(item.call_id)}.`;
       outputs.add(String(item.call_id));
     }
   }

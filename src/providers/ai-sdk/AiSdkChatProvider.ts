@@ -14,7 +14,7 @@ import {
   pairToolResults,
   toModelMessages,
   type ModelPrompt,
-  type ToModelMessagesOptions,
+  type PairToolResultsOptions,
 } from './AiSdkMessages.js';
 
 /** What SessionMemory needs of a `generateText` / `streamText` result, once the run has finished. */
@@ -48,15 +48,16 @@ export interface AiSdkChatTypes extends ChatProviderTypes {
 export class AiSdkChatProvider implements ChatProvider<AiSdkChatTypes> {
   declare readonly types?: AiSdkChatTypes;
 
-  constructor(private readonly options: ToModelMessagesOptions = {}) {}
+  constructor(private readonly options: PairToolResultsOptions = {}) {}
 
+  /**
+   * The history and this turn's messages as one prompt, paired once over the whole of it: the results a turn
+   * sends (a client-side tool's, an approval's) answer the calls at the end of the history.
+   */
   prompt(history: readonly SessionEvent[], messages: readonly ModelMessage[]): ModelPrompt {
-    const fromLog = toModelMessages(history, this.options);
+    const fromLog = toModelMessages(history);
     const instructions = [...(fromLog.instructions ?? []), ...messages.filter((m) => m.role === 'system')];
-    const rest = pairToolResults(
-      [...fromLog.messages, ...messages.filter((m) => m.role !== 'system')],
-      this.options.missingToolOutput,
-    );
+    const rest = pairToolResults([...fromLog.messages, ...messages.filter((m) => m.role !== 'system')], this.options);
     return instructions.length === 0 ? { messages: rest } : { instructions, messages: rest };
   }
 

@@ -12,6 +12,7 @@ import { Messages, type AssistantMessage, type Message, type ToolCall, type Tool
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
 import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+import { planToolPairing, type ToolExchangeMessage } from '../../session/toolCallPairing.js';
 
 /** The `format` of AI SDK messages kept in event metadata. */
 export const AI_SDK_FORMAT = 'ai-sdk';
@@ -211,15 +212,15 @@ export function toModelMessage(item: SessionEvent | Message): ModelMessage {
   return native === undefined ? derivedMessage(messageOf(item)) : (native as ModelMessage);
 }
 
-export interface ToModelMessagesOptions {
-  /** Output of the error result added for a tool call whose result is not in the log. */
+export interface PairToolResultsOptions {
+  /** Output of the `error-text` result a prompt gets for a call the user moved on from. */
   missingToolOutput?: string;
 }
 
 export interface ModelPrompt {
   /** The system messages, in order (pass as `instructions`); absent when there are none. */
   instructions?: SystemModelMessage[];
-  /** Every other message, tool calls paired with their results. */
+  /** Every other message, in order. */
   messages: ModelMessage[];
 }
 
@@ -228,67 +229,87 @@ const calledTools = (m: ModelMessage): ToolCallPart[] =>
     ? (m.content as AssistantPart[]).filter((p): p is ToolCallPart => p.type === 'tool-call' && p.providerExecuted !== true)
     : [];
 
+const resultParts = (m: ModelMessage): ToolResultPart[] =>
+  m.role === 'tool' ? (m.content as ToolPart[]).filter((p): p is ToolResultPart => p.type === 'tool-result') : [];
+
+function exchangeOf(message: ModelMessage): ToolExchangeMessage {
+  switch (message.role) {
+    case 'assistant':
+      return { role: 'assistant', calls: calledTools(message).map((c) => c.toolCallId) };
+    case 'tool':
+      return { role: 'tool', results: resultParts(message).map((r) => r.toolCallId) };
+    case 'user':
+      return { role: 'user' };
+    default:
+      return { role: 'other' };
+  }
+}
+
 /**
- * Every tool call the model expects a result for gets one right after its assistant message, before the
- * next user or assistant message (as the AI SDK checks and providers require), and a tool result answers a
- * call of the assistant message before it. A result whose call is not there (archived, filtered out) is left
- * out; a call without a recorded result gets an `error-text` result saying so — except, at the end of the
- * prompt, a call waiting for a tool approval, which the SDK executes once approved. Messages that need no
- * repair are passed through as they are.
+ * The prompt side of the library's one pairing rule (`planToolPairing`), for messages about to go to a
+ * model: every result answers a call of the assistant message before its run of tool messages, as the AI SDK
+ * checks and providers require. A result whose call is not before it (archived, filtered out), or whose call
+ * is answered already, is left out; a late result (a client-side tool's, sent after other messages) moves
+ * up to its call; a call the user moved on from (a newer user message follows it) gets an `error-text`
+ * result saying no result was recorded. A call still waiting for its result — a client-side tool's, one
+ * awaiting a tool approval, which the SDK executes once approved — is left as it is, and provider-executed
+ * calls are never answered. Messages that need no repair are passed through as they are.
  */
-export function pairToolResults(messages: readonly ModelMessage[], missingOutput = DEFAULT_MISSING_TOOL_OUTPUT): ModelMessage[] {
+export function pairToolResults(messages: readonly ModelMessage[], options: PairToolResultsOptions = {}): ModelMessage[] {
+  const plan = planToolPairing(messages.map(exchangeOf));
+  if (plan.unchanged) return [...messages];
+  const missingOutput = options.missingToolOutput ?? DEFAULT_MISSING_TOOL_OUTPUT;
   const out: ModelMessage[] = [];
-  /** Calls of the latest assistant message still without a result: id → [tool name, awaits approval]. */
-  let open = new Map<string, [string, boolean]>();
-  const close = (atEnd: boolean) => {
-    const missing = [...open].filter(([, [, approval]]) => !(atEnd && approval));
-    open = new Map();
-    if (missing.length === 0) return;
-    out.push({
-      role: 'tool',
-      content: missing.map(([toolCallId, [toolName]]): ToolResultPart => ({
-        type: 'tool-result',
-        toolCallId,
-        toolName,
-        output: { type: 'error-text', value: missingOutput },
-      })),
-    });
+  let open: number | null = null;
+  const close = () => {
+    if (open === null) return;
+    const names = new Map(calledTools(messages[open]!).map((c) => [c.toolCallId, c.toolName]));
+    const content = (plan.inserts.get(open) ?? []).map((insert): ToolResultPart =>
+      insert.result === null
+        ? {
+            type: 'tool-result',
+            toolCallId: insert.callId,
+            toolName: names.get(insert.callId) ?? '',
+            output: { type: 'error-text', value: missingOutput },
+          }
+        : resultParts(messages[insert.result.message]!)[insert.result.index]!,
+    );
+    out.push({ role: 'tool', content });
+    open = null;
   };
-  for (const message of messages) {
+  messages.forEach((message, i) => {
     if (message.role !== 'tool') {
-      close(false);
+      close();
       out.push(message);
-      if (message.role === 'assistant' && typeof message.content !== 'string') {
-        const parts = message.content as AssistantPart[];
-        const approvals = new Set(parts.flatMap((p) => (p.type === 'tool-approval-request' ? [p.toolCallId] : [])));
-        for (const call of calledTools(message)) open.set(call.toolCallId, [call.toolName, approvals.has(call.toolCallId)]);
-      }
-      continue;
+      if (plan.inserts.has(i)) open = i;
+      return;
     }
+    const dispositions = plan.results[i]!;
+    let k = 0;
     const parts = message.content as ToolPart[];
-    const kept = parts.filter((p) => p.type !== 'tool-result' || open.has(p.toolCallId));
-    for (const p of kept) if (p.type === 'tool-result') open.delete(p.toolCallId);
+    const kept = parts.filter((p) => p.type !== 'tool-result' || dispositions[k++] === 'keep');
     if (kept.length === parts.length) out.push(message);
     else if (kept.length > 0) out.push({ ...message, content: kept });
-  }
-  close(true);
+  });
+  close();
   return out;
 }
 
 /**
- * Maps events or messages to an AI SDK prompt: system messages separated as `instructions` (AI SDK 7 refuses
- * them inside `messages` unless `allowSystemInMessages` is set), everything else in log order with tool calls
- * and results paired. Events written by this integration come back exactly as they were stored.
+ * Maps events or messages to `{ instructions, messages }`: system messages separated as `instructions` (AI SDK
+ * 7 refuses them inside `messages` unless `allowSystemInMessages` is set), everything else in log order, as it
+ * was stored — a tool call still waiting for its result comes back as it is. Events written by this
+ * integration come back exactly as they were stored. To send messages that may hold unpaired tool calls to a
+ * model, pass them through `pairToolResults` (every turn of `AiSdkSessionMemory` does).
  */
-export function toModelMessages(items: ReadonlyArray<SessionEvent | Message>, options: ToModelMessagesOptions = {}): ModelPrompt {
+export function toModelMessages(items: ReadonlyArray<SessionEvent | Message>): ModelPrompt {
   if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
   const instructions: SystemModelMessage[] = [];
-  const rest: ModelMessage[] = [];
+  const messages: ModelMessage[] = [];
   for (const item of items) {
     const message = toModelMessage(item);
     if (message.role === 'system') instructions.push(message);
-    else rest.push(message);
+    else messages.push(message);
   }
-  const messages = pairToolResults(rest, options.missingToolOutput);
   return instructions.length === 0 ? { messages } : { instructions, messages };
 }

@@ -4,6 +4,7 @@ import { EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
 import { accessDenied } from '../../service/sessionAccess.js';
 import { SessionMemory } from '../../chat/SessionMemory.js';
+import { withArchivedCalls } from '../../chat/archivedToolCalls.js';
 import type {
   SessionMemoryOptions,
   SessionMemoryRequestBase,
@@ -12,11 +13,11 @@ import type {
 } from '../../chat/SessionMemoryTypes.js';
 import { externalizeAttachments, type AttachmentStore } from './AiSdkAttachments.js';
 import { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunResult } from './AiSdkChatProvider.js';
-import { toModelMessages, type ModelPrompt, type ToModelMessagesOptions } from './AiSdkMessages.js';
+import { toModelMessages, type ModelPrompt, type PairToolResultsOptions } from './AiSdkMessages.js';
 import { toUIMessages, type ToUIMessagesOptions, type UIMessageLike } from './AiSdkUIMessages.js';
 
 export interface AiSdkSessionMemoryOptions
-  extends Omit<SessionMemoryOptions<AiSdkChatTypes>, 'client' | 'provider' | 'streamUsage' | 'model'>, ToModelMessagesOptions {
+  extends Omit<SessionMemoryOptions<AiSdkChatTypes>, 'client' | 'provider' | 'streamUsage' | 'model'>, PairToolResultsOptions {
   /**
    * Where inline images and files go. With a store, the bytes of new messages and of generated files are put
    * there and the log (and the prompt) keeps the URL it returns; without one they are stored inline, base64.
@@ -64,7 +65,7 @@ export class AiSdkSessionMemory {
   private readonly memory: SessionMemory<AiSdkChatTypes>;
   private readonly service: SessionMemoryService;
   private readonly eventFilter: EventFilter;
-  private readonly options: ToModelMessagesOptions;
+  private readonly options: PairToolResultsOptions;
   private readonly logger: Logger;
   private readonly attachments: AttachmentStore | undefined;
 
@@ -145,10 +146,13 @@ export class AiSdkSessionMemory {
     return { responseMessages, steps: result.steps, finishReason: result.finishReason, original: result };
   }
 
-  /** The prompt the next turn would start from: the active window as `{ instructions, messages }`. */
+  /**
+   * The active window as `{ instructions, messages }`, as it is stored: a tool call still waiting for its
+   * result (a client-side tool, an approval) comes back as it is, never with a result made up for it.
+   */
   async history(sessionId: string, options: { userId?: string } = {}): Promise<ModelPrompt> {
     const events = await this.readable(sessionId, options.userId, this.eventFilter.merge(EventFilter.active()));
-    return toModelMessages(events, this.options);
+    return toModelMessages(await withArchivedCalls(this.service, sessionId, events));
   }
 
   /**

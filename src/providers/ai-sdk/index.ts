@@ -7,7 +7,7 @@ export {
   toModelMessage,
   toModelMessages,
   type ModelPrompt,
-  type ToModelMessagesOptions,
+  type PairToolResultsOptions,
 } from './AiSdkMessages.js';
 export { AiSdkChatProvider, type AiSdkChatTypes, type AiSdkRunParams, type AiSdkRunResult } from './AiSdkChatProvider.js';
 export {

@@ -12,6 +12,7 @@ import { Messages, type AssistantMessage, type Message, type ToolCall, type Tool
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
 import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+import { planToolPairing, type ToolExchangeMessage } from '../../session/toolCallPairing.js';
 
 /** The `format` of Anthropic content kept in event metadata. */
 export const ANTHROPIC_FORMAT = 'anthropic';
@@ -30,7 +31,7 @@ export interface ToAnthropicOptions {
    * 'drop': no thinking blocks at all.
    */
   thinking?: 'keep' | 'drop';
-  /** Content of the `tool_result` (with `is_error`) added for a `tool_use` whose result is not in the log. */
+  /** Content of the `tool_result` (with `is_error`) a prompt gets for a `tool_use` the user moved on from. */
   missingToolResult?: string;
 }
 
@@ -324,56 +325,72 @@ function applyThinkingPolicy(parts: Part[], policy: 'keep' | 'drop'): void {
   }
 }
 
+/** The `tool_result` blocks of a user part, with their origins. */
+function toolResults(part: Part): { blocks: ToolResultBlockParam[]; origins: number[] } {
+  const results = { blocks: [] as ToolResultBlockParam[], origins: [] as number[] };
+  if (part.role !== 'user' || typeof part.content === 'string') return results;
+  part.content.forEach((b, i) => {
+    if (b.type !== 'tool_result') return;
+    results.blocks.push(b);
+    results.origins.push(part.origins[i]!);
+  });
+  return results;
+}
+
+function exchangeOf(part: Part): ToolExchangeMessage {
+  if (part.role === 'assistant') return { role: 'assistant', calls: toolUses(part).ids };
+  const blocks = toBlocks(part.content);
+  return {
+    role: blocks.some((b) => b.type !== 'tool_result') ? 'user' : 'tool',
+    results: toolResults(part).blocks.map((b) => b.tool_use_id),
+  };
+}
+
 /**
- * Makes tool use valid for the Messages API: every `tool_result` answers a `tool_use` of the assistant message
- * right before it (results whose call is not there — archived, filtered out — are left out), and every
- * `tool_use` gets its result in the next message (a call whose result was never recorded gets an `is_error`
- * result saying so). Messages that need no repair are left exactly as they are.
+ * Makes tool use valid for the Messages API with the library's one pairing rule (`planToolPairing`): every
+ * `tool_result` answers a `tool_use` of the assistant message right before it — a late one moves up there, one
+ * whose call is not before it (archived, filtered out) or is answered already is left out — and a `tool_use`
+ * the user moved on from (a newer user message follows it) gets an `is_error` result saying no result was
+ * recorded. A `tool_use` still waiting for its result is left as it is. Messages that need no repair are left
+ * exactly as they are.
  */
 function pairToolUse(parts: Part[], missingText: string): Part[] {
-  // 1. Orphan results out; a user message left empty goes, and its neighbours may now merge.
-  const kept: Part[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (part.role === 'user' && typeof part.content !== 'string') {
-      const open = new Set(toolUses(parts[i - 1]).ids);
-      const answers = (b: ContentBlockParam) => b.type !== 'tool_result' || open.has(b.tool_use_id);
-      if (!part.content.every(answers)) {
-        const answered = keepBlocks(part, answers);
-        if (answered.content.length > 0) kept.push(answered);
-        continue;
-      }
-    }
-    kept.push(part);
-  }
-  const merged = merge(kept);
-  // 2. Missing results in; each has the origin of its tool_use.
-  for (let i = 0; i < merged.length; i++) {
-    const uses = toolUses(merged[i]);
-    if (uses.ids.length === 0) continue;
-    const next = merged[i + 1];
-    const present = new Set(
-      next === undefined || next.role !== 'user' || typeof next.content === 'string'
-        ? []
-        : next.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])),
-    );
+  const merged = merge(parts);
+  const plan = planToolPairing(merged.map(exchangeOf));
+  if (plan.unchanged) return merged;
+  const out: Part[] = [];
+  /** Results for the calls of the previous assistant message, to follow what the next user message already has. */
+  let added: Part | null = null;
+  merged.forEach((part, i) => {
+    const dispositions = plan.results[i]!;
+    let k = 0;
+    const kept = dispositions.every((d) => d === 'keep')
+      ? part
+      : keepBlocks(part, (b) => b.type !== 'tool_result' || dispositions[k++] === 'keep');
+    if (added !== null && part.role === 'assistant') out.push(added);
+    out.push(kept);
+    if (added !== null && part.role === 'user') out.push(added);
+    added = null;
+    const inserts = plan.inserts.get(i);
+    if (inserts === undefined) return;
+    const uses = toolUses(part);
     const content: ToolResultBlockParam[] = [];
     const origins: number[] = [];
-    uses.ids.forEach((id, k) => {
-      if (present.has(id)) return;
-      content.push({ type: 'tool_result', tool_use_id: id, content: missingText, is_error: true });
-      origins.push(uses.origins[k]!);
-    });
-    if (content.length === 0) continue;
-    if (next === undefined || next.role !== 'user') merged.splice(i + 1, 0, { role: 'user', content, origins });
-    else
-      merged[i + 1] = resultsFirst({
-        role: 'user',
-        content: [...toBlocks(next.content), ...content],
-        origins: [...next.origins, ...origins],
-      });
-  }
-  return merged;
+    for (const insert of inserts) {
+      if (insert.result === null) {
+        content.push({ type: 'tool_result', tool_use_id: insert.callId, content: missingText, is_error: true });
+        origins.push(uses.origins[uses.ids.indexOf(insert.callId)]!);
+      } else {
+        const moved = toolResults(merged[insert.result.message]!);
+        content.push(moved.blocks[insert.result.index]!);
+        origins.push(moved.origins[insert.result.index]!);
+      }
+    }
+    added = { role: 'user', content, origins };
+  });
+  if (added !== null) out.push(added);
+  // Merging joins the added results with the user message they follow and puts every result first.
+  return merge(out);
 }
 
 function systemPrompt(system: Content[]): string | TextBlockParam[] | undefined {

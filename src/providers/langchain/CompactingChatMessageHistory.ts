@@ -18,6 +18,7 @@ import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstim
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
 import { HistoryRecall, placeRecallBlock } from '../../chat/HistoryRecall.js';
 import { resolveSession } from '../../chat/resolveSession.js';
+import { withArchivedCalls } from '../../chat/archivedToolCalls.js';
 import type { SessionMemoryRecallOptions } from '../../chat/SessionMemoryTypes.js';
 import { langchain } from './langchainCore.js';
 import { fromLangChainMessage, langChainMessagesOf, toLangChainMessages } from './LangChainMessages.js';
@@ -100,9 +101,14 @@ export class CompactingChatMessageHistory extends langchain.chatHistory.BaseList
         : new HistoryRecall(this.service, options.recall, options.tokenCountEstimator ?? defaultTokenCountEstimator());
   }
 
-  /** The active window as LangChain messages, tool calls paired with their results; with `recall`, plus the block. */
+  /**
+   * The active window as LangChain messages, as stored — a call still waiting for its result comes back as it
+   * is, without a result made up for it (the ToolMessage a tool loop sends next answers it). A result whose
+   * call compaction archived (a call the user moved on from, answered late) comes with its call. With
+   * `recall`, plus the block.
+   */
   async getMessages(): Promise<BaseMessage[]> {
-    const events = await this.read(this.readFilter);
+    const events = await withArchivedCalls(this.service, this.sessionId, await this.read(this.readFilter));
     if (this.recall === null || events.length === 0) return toLangChainMessages(events);
     const recalled = await this.recall.recall(this.sessionId, events, this.readFilter, this.contextWindowTokens);
     const messages = toLangChainMessages(recalled.events);

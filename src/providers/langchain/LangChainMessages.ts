@@ -1,9 +1,18 @@
-import type { AIMessage, AIMessageChunk, BaseMessage, StoredMessage, ToolCall, ToolMessage } from '@langchain/core/messages';
+import type {
+  AIMessage,
+  AIMessageChunk,
+  AIMessageChunkFields,
+  BaseMessage,
+  StoredMessage,
+  ToolCall,
+  ToolMessage,
+} from '@langchain/core/messages';
 import { InvalidArgumentError } from '../../errors.js';
 import { Messages, type Message, type ToolCall as LogToolCall } from '../../session/Message.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
 import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+import { planToolPairing, type ToolExchangeMessage } from '../../session/toolCallPairing.js';
 import { langchain } from './langchainCore.js';
 
 /** The `format` of LangChain messages kept in event metadata (LangChain's own `StoredMessage` form). */
@@ -98,11 +107,16 @@ function stored(message: BaseMessage): StoredMessage {
   return { ...dict, data: rest as StoredMessage['data'] };
 }
 
+/** LangChain's serialised form of a streamed reply, marked so that it reads back as the chunk it was. */
+type StoredForm = StoredMessage & { chunk?: true };
+
 /**
  * The log entry for one LangChain message: human, AI (text, tool calls, invalid tool calls, reasoning,
  * usage metadata), system, tool (call id, artifact, status), function and generic chat messages. The neutral
  * message kinds are filled in for strategies and search; LangChain's own serialised form is kept in metadata
- * whenever they cannot give the message back exactly.
+ * whenever they cannot give the message back exactly. A streamed reply (an `AIMessageChunk`) reads back as
+ * the chunk it was, as LangChain's own histories keep it; its neutral message is the reply it stands for, the
+ * same as the unstreamed call's, so strategies and search see one reply either way.
  */
 export function fromLangChainMessage(message: BaseMessage, options: FromLangChainOptions = {}): PersistableMessage {
   if (message === null || message === undefined || !langchain.messages.isBaseMessage(message)) {
@@ -111,14 +125,15 @@ export function fromLangChainMessage(message: BaseMessage, options: FromLangChai
   if (langchain.messages.RemoveMessage.isInstance(message)) {
     throw new InvalidArgumentError('a RemoveMessage is an instruction, not a message; use the history to remove messages');
   }
-  const settledMessage = langchain.messages.AIMessageChunk.isInstance(message) ? settled(message) : message;
-  const log = projection(settledMessage, options);
-  return withNative(log, LANGCHAIN_FORMAT, stored(settledMessage), derivedMessages(log).map(stored));
+  const chunk = langchain.messages.AIMessageChunk.isInstance(message);
+  const log = projection(chunk ? settled(message) : message, options);
+  const form: StoredForm = chunk ? { ...stored(message), chunk: true } : stored(message);
+  return withNative(log, LANGCHAIN_FORMAT, form, derivedMessages(log).map(stored));
 }
 
 /**
  * A streamed reply (the chunks concatenated, as RunnableWithMessageHistory stores them) as the AIMessage the
- * same call returns unstreamed, so that a turn stores the same reply either way: no `tool_call_chunks`, no
+ * same call returns unstreamed, so that its neutral message is the same either way: no `tool_call_chunks`, no
  * stream `index` on the raw tool calls, no stream position counters (`prompt`, `completion`) in the response
  * metadata, and `tokenUsage` rebuilt from the provider's `usage` as ChatOpenAI does for a whole response.
  */
@@ -195,48 +210,77 @@ function parseArgs(args: string): Record<string, unknown> {
 
 /** The LangChain messages one event stands for. */
 export function langChainMessagesOf(item: SessionEvent | Message): BaseMessage[] {
-  const native = nativeValue(item, LANGCHAIN_FORMAT);
-  return native === undefined
-    ? derivedMessages(messageOf(item))
-    : [langchain.messages.mapStoredMessageToChatMessage(native as StoredMessage)];
+  const native = nativeValue(item, LANGCHAIN_FORMAT) as StoredForm | undefined;
+  if (native === undefined) return derivedMessages(messageOf(item));
+  if (native.chunk === true) return [new langchain.messages.AIMessageChunk(native.data as AIMessageChunkFields)];
+  return [langchain.messages.mapStoredMessageToChatMessage(native)];
+}
+
+function exchangeOf(message: BaseMessage): ToolExchangeMessage {
+  switch (message.getType()) {
+    case 'ai':
+      return {
+        role: 'assistant',
+        calls: ((message as AIMessage).tool_calls ?? []).flatMap((c) => (c.id === undefined ? [] : [c.id])),
+      };
+    case 'tool':
+      return { role: 'tool', results: [(message as ToolMessage).tool_call_id] };
+    case 'human':
+      return { role: 'user' };
+    default:
+      return { role: 'other' };
+  }
 }
 
 /**
- * Tool calls paired with results as chat APIs require: every call of an AI message gets its ToolMessage right
- * after (one with `status: 'error'` saying no result was recorded, when the log has none), and a ToolMessage
- * whose call is not in the AI message before it is left out. Messages needing no repair pass unchanged.
+ * The prompt side of the library's one pairing rule (`planToolPairing`), for messages about to go to a chat
+ * model that insists on pairing: a ToolMessage whose call is not before it (archived, filtered out), or whose
+ * call is answered already, is left out; a late one moves up right after its AI message; a call the user moved
+ * on from (a newer human message follows it) gets a ToolMessage with `status: 'error'` saying no result was
+ * recorded. A call still waiting for its result is left as it is — the ToolMessage a tool loop sends next
+ * answers it. `getMessages` never applies it (a history read returns what is stored); apply it yourself to a
+ * history that may hold a call the user moved on from. Messages needing no repair pass unchanged.
  */
 export function pairToolMessages(messages: readonly BaseMessage[], missingContent = DEFAULT_MISSING_TOOL_MESSAGE): BaseMessage[] {
+  const plan = planToolPairing(messages.map(exchangeOf));
+  if (plan.unchanged) return [...messages];
   const out: BaseMessage[] = [];
-  let open = new Map<string, string>();
+  let open: number | null = null;
   const close = () => {
-    for (const [id, name] of open) {
-      out.push(new langchain.messages.ToolMessage({ content: missingContent, tool_call_id: id, name, status: 'error' }));
+    if (open === null) return;
+    const names = new Map(((messages[open] as AIMessage).tool_calls ?? []).map((c) => [c.id, c.name]));
+    for (const insert of plan.inserts.get(open) ?? []) {
+      out.push(
+        insert.result === null
+          ? new langchain.messages.ToolMessage({
+              content: missingContent,
+              tool_call_id: insert.callId,
+              name: names.get(insert.callId) ?? '',
+              status: 'error',
+            })
+          : messages[insert.result.message]!,
+      );
     }
-    open = new Map();
+    open = null;
   };
-  for (const message of messages) {
-    const type = message.getType();
-    if (type === 'tool') {
-      const id = (message as ToolMessage).tool_call_id;
-      if (!open.has(id)) continue;
-      open.delete(id);
-      out.push(message);
-      continue;
+  messages.forEach((message, i) => {
+    if (message.getType() === 'tool') {
+      if (plan.results[i]![0] === 'keep') out.push(message);
+      return;
     }
     close();
     out.push(message);
-    if (type === 'ai') for (const c of (message as AIMessage).tool_calls ?? []) if (c.id !== undefined) open.set(c.id, c.name);
-  }
+    if (plan.inserts.has(i)) open = i;
+  });
   close();
   return out;
 }
 
-/** Events or messages as LangChain messages, in log order, tool calls and results paired. */
-export function toLangChainMessages(
-  items: ReadonlyArray<SessionEvent | Message>,
-  options: { missingContent?: string } = {},
-): BaseMessage[] {
+/**
+ * Events or messages as LangChain messages, in log order, as they were stored: a tool call still waiting for
+ * its result comes back as it is. To send them to a model, see `pairToolMessages`.
+ */
+export function toLangChainMessages(items: ReadonlyArray<SessionEvent | Message>): BaseMessage[] {
   if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
-  return pairToolMessages(items.flatMap(langChainMessagesOf), options.missingContent);
+  return items.flatMap(langChainMessagesOf);
 }

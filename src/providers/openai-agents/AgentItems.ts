@@ -3,7 +3,8 @@ import { InvalidArgumentError } from '../../errors.js';
 import { Messages, type Message } from '../../session/Message.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
-import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
+import { messageOf, nativeValue, stableJson, withNative } from '../../chat/nativeMessages.js';
+import { planToolPairing, type ToolExchangeMessage } from '../../session/toolCallPairing.js';
 
 /** The `format` of Agents SDK items kept in event metadata. */
 export const OPENAI_AGENTS_FORMAT = 'openai-agents';
@@ -142,48 +143,75 @@ export function itemsOf(item: SessionEvent | Message): Item[] {
   return Array.isArray(native) ? (native as Item[]) : derivedItems(messageOf(item));
 }
 
-const isCall = (item: Item): boolean => CALL_KINDS[String((item as Loose).type)] !== undefined;
 const outputCall = (item: Item): string | undefined => OUTPUT_KINDS.get(String((item as Loose).type));
 
+function exchangeOf(item: Item): ToolExchangeMessage {
+  const loose = item as Loose;
+  if (CALL_KINDS[String(loose.type)] !== undefined) return { role: 'assistant', calls: [callId(loose)] };
+  if (outputCall(item) !== undefined) return { role: 'tool', results: [callId(loose)] };
+  return 'role' in item && item.role === 'user' ? { role: 'user' } : { role: 'other' };
+}
+
 /**
- * Every client-run call has its output and every output follows its call, as the Responses API requires
- * ("No tool output found for function call", "No tool call found for function call output"). An output whose
- * call is not before it (archived, cut by `limit`) is left out; a function call without an output gets one
- * saying so, right before the next message. Items that need no repair are passed through unchanged.
+ * The prompt side of the library's one pairing rule (`planToolPairing`) for Responses API input items, which
+ * take a call's output anywhere after the call ("No tool call found for function call output", "No tool
+ * output found for function call"): an output without its call before it (archived, cut by a limit), or for
+ * a call answered already, is left out; a function call the user moved on from (a newer user message follows
+ * it) gets an `incomplete` output saying no result was recorded, right after it. A call still waiting for its
+ * output is left as it is. The Agents runner needs none of this for a session's history — it drops history
+ * calls without an output itself — so `CompactingSession` never applies it; it is for input you send yourself.
  */
 export function pairAgentItems(items: readonly Item[], missingOutput = DEFAULT_MISSING_FUNCTION_OUTPUT): Item[] {
+  const plan = planToolPairing(items.map(exchangeOf), { placement: 'after-call' });
+  if (plan.unchanged) return [...items];
   const out: Item[] = [];
-  const open = new Map<string, Item>();
-  const close = () => {
-    for (const [id, call] of open) {
-      const name = String((call as Loose).name ?? '');
-      if ((call as Loose).type === 'function_call') {
-        out.push({ type: 'function_call_result', callId: id, name, status: 'incomplete', output: missingOutput });
-      }
+  items.forEach((item, i) => {
+    if (plan.results[i]!.every((d) => d === 'keep')) out.push(item);
+    for (const insert of plan.inserts.get(i) ?? []) {
+      const call = item as Loose;
+      // Only a function call has an output shape that carries a plain text; other kinds stay as they are.
+      if (insert.result !== null || call.type !== 'function_call') continue;
+      out.push({
+        type: 'function_call_result',
+        callId: insert.callId,
+        name: String(call.name ?? ''),
+        status: 'incomplete',
+        output: missingOutput,
+      } satisfies FunctionCallResultItem);
     }
-    open.clear();
-  };
-  for (const item of items) {
-    if (isCall(item)) {
-      open.set(callId(item as Loose), item);
-      out.push(item);
-    } else if (outputCall(item) !== undefined) {
-      const id = callId(item as Loose);
-      if (!open.has(id)) continue;
-      open.delete(id);
-      out.push(item);
-    } else {
-      // Reasoning and hosted items may sit between a call and its output; a message closes the step.
-      if ('role' in item) close();
-      out.push(item);
-    }
-  }
-  close();
+  });
   return out;
 }
 
-/** Events or messages as Agents SDK input items, in log order, calls and outputs paired. */
-export function toAgentItems(items: ReadonlyArray<SessionEvent | Message>, options: { missingOutput?: string } = {}): Item[] {
+/**
+ * Events or messages as Agents SDK input items, in log order, as they were stored: a call still waiting for
+ * its output (a human approval, a client's tool) comes back as it is.
+ */
+export function toAgentItems(items: ReadonlyArray<SessionEvent | Message>): Item[] {
   if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
-  return pairAgentItems(items.flatMap(itemsOf), options.missingOutput);
+  return items.flatMap(itemsOf);
+}
+
+/**
+ * What an item says, whatever its bookkeeping (ids, status, provider data, a reasoning id the runner strips
+ * from model input): its kind and the neutral message it stands for. Two forms of one item — as stored, as the
+ * runner sent it to the model — have the same key.
+ */
+export function agentItemKey(item: Item): string {
+  const loose = item as Loose;
+  const kind = 'role' in item ? `message:${String(item.role)}` : String(loose.type);
+  return `${kind}:${stableJson(projection(item))}`;
+}
+
+/** Every item of `stored`, in order, is among `seen` (in the same order, others may lie between). */
+export function itemsCovered(stored: readonly Item[], seen: readonly Item[]): boolean {
+  const keys = seen.map(agentItemKey);
+  let cursor = 0;
+  for (const item of stored) {
+    const key = agentItemKey(item);
+    while (cursor < keys.length && keys[cursor] !== key) cursor++;
+    if (cursor === keys.length) return false;
+    cursor++;
+  }
+  return true;
 }

@@ -23,7 +23,7 @@ import type {
   ChatProviderTypes,
   PersistableMessage,
 } from '../../chat/ChatProvider.js';
-import { messageToPersist, toolNameResolver } from './requestMessages.js';
+import { messagesToPersist, toolNameResolver } from './requestMessages.js';
 import type { ProviderTokenUsage } from '../../chat/SessionUsageRecorder.js';
 
 /** Chat parameters a request may add (tools, temperature...): everything but what SessionMemory sets itself. */
@@ -97,8 +97,7 @@ export class OpenAIChatProvider implements ChatProvider<OpenAIChatTypes> {
   }
 
   incoming(messages: readonly ChatCompletionMessageParam[], history: readonly SessionEvent[]): PersistableMessage[] {
-    const message = messageToPersist(messages, toolNameResolver(history, messages));
-    return message === null ? [] : [{ message }];
+    return messagesToPersist(messages, toolNameResolver(history, messages)).map((message) => ({ message }));
   }
 
   async call(call: ChatProviderCall<OpenAIChatTypes>): Promise<ChatProviderOutcome<OpenAIChatTypes>> {

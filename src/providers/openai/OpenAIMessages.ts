@@ -22,10 +22,11 @@ export interface ToOpenAIOptions {
    */
   reasoning?: 'omit' | 'reasoning_content' | 'reasoning';
   /**
-   * Repair tool pairing as the API requires (default true): a tool result without its call is left out, a
-   * call without its result is answered with a placeholder, each logged at warn with the event id; the
-   * stored log is not changed. Pass false when you append the results of the last calls yourself, and
-   * repair the whole list with `pairOpenAIToolMessages`.
+   * Repair tool pairing as the API requires (default true; see `pairOpenAIToolMessages`): a tool result
+   * without its call is left out, a late one moves up to its call, a call the user moved on from is answered
+   * with a placeholder, each logged at warn with the event id; a call still waiting for its result is left as
+   * it is, and the stored log is not changed. Pass false when you append the results of the last calls
+   * yourself, and repair the whole list with `pairOpenAIToolMessages`.
    */
   pairToolMessages?: boolean;
   /** Where repairs are logged; default the library's logger. */

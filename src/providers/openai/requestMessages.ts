@@ -20,31 +20,32 @@ export function toolNameResolver(
 }
 
 /**
- * The message of this request that is persisted: the most recent user message, or — when the request answers
- * tool calls — the trailing run of tool messages folded into one tool message (OpenAI sends one message per
- * call; the log keeps the Java shape, one message holding every response). Null when there is neither.
+ * The messages of this request that are persisted: its trailing user and tool messages — the new user
+ * message, or the tool results the request answers with (and a user message sent along with them, which may
+ * also bring a late result for a call the user moved on from). Each run of tool messages is folded into one
+ * tool message (OpenAI sends one message per call; the log keeps the Java shape, one message holding every
+ * response). Empty when the request ends with neither.
  */
-export function messageToPersist(
+export function messagesToPersist(
   messages: readonly ChatCompletionMessageParam[],
   resolveToolName: (callId: string) => string | undefined,
-): Message | null {
-  let last = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const role = messages[i]!.role;
-    if (role === 'user' || role === 'tool') {
-      last = i;
-      break;
-    }
-  }
-  if (last < 0) return null;
-  const lastMessage = messages[last]!;
-  if (lastMessage.role === 'user') return fromOpenAIMessage(lastMessage);
-  let first = last;
-  while (first > 0 && messages[first - 1]!.role === 'tool') first--;
-  const responses: ToolResponse[] = [];
-  for (const m of messages.slice(first, last + 1)) {
+): Message[] {
+  let first = messages.length;
+  while (first > 0 && (messages[first - 1]!.role === 'user' || messages[first - 1]!.role === 'tool')) first--;
+  const out: Message[] = [];
+  let responses: ToolResponse[] = [];
+  const fold = () => {
+    if (responses.length > 0) out.push(Messages.tool(responses));
+    responses = [];
+  };
+  for (const m of messages.slice(first)) {
     const converted = fromOpenAIMessage(m, { resolveToolName });
     if (converted.type === 'tool') responses.push(...converted.responses);
+    else {
+      fold();
+      out.push(converted);
+    }
   }
-  return Messages.tool(responses);
+  fold();
+  return out;
 }

@@ -92,17 +92,49 @@ describe('Anthropic message conversion', function () {
       });
     });
 
-    it('answers a trailing tool call with an is_error result, so the request stays valid', function () {
+    it('leaves a trailing tool call waiting for its result as it is: the next request brings the result', function () {
+      const log = [Messages.user('go'), Messages.assistant(null, { toolCalls: [Messages.toolCall('t1', 'f', '{}')] })];
+      expect(toAnthropicMessages(log).messages).to.have.length(2);
+      const next = toAnthropicMessages([...log, Messages.tool([Messages.toolResponse('t1', 'f', 'done')])]).messages;
+      expect(next[2]).to.deep.equal({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'done' }] });
+    });
+
+    it('answers a tool call the user moved on from with an is_error result (missingToolResult)', function () {
       const prompt = toAnthropicMessages(
-        [Messages.user('go'), Messages.assistant(null, { toolCalls: [Messages.toolCall('t1', 'f', '{}')] })],
-        {
-          missingToolResult: 'interrupted',
-        },
+        [
+          Messages.user('go'),
+          Messages.assistant(null, { toolCalls: [Messages.toolCall('t1', 'f', '{}')] }),
+          Messages.user('stop'),
+        ],
+        { missingToolResult: 'interrupted' },
       );
       expect(prompt.messages[2]).to.deep.equal({
         role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: 't1', content: 'interrupted', is_error: true }],
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: 'interrupted', is_error: true },
+          { type: 'text', text: 'stop' },
+        ],
       });
+    });
+
+    it('moves a late tool result up to its call, and never sends a placeholder beside it', function () {
+      const prompt = toAnthropicMessages([
+        Messages.user('go'),
+        Messages.assistant(null, { toolCalls: [Messages.toolCall('t1', 'f', '{}')] }),
+        Messages.user('still there?'),
+        Messages.tool([Messages.toolResponse('t1', 'f', 'late but real')]),
+      ]);
+      expect(prompt.messages).to.deep.equal([
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', content: 'late but real' },
+            { type: 'text', text: 'still there?' },
+          ],
+        },
+      ]);
     });
 
     it('wraps tool arguments that are not a JSON object, since the API wants an object', function () {

@@ -161,7 +161,7 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
     expect(event!.message).to.deep.equal({ type: 'tool', responses: [{ id: 'c1', name: 'lookup', responseData: 'found' }] });
   });
 
-  it('a streamed turn stores the same reply as a non-streamed one', async function () {
+  it('a streamed turn stores the same neutral messages as a non-streamed one, and reads back as the chunks it stored', async function () {
     ticketResponder(server);
     await withHistory(() => historyWith({ sessionId: 'plain' })).invoke(
       { question: question(3) },
@@ -172,10 +172,21 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
       () => true,
     ).invoke({ question: question(3) }, { configurable: { sessionId: 'streamed' } });
     const [a, b] = await Promise.all([rig.service.getEvents('plain'), rig.service.getEvents('streamed')]);
-    expect(b.map(storedReply)).to.deep.equal(a.map(storedReply));
+    expect(b.map((e) => e.message)).to.deep.equal(a.map((e) => e.message));
+    const [plain, streamed] = await Promise.all([
+      historyWith({ sessionId: 'plain' }).getMessages(),
+      historyWith({ sessionId: 'streamed' }).getMessages(),
+    ]);
+    expect(plain.map((m) => m.constructor.name)).to.deep.equal(['HumanMessage', 'AIMessage', 'ToolMessage', 'AIMessage']);
+    expect(streamed.map((m) => m.constructor.name)).to.deep.equal([
+      'HumanMessage',
+      'AIMessageChunk',
+      'ToolMessage',
+      'AIMessageChunk',
+    ]);
   });
 
-  it('RunnableWithMessageHistory streamed and invoked store identical events (modulo response ids)', async function () {
+  it('RunnableWithMessageHistory streamed and invoked store the same neutral messages; the streamed reply reads back as its chunk', async function () {
     const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder('history'), ['human', '{question}']]);
     const chain = (id: string) =>
       new RunnableWithMessageHistory({
@@ -193,11 +204,12 @@ describe('CompactingChatMessageHistory through the real @langchain/core', functi
     }
     const [a, b] = await Promise.all([rig.service.getEvents('plain'), rig.service.getEvents('streamed')]);
     expect(a).to.have.length(4);
-    expect(b.map(storedReply)).to.deep.equal(a.map(storedReply));
-    // What comes back is the AIMessage an unstreamed call returns, not a chunk.
+    expect(b.map((e) => e.message)).to.deep.equal(a.map((e) => e.message));
+    expect(a.map(storedReply)[1]).to.not.deep.equal(b.map(storedReply)[1]);
+    // What comes back is what RunnableWithMessageHistory stored: the chunk, as InMemoryChatMessageHistory keeps it.
     const replayed = await historyWith({ sessionId: 'streamed' }).getMessages();
-    expect(replayed[1]).to.be.instanceOf(AIMessage);
-    expect(replayed[1]).to.not.be.instanceOf(AIMessageChunk);
+    expect(replayed[1]).to.be.instanceOf(AIMessageChunk);
+    expect((await historyWith({ sessionId: 'plain' }).getMessages())[1]).to.not.be.instanceOf(AIMessageChunk);
   });
 
   it("clear archives by default (getAllMessages keeps everything), deletes with onClear: 'delete'", async function () {

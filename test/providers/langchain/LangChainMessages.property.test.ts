@@ -10,7 +10,7 @@ import {
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Messages, SessionEvent } from 'session-compaction';
-import { fromLangChainMessage, langChainMessagesOf, toLangChainMessages } from 'session-compaction/langchain';
+import { fromLangChainMessage, pairToolMessages, langChainMessagesOf, toLangChainMessages } from 'session-compaction/langchain';
 import { decodeEvent, encodeEvent } from 'session-compaction/spi';
 import { encodeNative } from '../../../src/chat/nativeMessages.js';
 import { propertyParams } from '../../support/arbitraries.js';
@@ -101,16 +101,31 @@ describe('property: LangChain messages → events → LangChain messages', funct
 });
 
 describe('LangChain message conversion', function () {
-  it('pairs tool messages: an orphan result is left out, a call without a result gets an error ToolMessage', function () {
+  it('converts a log as it was stored: a call still waiting for its result comes back without one', function () {
     const messages = toLangChainMessages([
-      Messages.tool([Messages.toolResponse('gone', 'f', 'orphan')]),
       Messages.user('q'),
       Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'f', '{"a":1}')] }),
-      Messages.user('never mind'),
     ]);
-    expect(messages.map((m) => m.getType())).to.deep.equal(['human', 'ai', 'tool', 'human']);
-    expect((messages[2] as ToolMessage).status).to.equal('error');
+    expect(messages.map((m) => m.getType())).to.deep.equal(['human', 'ai']);
     expect((messages[1] as AIMessage).tool_calls).to.deep.equal([{ type: 'tool_call', id: 'c1', name: 'f', args: { a: 1 } }]);
+  });
+
+  it('pairToolMessages: an orphan result is left out, a late one moves up, only a call the user moved on from gets an error ToolMessage', function () {
+    const log = toLangChainMessages([
+      Messages.tool([Messages.toolResponse('gone', 'f', 'orphan')]),
+      Messages.user('q'),
+      Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'f', '{}'), Messages.toolCall('c2', 'g', '{}')] }),
+      Messages.user('never mind'),
+      Messages.tool([Messages.toolResponse('c2', 'g', 'late')]),
+      Messages.assistant(null, { toolCalls: [Messages.toolCall('c3', 'f', '{}')] }),
+    ]);
+    const paired = pairToolMessages(log);
+    expect(paired.map((m) => m.getType())).to.deep.equal(['human', 'ai', 'tool', 'tool', 'human', 'ai']);
+    expect(paired[2]).to.equal(log[4]);
+    expect((paired[3] as ToolMessage).tool_call_id).to.equal('c1');
+    expect((paired[3] as ToolMessage).status).to.equal('error');
+    // c3 waits for its result: the ToolMessage a tool loop sends next answers it.
+    expect(paired.at(-1)).to.equal(log.at(-1));
   });
 
   it('refuses a RemoveMessage, which is an instruction rather than a message', async function () {

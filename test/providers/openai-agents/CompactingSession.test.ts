@@ -173,18 +173,19 @@ describe('CompactingSession through the real @openai/agents runner (Responses AP
     expect(await deleting.getItems()).to.deep.equal([]);
   });
 
-  it('getItems(limit) gives the most recent items and never an output without its call', async function () {
+  it('getItems(limit) gives the most recent `limit` items as stored, like MemorySession', async function () {
     const session = sessionWith();
-    await session.addItems([
+    const items: AgentInputItem[] = [
       { role: 'user', content: 'q' },
       { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' },
       { type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: 'r' },
       { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'a' }] },
-    ]);
-    expect(await session.getItems(2)).to.deep.equal([
-      { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'a' }] },
-    ]);
-    expect(await session.getItems(3)).to.have.length(3);
+    ];
+    await session.addItems(items);
+    expect(await session.getItems(2)).to.deep.equal(items.slice(2));
+    expect(await session.getItems(3)).to.deep.equal(items.slice(1));
+    expect(await session.getItems(0)).to.deep.equal([]);
+    expect(await session.getItems(10)).to.deep.equal(items);
   });
 
   it('refuses a session owned by another user, and works on any repository', async function () {

@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { Messages, SessionEvent, toOpenAIMessages, type Message } from 'session-compaction';
-import { MISSING_TOOL_RESULT, pairOpenAIToolMessages, type ToolPairingRepair } from 'session-compaction/spi';
+import {
+  MISSING_TOOL_RESULT,
+  pairOpenAIToolMessages,
+  planToolPairing,
+  toolExchangeOf,
+  type ToolPairingRepair,
+} from 'session-compaction/spi';
 import { openAIPairingError } from '../../support/fakeOpenAIServer.js';
 
 const CALL_IDS = ['c1', 'c2', 'c3', 'c4'];
@@ -53,18 +59,41 @@ function recorder(): {
 }
 
 describe('tool pairing in prompts', function () {
-  it('property: any log becomes a prompt the API accepts — no result without its call, no call without its result', function () {
+  it('property: any log followed by a new user message becomes a prompt the API accepts', function () {
     fc.assert(
       fc.property(anyLog, (log) => {
         const { logger } = recorder();
-        const prompt = toOpenAIMessages(log, { logger });
+        const next = SessionEvent.create({ sessionId: 's', id: 'next', message: Messages.user('next') });
+        const prompt = toOpenAIMessages([...log, next], { logger });
         expect(openAIPairingError({ messages: prompt as never })).to.equal(null);
       }),
       { numRuns: 2000 },
     );
   });
 
-  it('property: only orphans change — every other message is kept in order, and each repair is logged at warn with its event id', function () {
+  it('property: a placeholder answers only a call the user moved on from, never one still waiting; no call gets two results', function () {
+    fc.assert(
+      fc.property(anyLog, (log) => {
+        const prompt = toOpenAIMessages(log, { logger: recorder().logger });
+        const answered = new Map<string, number>();
+        prompt.forEach((m, i) => {
+          if (m.role !== 'tool') return;
+          answered.set(m.tool_call_id, (answered.get(m.tool_call_id) ?? 0) + 1);
+          // A placeholder only where a new user message follows the call (the user moved on).
+          if (m.content === MISSING_TOOL_RESULT) expect(prompt.slice(i).some((later) => later.role === 'user')).to.equal(true);
+        });
+        // A call the prompt leaves unanswered is one still waiting: no user message after it.
+        const waiting = planToolPairing(log.map(toolExchangeOf)).calls.some((c) => c.state === 'pending');
+        if (!waiting) expect(openAIPairingError({ messages: prompt as never })).to.equal(null);
+        // A call id may be reused by a later call: each call is answered at most once in its own run.
+        const calls = prompt.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []));
+        for (const [id, n] of answered) expect(n, id).to.be.at.most(calls.filter((c) => c === id).length);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('property: only repairs change the prompt — every other message is kept in order, and each repair is logged at warn with its event id', function () {
     fc.assert(
       fc.property(anyLog, (log) => {
         const { logger, warnings } = recorder();
@@ -75,14 +104,13 @@ describe('tool pairing in prompts', function () {
         expect(warnings.length).to.equal(repairs.length);
         const ids = new Set(log.map((e) => e.id));
         for (const w of warnings) expect(ids.has(w.eventId as string), JSON.stringify(w)).to.equal(true);
-        // Take the placeholders out and the orphans out of the input: the rest is identical.
-        const withoutPlaceholders = prompt.filter((m) => !(m.role === 'tool' && m.content === MISSING_TOOL_RESULT));
-        const orphans = repairs.filter((r) => r.kind === 'orphan-result').length;
-        expect(withoutPlaceholders.length).to.equal(raw.length - orphans);
+        // Placeholders added, orphans and duplicates left out, moved results counted once: the rest is the input.
+        const count = (kind: ToolPairingRepair['kind']) => repairs.filter((r) => r.kind === kind).length;
+        expect(prompt.length).to.equal(raw.length - count('orphan-result') - count('duplicate-result') + count('missing-result'));
         const nonTool = (ms: ChatCompletionMessageParam[]) => ms.filter((m) => m.role !== 'tool');
         expect(nonTool(prompt)).to.deep.equal(nonTool(raw));
         expect(prompt.filter((m) => m.role === 'tool' && m.content === MISSING_TOOL_RESULT).length).to.equal(
-          repairs.filter((r) => r.kind === 'missing-result').length,
+          count('missing-result'),
         );
       }),
       { numRuns: 1000 },
