@@ -9,7 +9,7 @@ import { snapToTurnStart } from './snapToTurnStart.js';
  * - 'agent-safe' (default): as 'tool-pair-safe', but the window is never emptied (with no step start after
  *   the raw cut, the cut falls back to the last safe point before the end) and, when the cut lands inside a
  *   turn, the turn's opening user message (the task) stays in the window;
- * - 'tool-pair-safe': the cut goes to the first later step start (see `isStepStart`), else to the end;
+ * - 'tool-pair-safe': the cut goes to the first later step start (see `stepStarts`), else to the end;
  * - 'never': the cut goes to the end, archiving the whole real window.
  */
 export type CutWithinTurn = 'agent-safe' | 'tool-pair-safe' | 'never';
@@ -60,10 +60,6 @@ export function stepStarts(events: readonly SessionEvent[]): number[] {
     if (e.messageType === 'assistant' && e.isRootEvent() && !e.isSynthetic() && !inside[i]) out.push(i);
   });
   return out;
-}
-
-export function isStepStart(events: readonly SessionEvent[], index: number): boolean {
-  return stepStarts(events).includes(index);
 }
 
 /**

@@ -100,7 +100,7 @@ function parseToolResponse(value: unknown, field: string): ToolResponse {
  * validation/inputs.ts). Errors name the field
  * and the type received, e.g. "message.toolCalls[0].arguments must be a string (got object)".
  */
-export function parseMessage(value: unknown, field = 'message'): Message {
+export function parseMessage(value: unknown, field: string): Message {
   if (value === null || value === undefined) throw new InvalidArgumentError(`${field} must not be null`);
   const m = requireObject(value, field);
   switch (m.type) {

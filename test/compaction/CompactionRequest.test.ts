@@ -1,7 +1,28 @@
 import { expect } from 'chai';
-import { CompactionRequest, CompactionResult, InvalidArgumentError, Session } from 'session-compaction';
-import type { SessionLike } from 'session-compaction/spi';
-import { A, SA, SU, U, compactionRequest, expectThrows, fixtureSession } from '../support/fixtures.js';
+import {
+  CompactionRequest,
+  CompactionResult,
+  InvalidArgumentError,
+  Messages,
+  Session,
+  SlidingWindowCompactionStrategy,
+  TokenCountCompactionStrategy,
+  TurnWindowCompactionStrategy,
+  type SessionEvent,
+} from 'session-compaction';
+import { METADATA_MASKED_FROM, type SessionLike } from 'session-compaction/spi';
+import {
+  A,
+  CharEstimator,
+  SA,
+  SU,
+  U,
+  compactionRequest,
+  event,
+  expectRejects,
+  expectThrows,
+  fixtureSession,
+} from '../support/fixtures.js';
 
 describe('CompactionRequest', function () {
   it('1: an empty window has zero turns', function () {
@@ -74,5 +95,109 @@ describe('CompactionResult', function () {
   it('null lists throw InvalidArgumentError', function () {
     expectThrows(() => new CompactionResult(null as unknown as [], [], 0), InvalidArgumentError, 'compactedEvents');
     expectThrows(() => new CompactionResult([], null as unknown as [], 0), InvalidArgumentError, 'archivedEvents');
+  });
+});
+
+describe('CompactionRequest: options, originals and instructions', function () {
+  type Options = Parameters<typeof CompactionRequest.of>[2];
+  const masked = (original: SessionEvent, text: string) =>
+    event(Messages.user(text), { metadata: { [METADATA_MASKED_FROM]: original.id } });
+
+  it('null options read as none: no originals, no instructions', function () {
+    const original = U('the full text');
+    const copy = masked(original, 'excerpt');
+    const req = CompactionRequest.of(fixtureSession(), [copy], null as unknown as Options);
+    expect(req.instructions).to.deep.equal([]);
+    expect(req.originalOf(copy)).to.equal(copy);
+  });
+
+  it('options without originals or instructions read as none', function () {
+    const req = CompactionRequest.of(fixtureSession(), [U('q')], {});
+    expect(req.instructions).to.deep.equal([]);
+    expect(req.originals.size).to.equal(0);
+  });
+
+  it('originalOf gives the original of a masked copy when it is known, else the event itself', function () {
+    const original = U('the full text');
+    const copy = masked(original, 'excerpt');
+    const orphan = masked(U('never given'), 'excerpt');
+    const req = CompactionRequest.of(fixtureSession(), [copy, orphan], { originals: [original] });
+    expect(req.originalOf(copy)).to.equal(original);
+    expect(req.originalOf(orphan)).to.equal(orphan);
+    expect(req.originalOf(original)).to.equal(original);
+  });
+
+  it('originalOf ignores a masked-from marker that is not an event id', function () {
+    const original = U('the full text');
+    const odd = event(Messages.user('x'), { metadata: { [METADATA_MASKED_FROM]: 42 } });
+    const req = CompactionRequest.of(fixtureSession(), [odd], { originals: [original] });
+    expect(req.originalOf(odd)).to.equal(odd);
+  });
+
+  it('keeps a copy of the instructions: a caller changing its array later changes nothing', function () {
+    const instructions = ['keep the numbers'];
+    const req = CompactionRequest.of(fixtureSession(), [U('q')], { instructions });
+    instructions.push('added later');
+    expect(req.instructions).to.deep.equal(['keep the numbers']);
+    expect(Object.isFrozen(req.instructions)).to.equal(true);
+  });
+
+  it('withEvents is the same request over other events: session, originals and instructions are kept', function () {
+    const original = U('the full text');
+    const copy = masked(original, 'excerpt');
+    const req = CompactionRequest.of(fixtureSession(), [U('a'), copy], { originals: [original], instructions: ['be brief'] });
+    const stage = req.withEvents([copy]);
+    expect(stage.events).to.deep.equal([copy]);
+    expect(stage.currentEventCount).to.equal(1);
+    expect(stage.session).to.equal(req.session);
+    expect(stage.instructions).to.deep.equal(['be brief']);
+    expect(stage.originalOf(copy)).to.equal(original);
+  });
+
+  it('withEvents with other originals replaces them', function () {
+    const first = U('first original');
+    const second = U('second original');
+    const copy = event(Messages.user('x'), { metadata: { [METADATA_MASKED_FROM]: second.id } });
+    const stage = CompactionRequest.of(fixtureSession(), [copy], { originals: [first] }).withEvents([copy], [second]);
+    expect(stage.originalOf(copy)).to.equal(second);
+    expect(stage.originals.has(first.id)).to.equal(false);
+  });
+
+  it('rejects undefined session and events like null ones', function () {
+    expectThrows(
+      () => CompactionRequest.of(undefined as unknown as SessionLike, []),
+      InvalidArgumentError,
+      'session must not be null',
+    );
+    expectThrows(
+      () => CompactionRequest.of(fixtureSession(), undefined as unknown as []),
+      InvalidArgumentError,
+      'events must not be null',
+    );
+  });
+
+  it('is frozen: a trigger or strategy cannot change what the next one sees', function () {
+    const req = CompactionRequest.of(fixtureSession(), [U('q')]);
+    expect(Object.isFrozen(req)).to.equal(true);
+  });
+});
+
+describe('the window strategies: a missing request', function () {
+  const strategies = [
+    new SlidingWindowCompactionStrategy({ tokenCountEstimator: new CharEstimator() }),
+    new TurnWindowCompactionStrategy({ tokenCountEstimator: new CharEstimator() }),
+    new TokenCountCompactionStrategy({ tokenCountEstimator: new CharEstimator() }),
+  ];
+
+  it('is rejected with InvalidArgumentError, null and undefined alike', async function () {
+    for (const strategy of strategies) {
+      for (const request of [null, undefined]) {
+        await expectRejects(
+          strategy.compact(request as unknown as CompactionRequest),
+          InvalidArgumentError,
+          'request must not be null',
+        );
+      }
+    }
   });
 });

@@ -11,10 +11,10 @@ import {
   SlidingWindowCompactionStrategy,
   TokenCountCompactionStrategy,
   formatEvent,
-  type SessionEvent,
+  SessionEvent,
 } from 'session-compaction';
 import { agentSafeCut, stepStarts } from '../../src/compaction/cutWithinTurn.js';
-import { A, CharEstimator, SYS, U, compactionRequest } from '../support/fixtures.js';
+import { A, CharEstimator, SYS, U, compactionRequest, event } from '../support/fixtures.js';
 import { eventSequenceArb, propertyParams } from '../support/arbitraries.js';
 import { skipWithReason } from '../support/services.js';
 import { call, long, result, toolPairsIntact } from '../support/beyondEvents.js';
@@ -191,5 +191,75 @@ describe("cutWithinTurn: 'agent-safe' (the default)", function () {
       }
       expect(checked).to.equal(2 * miniSweSessions().length);
     });
+  });
+});
+
+describe('cutWithinTurn: the fallback cut and pinned tool pairs', function () {
+  const pinned = (e: SessionEvent) => event(e.message, { metadata: { [SessionEvent.METADATA_PINNED]: true } });
+  const task = () => U('Fix the failing test.');
+
+  it("the fallback cut never opens the window at a sub-agent's message: the root step it belongs to stays whole", async function () {
+    const events = [
+      task(),
+      call('c0'),
+      result('c0', 'out 0'),
+      call('c1'),
+      result('c1', 'out 1'),
+      A('sub-agent says', 'orch.sub'),
+    ];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 1, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(3)]));
+    expect(ids(r.archivedEvents)).to.deep.equal(ids(events.slice(1, 3)));
+  });
+
+  it('the fallback cut never opens the window at a system message: the latest tool step stays', async function () {
+    const events = [task(), call('c0'), result('c0', 'out 0'), call('c1'), result('c1', 'out 1'), SYS('Reminder: be brief.')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 1, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(3)]));
+  });
+
+  it('a pinned tool call keeps its result in the window', async function () {
+    const events = [U('q1'), pinned(call('p1')), result('p1', 'r'), A('a1'), U('q2'), A('a2'), U('q3'), A('a3')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 2, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[1]!, events[2]!, events[6]!, events[7]!]));
+  });
+
+  it('a pinned tool result keeps its call in the window', async function () {
+    const events = [U('q1'), call('p1'), pinned(result('p1', 'r')), A('a1'), U('q2'), A('a2'), U('q3'), A('a3')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 2, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[1]!, events[2]!, events[6]!, events[7]!]));
+  });
+
+  it('the fallback cut never separates a call from its result, even at an assistant note between them', async function () {
+    const events = [task(), call('c0'), result('c0', 'out 0'), call('c1'), A('still running'), result('c1', 'out 1')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 1, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(3)]));
+    expect(toolPairsIntact(r.compactedEvents)).to.equal(true);
+  });
+
+  it('a pinned user message stays in the window', async function () {
+    const events = [pinned(U('remember: staging only')), A('a1'), U('q2'), A('a2'), U('q3'), A('a3')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 2, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, events[4]!, events[5]!]));
+  });
+
+  it('a pinned message without tool calls keeps only itself', async function () {
+    const events = [U('q1'), call('p1'), result('p1', 'r'), pinned(A('a1')), U('q2'), A('a2'), U('q3'), A('a3')];
+    const r = await new SlidingWindowCompactionStrategy({ maxEvents: 2, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[3]!, events[6]!, events[7]!]));
   });
 });

@@ -8,6 +8,7 @@ import {
   snapToTurnStart,
   type SessionEvent,
 } from 'session-compaction';
+import { CUT_WITHIN_TURN_MODES } from 'session-compaction/spi';
 import { stepStarts, toolPairSafeCut } from '../../src/compaction/cutWithinTurn.js';
 import { A, CharEstimator, SYS, U, compactionRequest, event, expectThrows } from '../support/fixtures.js';
 import { skipWithReason } from '../support/services.js';
@@ -83,6 +84,19 @@ describe("cutWithinTurn: 'tool-pair-safe'", function () {
     );
     const events = [U('go'), both, result('p1', 'x', 'a'), A('thinking'), result('p2', 'y', 'b'), A('done')];
     expect(stepStarts(events)).to.deep.equal([1, 5]);
+  });
+
+  it('a tool result whose call is not in the window does not close an open call/result pair', function () {
+    // c1 is answered at 4; the result at 2 answers a call archived earlier. The user message at 3 sits inside c1's pair.
+    const events = [U('task'), call('c1'), result('gone', 'x'), U('interjection'), result('c1', 'y'), A('done')];
+    expect(toolPairSafeCut(events, 2)).to.equal(5);
+  });
+
+  it('knows three modes, and a strategy accepts each of them by name', function () {
+    expect([...CUT_WITHIN_TURN_MODES]).to.deep.equal(['agent-safe', 'tool-pair-safe', 'never']);
+    for (const cutWithinTurn of CUT_WITHIN_TURN_MODES) {
+      expect(new SlidingWindowCompactionStrategy({ cutWithinTurn }).cutWithinTurn).to.equal(cutWithinTurn);
+    }
   });
 
   it('rejects an unknown mode', function () {

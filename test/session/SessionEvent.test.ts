@@ -106,3 +106,37 @@ describe('SessionEvent', function () {
     expect(SessionEvent.create({ ...base, message: Messages.tool([Messages.toolResponse('c', 'f', 'r')]) }).text).to.equal(null);
   });
 });
+
+describe('SessionEvent.create: missing and invalid fields', function () {
+  type Init = Parameters<typeof SessionEvent.create>[0];
+  const create = (init: unknown) => SessionEvent.create(init as Init);
+
+  it('rejects a missing init or one that is not an object', function () {
+    for (const init of [null, undefined]) expectThrows(() => create(init), InvalidArgumentError, 'event must not be null');
+    expectThrows(() => create('hi'), InvalidArgumentError, 'event must be an object (got string)');
+  });
+
+  it('names the field that is invalid: timestamp, metadata, branch, archived', function () {
+    expectThrows(
+      () => create({ ...base, timestamp: 'now' }),
+      InvalidArgumentError,
+      'timestamp must be a valid Date (got string)',
+    );
+    expectThrows(() => create({ ...base, metadata: [1] }), InvalidArgumentError, 'metadata must be a plain object (got array)');
+    expectThrows(() => create({ ...base, branch: 7 }), InvalidArgumentError, 'branch must be a string or null (got number)');
+    expectThrows(() => create({ ...base, branch: 'a\u0000b' }), InvalidArgumentError, 'branch');
+    expectThrows(() => create({ ...base, archived: 'yes' }), InvalidArgumentError, 'archived must be a boolean (got string)');
+  });
+
+  it('a null branch is the root, as a missing one', function () {
+    expect(create({ ...base, branch: null }).isRootEvent()).to.equal(true);
+    expect(create({ ...base, branch: 'orch.sub' }).branch).to.equal('orch.sub');
+  });
+
+  it('is pinned only when metadata.pinned is true', function () {
+    expect(SessionEvent.METADATA_PINNED).to.equal('pinned');
+    expect(create({ ...base, metadata: { pinned: true } }).isPinned()).to.equal(true);
+    expect(create({ ...base, metadata: { pinned: 'true' } }).isPinned()).to.equal(false);
+    expect(create(base).isPinned()).to.equal(false);
+  });
+});

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Messages, formatEvent } from 'session-compaction';
+import { Messages, formatEvent, type Message } from 'session-compaction';
+import { formatMessage } from 'session-compaction/spi';
 import { A, SYS, TC, TR, U, event } from '../support/fixtures.js';
 
 describe('formatEvent', function () {
@@ -30,5 +31,32 @@ describe('formatEvent', function () {
     expect(formatEvent(TR())).to.equal('Tool [responses: get_weather -> {"temp":"22C"}]');
     const two = event(Messages.tool([Messages.toolResponse('1', 'a', 'x'), Messages.toolResponse('2', 'b', 'y')]));
     expect(formatEvent(two)).to.equal('Tool [responses: a -> x, b -> y]');
+  });
+});
+
+describe('formatMessage: reasoning and messages without text', function () {
+  const withReasoning = Messages.assistant('answer', { reasoning: 'because' });
+
+  it('renders reasoning only when asked to', function () {
+    expect(formatMessage(withReasoning, { reasoning: true })).to.equal('Assistant: answer [reasoning: because]');
+    expect(formatMessage(withReasoning)).to.equal('Assistant: answer');
+    expect(formatMessage(withReasoning, {})).to.equal('Assistant: answer');
+    expect(formatMessage(withReasoning, { reasoning: false })).to.equal('Assistant: answer');
+    expect(formatMessage(withReasoning, null as never)).to.equal('Assistant: answer');
+  });
+
+  it('renders no reasoning block for an empty or missing reasoning', function () {
+    expect(formatMessage(Messages.assistant('answer', { reasoning: '' }), { reasoning: true })).to.equal('Assistant: answer');
+    expect(formatMessage(Messages.assistant('answer'), { reasoning: true })).to.equal('Assistant: answer');
+  });
+
+  it('puts the reasoning after the tool calls', function () {
+    const m = Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'f', '{}')], reasoning: 'r' });
+    expect(formatMessage(m, { reasoning: true })).to.equal('Assistant [tool calls: f({})] [reasoning: r]');
+  });
+
+  it('a user or system message without a text (from a plain JavaScript caller) renders as no text content', function () {
+    expect(formatMessage({ type: 'user', text: null } as unknown as Message)).to.equal('User: [no text content]');
+    expect(formatMessage({ type: 'system' } as unknown as Message)).to.equal('System: [no text content]');
   });
 });

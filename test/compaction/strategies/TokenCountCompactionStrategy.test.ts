@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import {
   InvalidArgumentError,
+  Messages,
+  SessionEvent,
   TiktokenTokenCountEstimator,
   TokenCountCompactionStrategy,
   formatEvent,
@@ -15,10 +17,12 @@ import {
   TR,
   U,
   compactionRequest,
+  event,
   expectRejects,
   expectThrows,
   texts,
 } from '../../support/fixtures.js';
+import { call, result } from '../../support/beyondEvents.js';
 
 // These scenarios assert the 'never' cut, which is an explicit option since 'agent-safe' became the default.
 const tokenCount = (maxTokens: number) =>
@@ -115,5 +119,82 @@ describe('TokenCountCompactionStrategy with the CHAR estimator', function () {
   it('tokensEstimatedSaved is the CHAR cost of the archived events', async function () {
     const r = await run(25, [U('u1'), A('a1'), U('u2'), A('a2')]);
     expect(r.tokensEstimatedSaved).to.equal('User: u1'.length + 'Assistant: a1'.length);
+  });
+});
+
+describe('TokenCountCompactionStrategy: what the budget pays for', function () {
+  const chars = new CharEstimator();
+  const strategy = (maxTokens: number, cutWithinTurn?: 'tool-pair-safe') =>
+    new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: chars, ...(cutWithinTurn ? { cutWithinTurn } : {}) });
+  /** A user / assistant event costing exactly `n` tokens ("User: " is 6 characters, "Assistant: " 11). */
+  const u = (n: number, metadata: Record<string, unknown> = {}) => event(Messages.user('u'.repeat(n - 6)), { metadata });
+  const a = (n: number) => event(Messages.assistant('a'.repeat(n - 11)));
+  const pinned = { [SessionEvent.METADATA_PINNED]: true };
+  const ids = (events: readonly SessionEvent[]) => events.map((e) => e.id);
+  const cost = (events: readonly SessionEvent[]) => events.reduce((n, e) => n + formatEvent(e).length, 0);
+  /** One agent turn: a task costing `task` tokens, then `steps` call/result pairs of `stepTokens` each. */
+  function agentTurn(task: number, steps: number, stepTokens: number): SessionEvent[] {
+    const events = [u(task)];
+    for (let i = 0; i < steps; i++) {
+      const c = call(`c${i}`, 'f', '{}');
+      const resultTokens = stepTokens - formatEvent(c).length;
+      const r = result(`c${i}`, '', 'f');
+      events.push(c, result(`c${i}`, 'r'.repeat(resultTokens - formatEvent(r).length), 'f'));
+    }
+    return events;
+  }
+
+  it('pinned events are paid for first: the kept suffix gets what they leave of the budget', async function () {
+    const events = [u(100, pinned), a(50), u(50), a(50)];
+    const r = await strategy(200).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, events[2]!, events[3]!]));
+    expect(ids(r.archivedEvents)).to.deep.equal(ids([events[1]!]));
+  });
+
+  it('a pinned event inside the kept suffix is passed over, not paid for twice', async function () {
+    const events = [u(50), a(50), u(100, pinned), a(50), u(50), a(50)];
+    const r = await strategy(300).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids(events.slice(2)));
+    expect(ids(r.archivedEvents)).to.deep.equal(ids(events.slice(0, 2)));
+  });
+
+  it('a pinned event held back before the cut is not paid for a second time as a held-back opener', async function () {
+    const events = [u(50, pinned), a(50), u(50), a(50), u(50), a(50)];
+    const r = await strategy(250).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(2)]));
+    expect(cost(r.compactedEvents)).to.equal(250);
+  });
+
+  it('an event that exactly fills what is left of the budget is kept', async function () {
+    const events = [u(50), a(50), u(50), a(50)];
+    const r = await strategy(100, 'tool-pair-safe').compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids(events.slice(2)));
+  });
+
+  it('the task kept by the agent-safe cut is paid for out of the budget: fewer steps stay', async function () {
+    const events = agentTurn(60, 6, 100);
+    const r = await strategy(350).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(-4)]));
+    expect(cost(r.compactedEvents)).to.equal(260);
+  });
+
+  it('the task and the latest steps are kept when together they exactly fill the budget', async function () {
+    const events = agentTurn(60, 6, 100);
+    const r = await strategy(260).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(-4)]));
+  });
+
+  it('a pinned step in the kept suffix is not counted again when the task is paid for', async function () {
+    const events = agentTurn(60, 6, 100);
+    // Pinning the last result pins its call too: both are paid for up front, as pinned events.
+    events[events.length - 1] = event(events.at(-1)!.message, { metadata: pinned });
+    const r = await strategy(260).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[0]!, ...events.slice(-4)]));
+  });
+
+  it('when the task and the latest step cannot both fit, the budget wins: the task goes, the step stays', async function () {
+    const events = agentTurn(100, 3, 150);
+    const r = await strategy(200).compact(compactionRequest(events));
+    expect(ids(r.compactedEvents)).to.deep.equal(ids(events.slice(-2)));
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidArgumentError, TurnWindowCompactionStrategy, type CompactionRequest } from 'session-compaction';
+import { InvalidArgumentError, SessionEvent, TurnWindowCompactionStrategy, type CompactionRequest } from 'session-compaction';
 import {
   A,
   CharEstimator,
@@ -9,6 +9,7 @@ import {
   TR,
   U,
   compactionRequest,
+  event,
   expectRejects,
   expectThrows,
   texts,
@@ -118,5 +119,24 @@ describe('TurnWindowCompactionStrategy', function () {
     const r = await run(1, events);
     expect(r.compactedEvents).to.deep.equal(events);
     expect(r.archivedEvents).to.deep.equal([]);
+  });
+});
+
+describe('TurnWindowCompactionStrategy: pinned events', function () {
+  const pin = (e: SessionEvent) => event(e.message, { metadata: { [SessionEvent.METADATA_PINNED]: true } });
+  const ids = (events: readonly SessionEvent[]) => events.map((e) => e.id);
+
+  it('a pinned event of a leaving turn stays in the window; the rest of its turn is archived', async function () {
+    const events = [U('q1'), pin(A('a1')), U('q2'), A('a2'), U('q3'), A('a3')];
+    const r = await run(2, events);
+    expect(ids(r.compactedEvents)).to.deep.equal(ids([events[1]!, ...events.slice(2)]));
+    expect(ids(r.archivedEvents)).to.deep.equal(ids([events[0]!]));
+  });
+
+  it('when every event that would leave is pinned, the window stays exactly as it was', async function () {
+    const events = [pin(U('q1')), pin(A('a1')), SA('summary'), U('q2'), A('a2')];
+    const r = await run(1, events);
+    expect(r.archivedEvents).to.deep.equal([]);
+    expect(ids(r.compactedEvents)).to.deep.equal(ids(events));
   });
 });

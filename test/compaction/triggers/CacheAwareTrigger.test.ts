@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { CacheAwareTrigger, InvalidArgumentError, Messages } from 'session-compaction';
+import type { CacheAwareTriggerOptions } from 'session-compaction/spi';
 import { CharEstimator, compactionRequest, event, expectThrows } from '../../support/fixtures.js';
 
 const T0 = Date.parse('2025-01-01T12:00:00Z');
@@ -60,5 +61,86 @@ describe('CacheAwareTrigger', () => {
       InvalidArgumentError,
       'coldTokens must not exceed maxTokens',
     );
+  });
+});
+
+describe('CacheAwareTrigger: defaults and bounds', () => {
+  const est = new CharEstimator();
+
+  it('rejects missing options with InvalidArgumentError, not a TypeError', () => {
+    for (const options of [null, undefined]) {
+      expectThrows(
+        () => new CacheAwareTrigger(options as unknown as CacheAwareTriggerOptions),
+        InvalidArgumentError,
+        'options must not be null',
+      );
+    }
+  });
+
+  it('without coldTokens it compacts only at maxTokens, however cold', async () => {
+    const t = new CacheAwareTrigger({ maxTokens: 1000, now: () => at(60 * MINUTE), tokenCountEstimator: est });
+    expect(t.coldTokens).to.equal(1000);
+    expect(await t.shouldCompact(compactionRequest([...turn(0, 400), ...turn(0, 99)]))).to.equal(false);
+    expect(await t.shouldCompact(compactionRequest([...turn(0, 400), ...turn(0, 100)]))).to.equal(true);
+  });
+
+  it('rejects a maxTokens that is not a positive integer, naming it', () => {
+    expectThrows(() => new CacheAwareTrigger({ maxTokens: 0 }), InvalidArgumentError, 'maxTokens must be greater than 0');
+  });
+
+  it('coldTokens may equal maxTokens', () => {
+    expect(new CacheAwareTrigger({ maxTokens: 500, coldTokens: 500 }).coldTokens).to.equal(500);
+  });
+
+  it('rejects a coldTokens or cacheTtlMs that is not a positive integer', () => {
+    expectThrows(
+      () => new CacheAwareTrigger({ maxTokens: 500, coldTokens: 0 }),
+      InvalidArgumentError,
+      'coldTokens must be greater than 0',
+    );
+    expectThrows(
+      () => new CacheAwareTrigger({ maxTokens: 500, cacheTtlMs: 0 }),
+      InvalidArgumentError,
+      'cacheTtlMs must be greater than 0',
+    );
+  });
+
+  it("assumes the providers' five-minute cache lifetime by default: a pause of exactly five minutes is still warm", () => {
+    const reply = event(Messages.assistant('a'), { timestamp: at(0) });
+    const after = (ms: number) => new CacheAwareTrigger({ maxTokens: 1000, now: () => at(ms) });
+    expect(after(0).cacheTtlMs).to.equal(5 * MINUTE);
+    expect(after(5 * MINUTE).isCacheCold(compactionRequest([reply]))).to.equal(false);
+    expect(after(5 * MINUTE + 1).isCacheCold(compactionRequest([reply]))).to.equal(true);
+  });
+
+  it('rejects a clock that is not a function', () => {
+    expectThrows(
+      () => new CacheAwareTrigger({ maxTokens: 500, now: 5 as unknown as () => Date }),
+      InvalidArgumentError,
+      'now must be a function',
+    );
+  });
+
+  it('reads the real clock by default: a reply an hour old left the cache cold, one just now did not', () => {
+    const t = new CacheAwareTrigger({ maxTokens: 1000 });
+    const old = event(Messages.assistant('a'), { timestamp: new Date(Date.now() - 60 * MINUTE) });
+    const fresh = event(Messages.assistant('b'), { timestamp: new Date() });
+    expect(t.isCacheCold(compactionRequest([old]))).to.equal(true);
+    expect(t.isCacheCold(compactionRequest([old, fresh]))).to.equal(false);
+  });
+
+  it('measures from the newest reply, whatever the order of the window', () => {
+    const newer = event(Messages.assistant('newer'), { timestamp: at(10 * MINUTE) });
+    const older = event(Messages.assistant('older'), { timestamp: at(0) });
+    expect(trigger(12 * MINUTE).idleSinceLastCall(compactionRequest([newer, older]))).to.equal(2 * MINUTE);
+  });
+
+  it('has no idle time to report for a window without a reply', () => {
+    expect(trigger(0).idleSinceLastCall(compactionRequest([event(Messages.user('hi'), { timestamp: at(0) })]))).to.equal(null);
+  });
+
+  it('counts with the js-tiktoken estimator when none is given', async () => {
+    const t = new CacheAwareTrigger({ maxTokens: 1, now: () => at(0) });
+    expect(await t.shouldCompact(compactionRequest([event(Messages.user('hello'), { timestamp: at(0) })]))).to.equal(true);
   });
 });
