@@ -4,7 +4,18 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'node_modules/**', '.tmp/**', 'docs/**', 'benchmarks/results/**', 'coverage/**', 'reports/**', '.stryker-tmp/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      'node_modules/**',
+      '.tmp/**',
+      'docs/**',
+      'benchmarks/results/**',
+      'coverage/**',
+      'reports/**',
+      '.stryker-tmp/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
