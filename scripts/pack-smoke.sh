@@ -78,9 +78,29 @@ for major in 8 7; do
   # A failed check must fail the script (an `a && b` list that fails does not stop `set -e`).
   node quickstart.mjs | grep -q 'archived 10, active 7, total 17' || { echo "pack smoke test: README quick start failed" >&2; exit 1; }
   echo "pack smoke test: README quick start — ok"
-  cp "$root/scripts/pack-smoke/compact.mjs" "$root/scripts/pack-smoke/root-import.mjs" .
+  cp "$root"/scripts/pack-smoke/{compact.mjs,root-import.mjs,require.cjs,config-di.mjs,redis-close.mjs,otel.mjs} .
   node compact.mjs
   node root-import.mjs
+  # A CommonJS application: require() of the root and of a subpath.
+  node require.cjs
+  # The configuration file through DI (zod and yaml are the package's own dependencies).
+  node config-di.mjs
+  # The Redis store through DI: the process must end by itself after closeSessionCompaction.
+  if [ "$major" = 8 ]; then
+    npm install ioredis --no-audit --no-fund --silent >/dev/null
+    status=0
+    timeout 60 node redis-close.mjs || status=$?
+    if [ "$status" = 3 ]; then
+      [ "${CI:-}" != true ] || { echo "pack smoke test: Redis unreachable, and CI=true requires it" >&2; exit 1; }
+      echo "pack smoke test: Redis store through DI — skipped (no Redis at ${REDIS_URL:-redis://127.0.0.1:6379})"
+    elif [ "$status" != 0 ]; then
+      echo "pack smoke test: the Redis script did not end by itself after closeSessionCompaction (exit $status)" >&2
+      exit 1
+    fi
+    # The application's own, older OpenTelemetry API and SDK receive the library's spans (a peer dependency).
+    npm install @opentelemetry/api@1.9.1 @opentelemetry/sdk-trace-base@1.30.1 --no-audit --no-fund --silent >/dev/null
+    node otel.mjs
+  fi
 
   # Every root name compiles under --strict without skipLibCheck, against this install's inversify.
   cp "$tmp/names.ts" .
@@ -107,6 +127,13 @@ for major in 8 7; do
   }
   npx --no-install session-compaction verify --all --url sqlite:./admin.db >/dev/null
   echo "pack smoke test: session-compaction migrate / verify — ok"
+  # The configuration file through the CLI: compact the store config-di.mjs wrote with the file's profile.
+  npx --no-install session-compaction compact "$(cat configured-session.txt)" --url sqlite:./configured.db \
+    --config session-compaction.yaml --profile short --force --dry-run --json >config-cli.out || {
+    echo "pack smoke test: session-compaction compact --config failed: $(cat config-cli.out)" >&2
+    exit 1
+  }
+  echo "pack smoke test: configuration file through the CLI — ok"
   # The bench on the sample it ships, in one command (no DI involved: once is enough).
   if [ "$major" = 8 ]; then
     npx --no-install session-compaction-bench --quick --no-scaling --out bench-out >bench.out 2>bench.err || true

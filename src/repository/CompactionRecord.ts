@@ -9,7 +9,8 @@ export interface CompactionRecordRange {
 }
 
 /**
- * One committed compaction as an identifiable, revertible unit (JP RFD-064's overlay, kept beside the log).
+ * One committed compaction as an identifiable, revertible unit: an overlay kept beside the log, so undoing it
+ * never rewrites the log itself.
  * Written in the same atomic step as the compaction itself, so a compaction that lost its CAS records nothing.
  * It holds everything a revert needs that the log no longer has: the order of the window before, and the
  * events the compaction removed (superseded summaries), whose content is gone from the log.

@@ -4,7 +4,7 @@ import type { CompactionHooks } from './CompactionHooks.js';
 /** Session metadata key of the running totals kept by `compactionStatsHooks`. */
 export const COMPACTION_STATS_METADATA = 'compactionStats';
 
-/** Running totals of a session's committed compactions (OLLM's compression count and savings). */
+/** Running totals of a session's committed compactions (how often a session was compacted and what it saved). */
 export interface CompactionStats {
   count: number;
   eventsArchived: number;
@@ -41,8 +41,8 @@ export function isCompactionStatsHooks(hooks: CompactionHooks): boolean {
 }
 
 /**
- * Hooks that keep `session.metadata.compactionStats` current after every committed compaction (OLLM's
- * `compressionCount` is `count`, its cumulative savings `tokensSaved`). DefaultSessionService registers them
+ * Hooks that keep `session.metadata.compactionStats` current after every committed compaction (`count`
+ * compactions so far, `tokensSaved` their cumulative savings). DefaultSessionService registers them
  * with `recordCompactionStats: true`; registering your own, e.g. with another clock, replaces those. The
  * update is atomic when the repository has `updateSessionMetadata` (every built-in one does); with a custom
  * repository without it, two processes compacting one session at the same instant may lose an increment.
