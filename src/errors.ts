@@ -60,8 +60,17 @@ export function requireDefined<T>(value: T | null | undefined, name: string): T 
 }
 
 export function requirePositiveInt(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new InvalidArgumentError(`${name} must be greater than 0`);
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    // The contract's message leads, so callers matching it still do; the rest says why a value like "abc" or 2.5
+    // (from a configuration file or a command line) was refused, which "greater than 0" alone does not.
+    throw new InvalidArgumentError(`${name} must be greater than 0 (got ${describeValue(value)}, not an integer)`);
   }
+  if (value <= 0) throw new InvalidArgumentError(`${name} must be greater than 0`);
   return value;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return value === null ? 'null' : typeof value;
 }
