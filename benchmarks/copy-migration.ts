@@ -25,6 +25,7 @@ import { forEachConcurrently } from '../cli/src/admin/forEachConcurrently.js';
 import { main } from '../cli/src/main.js';
 import { populateStore } from '../test/support/populateStore.js';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -198,9 +199,7 @@ try {
       `the target then held ${totalInTarget} events for ${endToEnd.events} in the source, ${afterKill.mismatches} mismatches.`,
   );
   writeFileSync(OUT, `${lines.join('\n')}\n`);
-  await pool.query(
-    `DROP TABLE IF EXISTS ${tag}_events, ${tag}_sessions, ${tag}_migrations, ${tag}_k_events, ${tag}_k_sessions, ${tag}_k_migrations`,
-  );
+  await dropPostgresStore(pool, tag);
   await pool.end();
 } finally {
   const redis = new Redis(REDIS_URL);

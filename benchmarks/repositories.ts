@@ -25,6 +25,7 @@ import {
   type SessionRepository,
 } from 'session-compaction';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -188,7 +189,7 @@ async function openBackend(name: string): Promise<Backend | null> {
           repo,
           server: `PostgreSQL ${version}`,
           cleanup: async () => {
-            await pool.query(`DROP TABLE IF EXISTS ${tag}_events, ${tag}_sessions, ${tag}_migrations, ${tag}_tombstones`);
+            await dropPostgresStore(pool, tag);
             await pool.end();
           },
         };
