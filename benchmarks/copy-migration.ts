@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { SqliteSessionRepository, type SessionRepository } from 'session-compaction';
+import { PostgresSessionRepository, SqliteSessionRepository, type SessionRepository } from 'session-compaction';
 import { compareSnapshots } from '../cli/src/admin/compareSessions.js';
 import { collectSessionIds } from '../cli/src/admin/sessionIds.js';
 import { readSnapshot } from '../cli/src/admin/sessionSnapshot.js';
@@ -148,7 +148,6 @@ try {
   const signal = await exited;
   const firstRunMs = performance.now() - killStarted;
   const resumed = await cli('copy', '--from', `sqlite:${source}`, '--to', pgUrl2, '--concurrency', CONCURRENCY);
-  const { PostgresSessionRepository } = await import('../src/backends/postgres/PostgresSessionRepository.js');
   const killedTarget = new PostgresSessionRepository({ connectionString: PG_URL, prefix: `${tag}_k` });
   const afterKill = await sameStores(a, killedTarget);
   const totalInTarget = Number((await pool.query(`SELECT count(*) AS n FROM ${tag}_k_events`)).rows[0].n);
