@@ -175,7 +175,7 @@ describe('OpenAIResponsesCompactor (native compaction through /responses/compact
 
   describe('through the OpenAI Agents session', function () {
     it('CompactingSession stores the compaction and the runner sends the item back verbatim', async function () {
-      const runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: client, useResponses: true }) });
+      const runner = new Runner({ modelProvider: new OpenAIProvider({ apiKey: 'k', baseURL: openai.url, useResponses: true }) });
       const agent = new Agent({ name: 'helper', instructions: 'Answer briefly.', model: MODEL });
       const session = new CompactingSession({
         sessionService: service,
