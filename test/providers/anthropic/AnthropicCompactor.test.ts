@@ -17,12 +17,13 @@ import {
 } from 'session-compaction/anthropic';
 import { OpenAISessionMemory } from 'session-compaction/openai';
 import { METADATA_NATIVE_COMPACTION, nativeCompactionPayload, nativeCompactionRecord } from 'session-compaction/spi';
+import type { SessionEvent } from 'session-compaction';
 import {
   startFakeAnthropicCompactionServer,
   startFakeOpenAICompactionServer,
   type FakeCompactionServer,
 } from '../../support/fakeCompactionServers.js';
-import { CharEstimator } from '../../support/fixtures.js';
+import { CharEstimator, SA, SU, U } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 
 const MODEL = 'claude-test';
@@ -195,5 +196,48 @@ describe('AnthropicCompactor (native compaction through the Messages API)', func
     )!;
     expect(summary.metadata[METADATA_NATIVE_COMPACTION]).to.equal(undefined);
     expect(summary.text).to.equal(LIBRARY_SUMMARY);
+  });
+});
+
+describe('toAnthropicMessages with native compaction summaries', function () {
+  const block = (n: number) => ({ type: 'compaction', content: `summary ${n}`, encrypted_content: null, signature: `sig-${n}` });
+  /** A native summary pair as NativeCompactionStrategy writes it. */
+  const nativePair = (n: number): SessionEvent[] => {
+    const shadow = SU();
+    const summary = SA(`text ${n}`);
+    return [
+      shadow.with({ metadata: { ...shadow.metadata, [METADATA_NATIVE_COMPACTION]: { provider: ANTHROPIC_NATIVE_COMPACTION } } }),
+      summary.with({
+        metadata: {
+          ...summary.metadata,
+          [METADATA_NATIVE_COMPACTION]: { provider: ANTHROPIC_NATIVE_COMPACTION, payload: JSON.stringify([block(n)]) },
+        },
+      }),
+    ];
+  };
+
+  it('replays the block only when it opens the conversation; otherwise the text', function () {
+    const leading = toAnthropicMessages([...nativePair(1), U('next')]).messages;
+    expect(leading[0]).to.deep.equal({ role: 'assistant', content: [block(1)] });
+    const behindAPinnedMessage = toAnthropicMessages([U('pinned'), ...nativePair(1), U('next')]).messages;
+    expect(JSON.stringify(behindAPinnedMessage)).not.to.include('"type":"compaction"');
+    expect(JSON.stringify(behindAPinnedMessage)).to.include('text 1');
+  });
+
+  it('replays only the first of two native summaries (the API takes one block)', function () {
+    const messages = toAnthropicMessages([...nativePair(1), ...nativePair(2), U('next')]).messages;
+    const text = JSON.stringify(messages);
+    expect(text.match(/"type":"compaction"/g)).to.have.length(1);
+    expect(text).to.include('text 2');
+  });
+
+  it("another provider's native summary is sent as its text", function () {
+    const [shadow, summary] = nativePair(1);
+    const foreign = summary!.with({
+      metadata: { ...summary!.metadata, [METADATA_NATIVE_COMPACTION]: { provider: 'openai-responses', payload: '[]' } },
+    });
+    const text = JSON.stringify(toAnthropicMessages([shadow!, foreign, U('next')]).messages);
+    expect(text).not.to.include('"type":"compaction"');
+    expect(text).to.include('text 1');
   });
 });
