@@ -135,7 +135,17 @@ export class NativeCompactionStrategy implements CompactionStrategy {
     }
     const mechanical = () => mechanicalSummary(sources, priorSummaryTexts(superseded));
     if (this.portableSummary === 'summarize') {
-      const summarized = await this.fallback.compact(request);
+      let summarized: CompactionResult;
+      try {
+        summarized = await this.fallback.compact(request);
+      } catch (error) {
+        // A summariser in 'throw' mode: the provider's compaction succeeded, so it stands (below) all the same.
+        this.logger.warn('the summariser failed after the native compaction; a text written without a model is stored', {
+          sessionId: request.session.id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        summarized = CompactionResult.noop(events, 'summarization-failed');
+      }
       const pair = summarized.isNoop() ? null : findSummaryPair(summarized.compactedEvents, events);
       if (pair !== null && sameIds(summarized.archivedEvents, planned.archivedEvents)) {
         return attach(summarized, pair, record, null, null).withUsage(addUsage(summarized.usage, nativeUsage));

@@ -178,6 +178,26 @@ describe('NativeCompactionStrategy', function () {
     expect(result.archivedEvents).to.have.length(4);
   });
 
+  it("keeps the native compaction when a summariser in 'throw' mode fails", async function () {
+    const s = new NativeCompactionStrategy({
+      compactor: new ScriptedCompactor([ok(1, 'The provider summary.')]),
+      fallback: new RecursiveSummarizationCompactionStrategy({
+        chatClient: new ScriptedChatClient([new Error('summariser down')]),
+        maxEventsToKeep: 2,
+        overlapSize: 0,
+        failureMode: 'throw',
+        tokenCountEstimator: new CharEstimator(),
+        logger: silentLogger,
+      }),
+      logger: silentLogger,
+    });
+    const result = await s.compact(compactionRequest(msgs(6)));
+    const summary = summaryOf(result.compactedEvents);
+    expect(nativeCompactionPayload(summary, PROVIDER)).to.deep.equal([payloadOf(1)]);
+    expect(summary.text).to.equal('The provider summary.');
+    expect(summary.metadata.portableSummaryMethod).to.equal('provider');
+  });
+
   it('nothing to archive: neither the provider nor the summariser is called', async function () {
     const client = new ScriptedChatClient();
     const compactor = new ScriptedCompactor([ok(1)]);
