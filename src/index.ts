@@ -76,6 +76,12 @@ export { ObservationMaskingCompactionStrategy } from './compaction/strategies/Ob
 export { ContentPolicyCompactionStrategy } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
 export { CompactionPipeline } from './compaction/strategies/CompactionPipeline.js';
 export { PressureBandCompactionStrategy } from './compaction/strategies/PressureBandCompactionStrategy.js';
+export {
+  NativeCompactionStrategy,
+  type NativeCompactionStrategyOptions,
+  type PortableSummary,
+} from './compaction/strategies/NativeCompactionStrategy.js';
+export { type NativeCompactor } from './compaction/nativeCompaction.js';
 export { CompactionProfileRegistry } from './compaction/profiles/CompactionProfileRegistry.js';
 export { type CompactionSetup } from './compaction/profiles/CompactionProfile.js';
 

@@ -85,6 +85,21 @@ export { calibrationRatio, updateCalibration, METADATA_TOKEN_CALIBRATION, type T
 export { toCompactionTrigger, type CompactionTriggerFunction } from './compaction/CompactionTrigger.js';
 export { toCompactionStrategy, type CompactionStrategyFunction, type StrategyPreview } from './compaction/CompactionStrategy.js';
 export { type StrategySkipReason } from './compaction/CompactionResult.js';
+export {
+  ANTHROPIC_NATIVE_COMPACTION,
+  METADATA_NATIVE_COMPACTION,
+  NATIVE_SUMMARY_METHOD,
+  OPENAI_NATIVE_COMPACTION,
+  isNativeCompactionShadow,
+  nativeCompactionPayload,
+  nativeCompactionPlan,
+  nativeCompactionRecord,
+  withoutNativeCompaction,
+  type NativeCompactionInput,
+  type NativeCompactionOutput,
+  type NativeCompactionRecord,
+} from './compaction/nativeCompaction.js';
+export { METADATA_PORTABLE_SUMMARY_METHOD, type PreviewableStrategy } from './compaction/strategies/NativeCompactionStrategy.js';
 export { verifyCoverage, coveredIds, METADATA_COVERED_EVENT_IDS, METADATA_MASKED_FROM } from './compaction/coverage.js';
 export { originalIdOf } from './compaction/strategies/replaceInPlace.js';
 export {
