@@ -45,6 +45,7 @@ export function normaliseForMatch(text: string): string {
  * its content.
  */
 export function withoutLayout(text: string): string {
+  // eslint-disable-next-line no-control-regex -- U+001C–U+001E are line terminators for the quoting (Python's splitlines)
   return text.replace(/[\s\u0085\u001c-\u001e]+/gu, ' ').trim();
 }
 
