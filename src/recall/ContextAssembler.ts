@@ -13,6 +13,7 @@ import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
 import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
 import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { searchableText } from './searchTerms.js';
+import { summarisesRecallable } from './supersededSummaries.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
 
@@ -297,10 +298,17 @@ export class ContextAssembler {
       includeActive: true,
       branch,
     });
-    const quotable = recallFilter(r.filter, branch, r.sessionId, sent, window);
-    if (!hits.some((h) => quotable(h.event))) return null;
+    const permitted = recallFilter(r.filter, branch, r.sessionId, sent, window);
+    if (!hits.some((h) => permitted(h.event))) return null;
     const log = await this.service.getEvents(r.sessionId, EventFilter.all());
     const position = new Map(log.map((e, i) => [e.id, i]));
+    // A summary is not quoted while the events it stands for can be.
+    const quotable = (e: SessionEvent) =>
+      permitted(e) &&
+      !summarisesRecallable(e, (id) => {
+        const at = position.get(id);
+        return at !== undefined && permitted(log[at]!);
+      });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
     const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
     const estimator = this.tokenCountEstimator;
