@@ -10,6 +10,7 @@ import {
   type Message,
 } from 'session-compaction';
 import { CharacterTokenCountEstimator } from 'session-compaction/spi';
+import { EXCERPT_MARKER, matchingExcerpt, queryTerms } from '../../src/recall/matchingExcerpt.js';
 
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 const chars = new CharacterTokenCountEstimator();
@@ -81,6 +82,53 @@ describe('recall quality', function () {
       await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 2 }));
       const ctx = await assembler.assemble({ sessionId: 's', maxTokens: 2000, query: 'locker code', recall: { neighbors: 0 } });
       expect(ctx.recalled.map((e) => e.text)).to.deep.equal(['User: My locker code is 4417.']);
+    });
+  });
+
+  describe('long messages', function () {
+    const lines = Array.from({ length: 60 }, (_, i) => `row ${i}: status nominal, nothing to report`);
+    lines[41] = 'row 41: reservation ZFA04Y booked for Mia Li';
+    const output = lines.join('\n');
+
+    it('quotes the lines that match the request, with a marker where the rest is left out', function () {
+      const excerpt = matchingExcerpt(output, queryTerms('Which reservation did Mia book?'), (t) => t.length <= 200)!;
+      expect(excerpt).to.equal(`${EXCERPT_MARKER} row 41: reservation ZFA04Y booked for Mia Li ${EXCERPT_MARKER}`);
+    });
+
+    it('takes the lines holding the most query words first, in their order, within the budget', function () {
+      const text = 'alpha one\nbeta two\nalpha beta three\ngamma four';
+      expect(matchingExcerpt(text, queryTerms('alpha beta'), (t) => t.length <= 30)).to.equal(
+        `${EXCERPT_MARKER} alpha beta three ${EXCERPT_MARKER}`,
+      );
+      expect(matchingExcerpt(text, queryTerms('alpha beta'), () => true)).to.equal(
+        `alpha one beta two alpha beta three ${EXCERPT_MARKER}`,
+      );
+    });
+
+    it('gives nothing when no line matches (the caller falls back to head and tail)', function () {
+      expect(matchingExcerpt(output, queryTerms('weather forecast'), () => true)).to.equal(null);
+    });
+
+    it('recalls a tool output too long for the block by its matching lines', async function () {
+      await append(
+        's',
+        Messages.user('Look up my reservations.'),
+        Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'get_reservations', '{}')] }),
+        Messages.tool([Messages.toolResponse('c1', 'get_reservations', output)]),
+        Messages.assistant('Found them.'),
+      );
+      await filler();
+      await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 2 }));
+      const ctx = await assembler.assemble({
+        sessionId: 's',
+        maxTokens: 1600,
+        query: 'Which reservation did Mia book?',
+        recall: { neighbors: 0 },
+      });
+      const block = ctx.messages.find((m) => m.type === 'user' && m.text.includes('RECALLED'));
+      expect(block?.type === 'user' && block.text).to.include('row 41: reservation ZFA04Y booked for Mia Li');
+      expect(block?.type === 'user' && block.text).to.include(EXCERPT_MARKER);
+      expect(ctx.tokens.total).to.be.at.most(1600);
     });
   });
 });
