@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createDefaultLogger, Messages } from 'session-compaction';
 import { CharacterTokenCountEstimator } from 'session-compaction/spi';
 import { ContextSnapshot } from '../../benchmarks/src/metrics/ContextSnapshot.js';
+import { EVIDENCE_AGE_EDGES, evidenceAgeGroup, evidenceAgeLabel } from '../../benchmarks/src/metrics/evidenceAge.js';
 import type { RecordedEvent, RecordedProbe, RecordedSession } from '../../benchmarks/src/recorded/RecordedSession.js';
 import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
 import type { PeerContender, StrategyContender } from '../../benchmarks/src/registry/ContenderRegistry.js';
@@ -91,6 +92,20 @@ describe('bench: evidence retention metric', () => {
     expect(run.tokensSent).to.have.length(7);
     expect(run.fullTokens[6]).to.be.greaterThan(run.tokensSent[6]!);
     expect(run.compactions).to.be.greaterThan(0);
+  });
+});
+
+describe('bench: evidence age groups', () => {
+  it('puts each age in the group of the last edge at or below it, the last group open-ended', () => {
+    expect([0, 24, 25, 99, 100, 399, 400, 5000].map(evidenceAgeGroup)).to.deep.equal([0, 0, 1, 2, 3, 4, 5, 5]);
+    expect(EVIDENCE_AGE_EDGES.map((_, i) => evidenceAgeLabel(i))).to.deep.equal([
+      '0–24',
+      '25–49',
+      '50–99',
+      '100–199',
+      '200–399',
+      '400+',
+    ]);
   });
 });
 
