@@ -37,6 +37,11 @@ export interface BenchConfig {
   locomoDateHeaders: boolean;
   /** LoCoMo: each turn's text starts with its speaker's name (see LocomoLoadOptions.speakerNames). */
   locomoSpeakerNames: boolean;
+  /**
+   * Events carry the times their dataset recorded (LoCoMo's session dates, mini-swe-agent's call times);
+   * default true. False replays them one second apart, as if the integration passed no `timestamp`.
+   */
+  recordedTimes?: boolean;
   summarizer: SummarizerSettings;
   /** An OpenAI-compatible embedding model for the hybrid recall contenders; without it they are skipped. */
   embeddings?: { model: string; baseURL?: string };
@@ -176,6 +181,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'repository',
     'locomoDateHeaders',
     'locomoSpeakerNames',
+    'recordedTimes',
     'summarizer',
     'embeddings',
     'scaling',
@@ -228,6 +234,10 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     if (typeof file.locomoDateHeaders !== 'boolean')
       throw new InvalidArgumentError(`${where}: locomoDateHeaders must be a boolean`);
     out.locomoDateHeaders = file.locomoDateHeaders;
+  }
+  if (file.recordedTimes !== undefined) {
+    if (typeof file.recordedTimes !== 'boolean') throw new InvalidArgumentError(`${where}: recordedTimes must be a boolean`);
+    out.recordedTimes = file.recordedTimes;
   }
   if (file.summarizer !== undefined) {
     if (!isObject(file.summarizer))

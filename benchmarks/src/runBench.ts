@@ -162,6 +162,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           `${dataset.name}:${recorded.sessionId}`,
           estimator,
           config.probeAt,
+          config.recordedTimes ?? true,
         );
         infos[di]!.unscoredProbes += prepared.unscoredProbes;
         let systemTokens = 0;

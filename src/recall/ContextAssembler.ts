@@ -12,7 +12,9 @@ import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
 import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
 import type { RetrievedEvent, Retriever } from './Retriever.js';
+import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { searchableText } from './searchTerms.js';
+import { summarisesRecallable } from './supersededSummaries.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
 
@@ -297,14 +299,22 @@ export class ContextAssembler {
       includeActive: true,
       branch,
     });
-    const quotable = recallFilter(r.filter, branch, r.sessionId, sent, window);
-    if (!hits.some((h) => quotable(h.event))) return null;
+    const permitted = recallFilter(r.filter, branch, r.sessionId, sent, window);
+    if (!hits.some((h) => permitted(h.event))) return null;
     const log = await this.service.getEvents(r.sessionId, EventFilter.all());
     const position = new Map(log.map((e, i) => [e.id, i]));
+    // A summary is not quoted while the events it stands for can be.
+    const quotable = (e: SessionEvent) =>
+      permitted(e) &&
+      !summarisesRecallable(e, (id) => {
+        const at = position.get(id);
+        return at !== undefined && permitted(log[at]!);
+      });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
     const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
+    const terms = queryTerms(query);
     // Costs come from the memoised event counts plus the time prefix (counted once per distinct time): no
     // tokenising per entry on the hot path; the rendered block is counted whole once at the end.
     const prefixTokens = new Map<string, number>();
@@ -317,7 +327,9 @@ export class ContextAssembler {
     const entry = (event: SessionEvent): { text: string; cost: number } | null => {
       const cost = estimateEventTokens(event, estimator) + prefixCost(event);
       if (cost <= entryCap) return { text: formatEvent(event), cost };
-      const text = shortenText(formatEvent(event), (t) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap);
+      // Too long to quote whole: the parts that match the request, else its head and tail.
+      const fits = (t: string) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap;
+      const text = matchingExcerpt(formatEvent(event), terms, fits) ?? shortenText(formatEvent(event), fits);
       return text === null ? null : { text, cost: estimator.estimate(recallEntry(event, null, text)) + 1 };
     };
     const overhead = estimator.estimate(formatMessage({ type: 'user', text: renderRecallBlock([]) }));

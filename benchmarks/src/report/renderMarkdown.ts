@@ -27,9 +27,10 @@ function fidelityTable(rows: readonly ContenderSummary[]): string {
     [
       'strategy / peer',
       'kind',
-      'retention',
-      'evidence verbatim',
+      'evidence',
+      'all evidence',
       'answer in context',
+      'retention',
       'mean tokens',
       'max tokens',
       'total tokens',
@@ -41,9 +42,10 @@ function fidelityTable(rows: readonly ContenderSummary[]): string {
     rows.map((s) => [
       `\`${s.contender}\``,
       s.kind,
-      pct(s.retention),
+      pct(s.evidenceShare),
       pct(s.evidenceVerbatim),
       pct(s.answerFound),
+      pct(s.retention),
       int(s.meanTokensSent),
       int(s.maxTokensSent),
       int(s.totalTokensSent),
@@ -270,6 +272,11 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
   out.push(
     `Probes are asked ${config.probeAt === 'end' ? 'at the end of each session' : `${config.probeAt} model calls after their last evidence event`}.`,
   );
+  out.push(
+    config.recordedTimes === false
+      ? 'Events were replayed one second apart (`--no-recorded-times`), not at their recorded times.'
+      : 'Events carry the times their dataset recorded, where it has them (LoCoMo, mini-swe-agent).',
+  );
   out.push("What every column means, and how the replay works: session-compaction's `docs/benchmarking.md`.", '');
 
   out.push('## Data', '');
@@ -294,15 +301,17 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
       table(
         [
           'strategy / peer',
+          'evidence',
+          'all evidence',
           'retention',
-          'evidence verbatim',
           'mean tokens sent',
           `time ratio vs \`${LANGCHAIN_PEER}\` (ours / theirs)`,
         ],
         headline.map((s) => [
           `\`${s.contender}\``,
-          pct(s.retention),
+          pct(s.evidenceShare),
           pct(s.evidenceVerbatim),
+          pct(s.retention),
           int(s.meanTokensSent),
           ratio(timeRatioVsLangChain(s, summaries)),
         ]),
