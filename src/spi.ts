@@ -163,6 +163,7 @@ export {
   type ToolCallPolicy,
   type ToolStatus,
 } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
+export { RewriteDeferral, isRewriteOnly, type RewriteDeferralOptions } from './compaction/strategies/rewriteDeferral.js';
 export {
   type CompactionPipelineOptions,
   type CompactionPipelineStage,
@@ -172,7 +173,11 @@ export {
 export { type TokenCountTriggerOptions } from './compaction/triggers/TokenCountTrigger.js';
 export { type ContextWindowTriggerOptions } from './compaction/triggers/ContextWindowTrigger.js';
 export { type IdleTimeTriggerOptions } from './compaction/triggers/IdleTimeTrigger.js';
-export { DEFAULT_PROMPT_CACHE_TTL_MS, type CacheAwareTriggerOptions } from './compaction/triggers/CacheAwareTrigger.js';
+export {
+  DEFAULT_PROMPT_CACHE_TTL_MS,
+  idleSinceLastModelCall,
+  type CacheAwareTriggerOptions,
+} from './compaction/triggers/CacheAwareTrigger.js';
 export { type TokenGrowthTriggerOptions } from './compaction/triggers/TokenGrowthTrigger.js';
 
 // Summarisers

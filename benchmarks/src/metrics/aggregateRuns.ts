@@ -23,6 +23,10 @@ export interface CostSummary {
    * prefix that changes every call): the cost columns then show the cheaper, uncached figure.
    */
   cachingOff: boolean;
+  /** Mean cost of a conversation with perfect caching of this contender's own prompts (see CostTally). */
+  perfectCachePerConversation: number;
+  /** Of `costPerConversation`, what compactions cost (the summariser's calls). */
+  compactionCostPerConversation: number;
 }
 
 /** One row of the report: a contender on one dataset at one budget, over all its sessions. */
@@ -94,6 +98,8 @@ function costSummaries(list: readonly RunMetrics[], calls: number): CostSummary[
     const input = total((t) => t.inputTokens);
     return {
       preset,
+      perfectCachePerConversation: total((t) => t.costPerfectCache) / list.length,
+      compactionCostPerConversation: total((t) => t.compactionCost) / list.length,
       costPerConversation: totalCost / list.length,
       costPerTurn: calls === 0 ? Number.NaN : totalCost / calls,
       totalCost,
