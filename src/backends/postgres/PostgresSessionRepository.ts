@@ -29,6 +29,12 @@ import type { BatchAppendRepository } from '../../repository/BatchAppendReposito
 import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
 import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
 import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from '../../repository/SessionListingRepository.js';
+import {
   isTombstonedFailure,
   ownerHash,
   sessionDeletedError,
@@ -174,6 +180,7 @@ export class PostgresSessionRepository
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     SearchableRepository,
     ErasureRepository,
     EventRewritingRepository,
@@ -639,6 +646,48 @@ export class PostgresSessionRepository
     });
     const page = rows.slice(0, limit).map((r) => r.id);
     return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
+  }
+
+  /**
+   * One statement per page: a seek on the primary key (or the user index) and, per listed session, counts on
+   * the window index and one step back on the log index for the last event. The id prefix is compared with
+   * starts_with, whatever the column's collation orders.
+   */
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix } = resolveListSessionsOptions(options);
+    const { sessions: s, events: e, compactions: c } = this.tables;
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const bind = (value: string | number) => `$${params.push(value)}`;
+    if (cursor !== null) where.push(`s.id > ${bind(cursor)}`);
+    if (userId !== null) where.push(`s.user_id = ${bind(userId)}`);
+    if (idPrefix !== null) where.push(`starts_with(s.id, ${bind(idPrefix)})`);
+    const sql = `SELECT s.id, s.user_id, s.created_at, s.expires_at, s.metadata, s.event_version,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = false) AS active_events,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = true) AS archived_events,
+        (SELECT "timestamp" FROM ${e} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) AS last_event_at,
+        (SELECT count(*) FROM ${c} WHERE session_id = s.id AND reverted_at IS NULL) AS compactions
+      FROM ${s} s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ${bind(limit + 1)}`;
+    type Row = SessionRow & {
+      event_version: string;
+      active_events: string;
+      archived_events: string;
+      last_event_at: Date | null;
+      compactions: string;
+    };
+    const { rows } = await this.connections.idempotent('listSessions', async () => {
+      await this.ready();
+      return this.pool.query<Row>(sql, params);
+    });
+    const page = rows.slice(0, limit).map((row) => ({
+      session: rowToSession(row),
+      version: Number(row.event_version),
+      activeEvents: Number(row.active_events),
+      archivedEvents: Number(row.archived_events),
+      lastEventAt: row.last_event_at,
+      compactions: Number(row.compactions),
+    }));
+    return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
   }
 
   // Erasure, recreation, rewrites and purges are not retried: whether a lost commit went through is unknown,
