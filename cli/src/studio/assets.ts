@@ -57,6 +57,7 @@ ul.legend { list-style:none; display:flex; flex-wrap:wrap; gap:16px; padding:0; 
 ul.legend li i { display:inline-block; width:10px; height:10px; margin-right:4px; border:1px solid #0002; }
 ul.legend li.part-system i { background:var(--system); } ul.legend li.part-recall i { background:var(--recall); } ul.legend li.part-history i { background:var(--history); }
 ul.legend li.part-reserve i { background:var(--reserve); } ul.legend li.part-free i { background:var(--free); }
+td.clip, td.wrap { overflow-wrap:anywhere; } .badge, button { white-space:nowrap; }
 table.diff td.clip { font-family:ui-monospace,monospace; font-size:12px; } tr.fate-archived { background:#fdf1f0; } tr.fate-summarised { background:#fff7ec; } tr.fate-added { background:#eef5ff; }
 `;
 

@@ -46,7 +46,7 @@ export function page(ctx: StudioContext, options: PageOptions): Html {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="same-origin" />
         <title>${options.title} · session-compaction studio</title>
         <link rel="stylesheet" href="/assets/studio.css" />
         <script src="/assets/studio.js" defer></script>

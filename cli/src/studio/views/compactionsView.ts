@@ -9,7 +9,8 @@ import { sawtooth, sawtoothChart } from './sawtooth.js';
 /** What the summaries a compaction added say about their model call (cost only when the event records one). */
 function summaryFacts(added: readonly SessionEvent[]): Html {
   const facts = added
-    .filter((e) => e.isSynthetic())
+    // The summary itself, not the synthetic user message that introduces it.
+    .filter((e) => e.isSynthetic() && e.message.type !== 'user')
     .map((e) => {
       const m = e.metadata;
       const model = typeof m[SUMMARY_METADATA.model] === 'string' ? (m[SUMMARY_METADATA.model] as string) : null;
@@ -70,8 +71,10 @@ export async function compactionsView(ctx: StudioContext, req: ViewRequest): Pro
             </form>`
           : html`<button type="button" disabled title="start the studio with --allow-writes to revert">Revert</button>`;
     return html`<tr data-compaction="${r.id}" class="${r.revertedAt !== null ? 'reverted' : ''}">
-      <td>${time(r.createdAt)}<br /><code>${r.id}</code></td>
-      <td>${r.strategy}${r.compactionSource !== null ? html`<br /><span class="muted">${r.compactionSource}</span>` : ''}</td>
+      <td class="wrap">${time(r.createdAt)}<br /><code>${r.id}</code></td>
+      <td class="wrap">
+        ${r.strategy}${r.compactionSource !== null ? html`<br /><span class="muted">${r.compactionSource}</span>` : ''}
+      </td>
       <td class="muted" title="compaction records do not keep the trigger">not recorded</td>
       <td class="num">${count(r.windowBefore.length)} → ${count(r.windowAfter.length)}</td>
       <td class="num" data-col="tokens-before">${count(tokens(r.windowBefore))}</td>

@@ -10,7 +10,7 @@ export interface SawtoothPoint {
 }
 
 /**
- * Active tokens over the session's life: each original event adds its tokens; each standing compaction, right
+ * Active tokens over the session's life: each original event, in append order, adds its tokens; each standing compaction, right
  * after the last original of the window it compacted, sets the window to what it committed (the window after,
  * counted from the log and the records' removed events). Reverted compactions are left out: the line is the
  * life of the window as it stands.
@@ -24,7 +24,14 @@ export function sawtooth(
   for (const r of records) for (const e of r.removedEvents) byId.set(e.id, e);
   for (const e of events) byId.set(e.id, e);
   const added = new Set(records.flatMap((r) => r.addedEventIds));
-  const originals = events.filter((e) => !added.has(e.id) && !e.isSynthetic());
+  // Append order, not log order: a compaction moves what it archives before the events it keeps (a pinned
+  // first event then sits after the archive), so the log's order is not the order the events came in. Their
+  // timestamps are (the append time unless the caller set one); the log order breaks ties.
+  const originals = events
+    .map((e, i) => ({ e, i }))
+    .filter(({ e }) => !added.has(e.id) && !e.isSynthetic())
+    .sort((a, b) => a.e.timestamp.getTime() - b.e.timestamp.getTime() || a.i - b.i)
+    .map(({ e }) => e);
   const position = new Map(originals.map((e, i) => [e.id, i]));
   const standing = records.filter((r) => r.revertedAt === null).sort((a, b) => a.versionAfter - b.versionAfter);
   const at = standing.map((r) => ({
