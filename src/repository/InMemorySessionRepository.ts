@@ -248,7 +248,7 @@ export class InMemorySessionRepository
   }
 
   async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
-    const { cursor, limit, userId, idPrefix } = resolveListSessionsOptions(options);
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
     const ids = [...this.sessions.entries()]
       .filter(
         ([id, data]) =>
@@ -268,6 +268,7 @@ export class InMemorySessionRepository
         archivedEvents: data.archived.length,
         lastEventAt: last === undefined ? null : last.timestamp,
         compactions: data.compactions.filter((c) => c.revertedAt === null).length,
+        ...(withActiveEvents ? { activeWindow: [...data.active] } : {}),
       };
     });
     return { sessions: page, cursor: ids.length > limit ? page[page.length - 1]!.session.id : null };

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { Session } from '../session/Session.js';
+import type { SessionEvent } from '../session/SessionEvent.js';
 import { hasMethods } from './hasMethods.js';
 
 /** The default and the largest page of `listSessions`. */
@@ -15,6 +16,11 @@ export interface ListSessionsOptions {
   userId?: string;
   /** Only sessions whose id starts with this text (compared as text: no wildcard is interpreted). */
   idPrefix?: string;
+  /**
+   * Also read each listed session's active window (`activeWindow`), in one more query for the whole page
+   * rather than one per session: for callers that count its tokens. Default false.
+   */
+  withActiveEvents?: boolean;
 }
 
 /** One session with the sizes an operator looks at first, read in the same query as the session. */
@@ -29,6 +35,8 @@ export interface SessionListing {
   lastEventAt: Date | null;
   /** Committed compactions that stand (reverted ones not counted); 0 on a store without compaction records. */
   compactions: number;
+  /** With `withActiveEvents`: the active window in log order (as `findEvents(id, EventFilter.active())`). */
+  activeWindow?: readonly SessionEvent[];
 }
 
 export interface SessionListingPage {
@@ -57,6 +65,7 @@ export function resolveListSessionsOptions(options: ListSessionsOptions | undefi
   limit: number;
   userId: string | null;
   idPrefix: string | null;
+  withActiveEvents: boolean;
 } {
   const limit = options?.limit ?? DEFAULT_SESSION_LISTING_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSION_LISTING_LIMIT) {
@@ -72,5 +81,6 @@ export function resolveListSessionsOptions(options: ListSessionsOptions | undefi
     limit,
     userId: text(options?.userId, 'userId'),
     idPrefix: text(options?.idPrefix, 'idPrefix'),
+    withActiveEvents: options?.withActiveEvents === true,
   };
 }

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import {
   DefaultSessionService,
+  EventFilter,
   InvalidArgumentError,
   Messages,
   Session,
@@ -107,6 +108,24 @@ describe('SessionListingRepository', function () {
         expect(pct.sessions.map((l) => l.session.id)).to.deep.equal([`${run}-pct%x`]);
         const und = await repo.listSessions({ idPrefix: `${run}-und_` });
         expect(und.sessions.map((l) => l.session.id)).to.deep.equal([`${run}-und_y`]);
+      });
+
+      it('with withActiveEvents, gives each listed session its active window as findEvents reads it', async function () {
+        const a = await create('window-a', `${run}-u5`);
+        const b = await create('window-b', `${run}-u5`);
+        await create('window-c', `${run}-u5`);
+        for (let i = 0; i < 5; i++) await service.appendMessage(a.id, Messages.user(`a${i}`));
+        await service.compact(a.id, () => true, new SlidingWindowCompactionStrategy({ maxEvents: 2 }));
+        await service.appendMessage(b.id, Messages.assistant('b0'));
+        const page = await repo.listSessions({ userId: `${run}-u5`, withActiveEvents: true });
+        const windows = page.sessions.map((l) => l.activeWindow?.map((e) => e.id));
+        const expected = await Promise.all(
+          page.sessions.map(async (l) => (await repo.findEvents(l.session.id, EventFilter.active())).map((e) => e.id)),
+        );
+        expect(windows).to.deep.equal(expected);
+        expect(windows.map((w) => w!.length)).to.deep.equal([2, 1, 0]);
+        const without = await repo.listSessions({ userId: `${run}-u5` });
+        expect(without.sessions.every((l) => l.activeWindow === undefined)).to.equal(true);
       });
 
       it('refuses a page size out of range', async function () {

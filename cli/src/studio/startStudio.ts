@@ -41,6 +41,8 @@ export interface RunningStudio {
   origin: string;
   token: string;
   server: StudioServer;
+  /** What the views read (the store, the service, the window). */
+  context: StudioContext;
   repository: SessionRepository;
   where: string;
   /** Stops the server and closes the store. */
@@ -120,6 +122,7 @@ export async function startStudio(options: StudioOptions): Promise<RunningStudio
       origin: server.origin,
       token: server.token,
       server,
+      context: ctx,
       repository,
       where,
       close: async () => {

@@ -43,7 +43,7 @@ import { SqliteErasure } from './erasure.js';
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables, type SqliteTables } from './schema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
@@ -487,11 +487,11 @@ export class SqliteSessionRepository
   }
 
   /**
-   * One statement per page: a seek on the primary key (or the user index) and, per listed session, index-only
-   * counts on the window index and one step back on the log index for the last event.
+   * One statement per page. The page is cut first (a seek on the primary key or the user index), then each of its
+   * sessions gets its index-only counts (window index) and its last event (one step back on the log index).
    */
   async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
-    const { cursor, limit, userId, idPrefix } = resolveListSessionsOptions(options);
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
     this.ready();
     const { sessions: s, events: e, compactions: c } = this.tables;
     const where: string[] = [];
@@ -515,7 +515,8 @@ export class SqliteSessionRepository
         (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = 1) AS archivedEvents,
         (SELECT timestamp FROM ${e} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) AS lastEventAt,
         (SELECT count(*) FROM ${c} WHERE session_id = s.id AND reverted_at IS NULL) AS compactions
-      FROM ${s} s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ?`;
+      FROM (SELECT * FROM ${s} s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ?) s
+      ORDER BY s.id`;
     const rows = this.statement(sql).all(...params, limit + 1) as (SessionRow & {
       version: number;
       activeEvents: number;
@@ -531,6 +532,18 @@ export class SqliteSessionRepository
       lastEventAt: row.lastEventAt === null ? null : new Date(row.lastEventAt),
       compactions: row.compactions,
     }));
+    if (withActiveEvents && page.length > 0) {
+      // One statement whatever the page size: the ids as one JSON array parameter.
+      const windows = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
+      const events = this.statement(
+        `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id IN (SELECT value FROM json_each(?)) AND archived = 0 ORDER BY session_id, seq`,
+      ).all(JSON.stringify(page.map((l) => l.session.id))) as EventRow[];
+      for (const row of events) windows.get(row.sessionId)!.push(fromRow(row));
+      return {
+        sessions: page.map((l) => ({ ...l, activeWindow: windows.get(l.session.id)! })),
+        cursor: rows.length > limit ? page[page.length - 1]!.session.id : null,
+      };
+    }
     return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
   }
 

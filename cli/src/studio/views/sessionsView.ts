@@ -57,6 +57,7 @@ async function listSlowly(
         archivedEvents: log.filter((e) => e.archived).length,
         lastEventAt: last === undefined ? null : last.timestamp,
         compactions: 0,
+        activeWindow: log.filter((e) => !e.archived),
       };
     }),
   );
@@ -73,6 +74,7 @@ export async function listSessionPage(
   const listed = isSessionListingRepository(repository)
     ? await repository.listSessions({
         limit,
+        withActiveEvents: true,
         ...(options.cursor !== null ? { cursor: options.cursor } : {}),
         ...(options.userId !== null ? { userId: options.userId } : {}),
         ...(options.idPrefix !== null ? { idPrefix: options.idPrefix } : {}),
@@ -81,7 +83,8 @@ export async function listSessionPage(
   // Exact tokens of each active window, as the triggers count them (memoised per event by the estimator).
   const sessions = await Promise.all(
     listed.sessions.map(async (l) => {
-      const active = l.activeEvents === 0 ? [] : await repository.findEvents(l.session.id, EventFilter.active());
+      const active =
+        l.activeWindow ?? (l.activeEvents === 0 ? [] : await repository.findEvents(l.session.id, EventFilter.active()));
       return { ...l, activeTokens: estimateEventsTokens(active, ctx.estimator) };
     }),
   );
