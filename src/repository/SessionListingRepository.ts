@@ -7,6 +7,7 @@ import { hasMethods } from './hasMethods.js';
 export const DEFAULT_SESSION_LISTING_LIMIT = 50;
 export const MAX_SESSION_LISTING_LIMIT = 1000;
 
+/** What `listSessions` lists: a page after `cursor`, optionally of one user or of ids with a prefix. */
 export interface ListSessionsOptions {
   /** From the previous page; absent or null for the first page. */
   cursor?: string | null;
@@ -25,11 +26,13 @@ export interface ListSessionsOptions {
 
 /** One session with the sizes an operator looks at first, read in the same query as the session. */
 export interface SessionListing {
+  /** The session as `findById` reads it. */
   session: Session;
   /** The log's CAS version. */
   version: number;
   /** Events of the active window (summaries and masked copies included). */
   activeEvents: number;
+  /** Events archived by compactions, kept in the log. */
   archivedEvents: number;
   /** The timestamp of the last event in log order; null for an empty log. */
   lastEventAt: Date | null;
@@ -39,6 +42,7 @@ export interface SessionListing {
   activeWindow?: readonly SessionEvent[];
 }
 
+/** One page of `listSessions`. */
 export interface SessionListingPage {
   /** In ascending id order. */
   sessions: SessionListing[];
@@ -51,6 +55,7 @@ export interface SessionListingPage {
  * a page does not grow with the number of sessions before it), for admin views over large stores.
  */
 export interface SessionListingRepository {
+  /** A page of sessions in ascending id order, after `cursor`; see ListSessionsOptions. */
   listSessions(options?: ListSessionsOptions): Promise<SessionListingPage>;
 }
 
