@@ -75,7 +75,9 @@ export async function compactionsView(ctx: StudioContext, req: ViewRequest): Pro
       <td class="wrap">
         ${r.strategy}${r.compactionSource !== null ? html`<br /><span class="muted">${r.compactionSource}</span>` : ''}
       </td>
-      <td class="muted" title="compaction records do not keep the trigger">not recorded</td>
+      <td class="wrap">
+        ${r.trigger ?? html`<span class="muted" title="written before records kept the trigger">not recorded</span>`}
+      </td>
       <td class="num">${count(r.windowBefore.length)} → ${count(r.windowAfter.length)}</td>
       <td class="num" data-col="tokens-before">${count(tokens(r.windowBefore))}</td>
       <td class="num" data-col="tokens-after">${count(tokens(r.windowAfter))}</td>
