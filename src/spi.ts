@@ -34,6 +34,13 @@ export {
   isEnumerableRepository,
 } from './repository/EnumerableRepository.js';
 export {
+  type SessionListingRepository,
+  type ListSessionsOptions,
+  type SessionListing,
+  type SessionListingPage,
+  isSessionListingRepository,
+} from './repository/SessionListingRepository.js';
+export {
   type SearchableRepository,
   type EventSearchOptions,
   type ScoredEvent,

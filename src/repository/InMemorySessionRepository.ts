@@ -28,6 +28,12 @@ import {
   type SessionActivityPage,
 } from './RetentionRepository.js';
 import type { SessionRepository } from './SessionRepository.js';
+import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from './SessionListingRepository.js';
 
 interface SessionData {
   session: Session;
@@ -64,6 +70,7 @@ export class InMemorySessionRepository
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository
@@ -238,6 +245,33 @@ export class InMemorySessionRepository
     const ids = [...this.sessions.keys()].filter((id) => after === null || id > after).sort();
     const page = ids.slice(0, limit);
     return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
+    const ids = [...this.sessions.entries()]
+      .filter(
+        ([id, data]) =>
+          (cursor === null || id > cursor) &&
+          (userId === null || data.session.userId === userId) &&
+          (idPrefix === null || id.startsWith(idPrefix)),
+      )
+      .map(([id]) => id)
+      .sort();
+    const page = ids.slice(0, limit).map((id) => {
+      const data = this.sessions.get(id)!;
+      const last = data.active[data.active.length - 1] ?? data.archived[data.archived.length - 1];
+      return {
+        session: data.session,
+        version: data.version,
+        activeEvents: data.active.length,
+        archivedEvents: data.archived.length,
+        lastEventAt: last === undefined ? null : last.timestamp,
+        compactions: data.compactions.filter((c) => c.revertedAt === null).length,
+        ...(withActiveEvents ? { activeWindow: [...data.active] } : {}),
+      };
+    });
+    return { sessions: page, cursor: ids.length > limit ? page[page.length - 1]!.session.id : null };
   }
 
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {

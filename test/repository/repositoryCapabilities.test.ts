@@ -25,6 +25,7 @@ import {
   isMigratableRepository,
   isRetentionRepository,
   isSearchableRepository,
+  isSessionListingRepository,
   isStorageReclaimingRepository,
 } from 'session-compaction/spi';
 import { allBackends } from '../support/backends.js';
@@ -41,6 +42,7 @@ const GUARDS = {
   CompactionRecordRepository: isCompactionRecordRepository,
   BatchAppendRepository: isBatchAppendRepository,
   EnumerableRepository: isEnumerableRepository,
+  SessionListingRepository: isSessionListingRepository,
   SearchableRepository: isSearchableRepository,
   ErasureRepository: isErasureRepository,
   EventRewritingRepository: isEventRewritingRepository,
@@ -61,7 +63,7 @@ const EXPECTED: Record<string, Capability[]> = {
   memory: without('SearchableRepository', 'StorageReclaimingRepository', 'MigratableRepository'),
   sqlite: ALL,
   postgres: without('StorageReclaimingRepository'),
-  redis: without('SearchableRepository', 'StorageReclaimingRepository'),
+  redis: without('SessionListingRepository', 'SearchableRepository', 'StorageReclaimingRepository'),
 };
 
 /** Only the methods of the SessionRepository interface, over a full in-memory repository. */

@@ -6,7 +6,7 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
-import { buildEventQuery } from './eventQuery.js';
+import { buildEventQuery, EVENT_COLUMNS } from './eventQuery.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
@@ -28,6 +28,13 @@ import type { AtomicInsertRepository } from '../../repository/AtomicInsertReposi
 import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
 import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
 import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
+import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListing,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from '../../repository/SessionListingRepository.js';
 import {
   isTombstonedFailure,
   ownerHash,
@@ -174,6 +181,7 @@ export class PostgresSessionRepository
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     SearchableRepository,
     ErasureRepository,
     EventRewritingRepository,
@@ -639,6 +647,66 @@ export class PostgresSessionRepository
     });
     const page = rows.slice(0, limit).map((r) => r.id);
     return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
+  }
+
+  /**
+   * One statement per page. The page is cut first (a seek on the primary key or the user index), then each of its
+   * sessions gets its counts (on the window index) and its last event (one step back on the log index): with
+   * the counts beside a sort they would run for every matching row. The id prefix is compared with
+   * starts_with, whatever the column's collation orders.
+   */
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
+    const { sessions: s, events: e, compactions: c } = this.tables;
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const bind = (value: string | number) => `$${params.push(value)}`;
+    if (cursor !== null) where.push(`s.id > ${bind(cursor)}`);
+    if (userId !== null) where.push(`s.user_id = ${bind(userId)}`);
+    if (idPrefix !== null) where.push(`starts_with(s.id, ${bind(idPrefix)})`);
+    const sql = `SELECT s.id, s.user_id, s.created_at, s.expires_at, s.metadata, s.event_version,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = false) AS active_events,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = true) AS archived_events,
+        (SELECT "timestamp" FROM ${e} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) AS last_event_at,
+        (SELECT count(*) FROM ${c} WHERE session_id = s.id AND reverted_at IS NULL) AS compactions
+      FROM (SELECT id, user_id, created_at, expires_at, metadata, event_version FROM ${s} s
+            ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ${bind(limit + 1)}) s
+      ORDER BY s.id`;
+    type Row = SessionRow & {
+      event_version: string;
+      active_events: string;
+      archived_events: string;
+      last_event_at: Date | null;
+      compactions: string;
+    };
+    const { rows, windows } = await this.connections.idempotent('listSessions', async () => {
+      await this.ready();
+      const listed = await this.pool.query<Row>(sql, params);
+      const ids = listed.rows.slice(0, limit).map((r) => r.id);
+      // The page's active windows in one more statement, not one per session.
+      const events =
+        withActiveEvents && ids.length > 0
+          ? await this.pool.query<EventRow>(
+              `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ANY($1::text[]) AND archived = false ORDER BY session_id, seq`,
+              [ids],
+            )
+          : null;
+      return { rows: listed.rows, windows: events?.rows ?? null };
+    });
+    const page: SessionListing[] = rows.slice(0, limit).map((row) => ({
+      session: rowToSession(row),
+      version: Number(row.event_version),
+      activeEvents: Number(row.active_events),
+      archivedEvents: Number(row.archived_events),
+      lastEventAt: row.last_event_at,
+      compactions: Number(row.compactions),
+    }));
+    if (windows !== null) {
+      const byId = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
+      for (const row of windows) byId.get(row.session_id)!.push(rowToEvent(row));
+      for (const l of page) l.activeWindow = byId.get(l.session.id)!;
+    }
+    return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
   }
 
   // Erasure, recreation, rewrites and purges are not retried: whether a lost commit went through is unknown,

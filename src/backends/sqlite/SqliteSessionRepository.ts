@@ -14,6 +14,12 @@ import type { BatchAppendRepository } from '../../repository/BatchAppendReposito
 import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
 import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
 import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from '../../repository/SessionListingRepository.js';
+import {
   isTombstonedFailure,
   ownerHash,
   sessionDeletedError,
@@ -37,7 +43,7 @@ import { SqliteErasure } from './erasure.js';
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables, type SqliteTables } from './schema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
@@ -144,6 +150,7 @@ export class SqliteSessionRepository
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     SearchableRepository,
     ErasureRepository,
     EventRewritingRepository,
@@ -477,6 +484,67 @@ export class SqliteSessionRepository
       .all(...params) as string[];
     const page = ids.slice(0, limit);
     return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
+  }
+
+  /**
+   * One statement per page. The page is cut first (a seek on the primary key or the user index), then each of its
+   * sessions gets its index-only counts (window index) and its last event (one step back on the log index).
+   */
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
+    this.ready();
+    const { sessions: s, events: e, compactions: c } = this.tables;
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (cursor !== null) {
+      where.push('s.id > ?');
+      params.push(cursor);
+    }
+    if (userId !== null) {
+      where.push('s.user_id = ?');
+      params.push(userId);
+    }
+    if (idPrefix !== null) {
+      // The range bound lets the primary key seek to the prefix; substr (not LIKE) keeps the prefix literal.
+      where.push('s.id >= ? AND substr(s.id, 1, length(?)) = ?');
+      params.push(idPrefix, idPrefix, idPrefix);
+    }
+    const sql = `SELECT s.id, s.user_id AS userId, s.created_at AS createdAt, s.expires_at AS expiresAt, s.metadata,
+        s.event_version AS version,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = 0) AS activeEvents,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = 1) AS archivedEvents,
+        (SELECT timestamp FROM ${e} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) AS lastEventAt,
+        (SELECT count(*) FROM ${c} WHERE session_id = s.id AND reverted_at IS NULL) AS compactions
+      FROM (SELECT * FROM ${s} s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ?) s
+      ORDER BY s.id`;
+    const rows = this.statement(sql).all(...params, limit + 1) as (SessionRow & {
+      version: number;
+      activeEvents: number;
+      archivedEvents: number;
+      lastEventAt: number | null;
+      compactions: number;
+    })[];
+    const page = rows.slice(0, limit).map((row) => ({
+      session: toSession(row),
+      version: row.version,
+      activeEvents: row.activeEvents,
+      archivedEvents: row.archivedEvents,
+      lastEventAt: row.lastEventAt === null ? null : new Date(row.lastEventAt),
+      compactions: row.compactions,
+    }));
+    if (withActiveEvents && page.length > 0) {
+      // One statement whatever the page size: the ids as one JSON array parameter.
+      const windows = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
+      const events = this.statement(
+        `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id IN (SELECT value FROM json_each(?)) AND archived = 0 ORDER BY session_id, seq`,
+      ).all(JSON.stringify(page.map((l) => l.session.id))) as EventRow[];
+      for (const row of events) windows.get(row.sessionId)!.push(fromRow(row));
+      return {
+        sessions: page.map((l) => ({ ...l, activeWindow: windows.get(l.session.id)! })),
+        cursor: rows.length > limit ? page[page.length - 1]!.session.id : null,
+      };
+    }
+    return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
   }
 
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {

@@ -28,6 +28,8 @@ export interface CommitTarget {
   sessionId: string;
   /** The strategy's name, kept in the compaction record. */
   strategy: string;
+  /** The trigger's name, kept in the compaction record. */
+  trigger?: string;
   /** The range the compaction was limited to; null for the whole window. */
   range: CompactionRecordRange | null;
 }
@@ -115,6 +117,7 @@ export class CompactionCommitter {
       sessionId,
       createdAt: this.options.now(),
       strategy: target.strategy,
+      ...(target.trigger !== undefined ? { trigger: target.trigger } : {}),
       versionBefore: version,
       windowBefore,
       archived,

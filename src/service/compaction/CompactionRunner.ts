@@ -57,6 +57,8 @@ interface CompactionJob {
   strategy: CompactionStrategy;
   /** The strategy's name, kept in the compaction record. */
   strategyName: string;
+  /** The trigger's name, kept in the compaction record too. */
+  triggerName: string;
   /** The part of the window the strategy sees; undefined for all of it. */
   range: CompactionRange | undefined;
   /** The strategy's own chat client, which rewrites summaries tainted by a redaction before it runs. */
@@ -119,6 +121,7 @@ export class CompactionRunner {
         trigger: t,
         strategy: s,
         strategyName: name,
+        triggerName: strategyName(trigger),
         range,
         chatClient: (s as { chatClient?: ChatClient }).chatClient,
         telemetry,
@@ -201,6 +204,7 @@ export class CompactionRunner {
     const target: CommitTarget = {
       sessionId,
       strategy: job.strategyName,
+      trigger: job.triggerName,
       range: scope === null ? null : rangeBounds(events, scope),
     };
     this.options.emit('compactionStarted', { sessionId });
