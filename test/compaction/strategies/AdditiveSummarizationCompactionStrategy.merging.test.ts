@@ -194,6 +194,39 @@ describe('AdditiveSummarizationCompactionStrategy: chunks, levels and merging', 
     ]);
   });
 
+  it('merges a summary of another origin too, taking ids and source tokens only from the metadata that holds them', async function () {
+    const client = new ScriptedChatClient(['chunk', 'merged']);
+    const foreign = [
+      event(Messages.user('Summarize'), { metadata: { synthetic: true } }),
+      event(Messages.assistant('a summary without a ledger'), { metadata: { synthetic: true } }),
+    ];
+    const odd = checkpoint('odd ids', {
+      checkpointLevel: 1,
+      compactionOrdinal: 2,
+      coveredEventIds: ['x1', 7],
+      sourceTokenCount: 40,
+    });
+    const chunk = [U('q1'), A('a1')];
+    const result = await additive(client, { maxSummaryTokens: 10, merge: 'all' }).compact(
+      request([...foreign, ...odd, ...chunk, U('q2'), A('a2')]),
+    );
+    const merged = summaries(result.compactedEvents);
+    expect(merged.map((e) => e.text)).to.deep.equal(['merged']);
+    expect(merged[0]!.metadata.coveredEventIds).to.deep.equal(['x1', ...chunk.map((e) => e.id)]);
+    expect(merged[0]!.metadata.sourceTokenCount).to.equal(40 + cost(chunk));
+  });
+
+  it('a synthetic user message after the last summary belongs to that checkpoint; alone, it is checkpoint 1', async function () {
+    const note = () => event(Messages.user('a synthetic note'), { metadata: { synthetic: true } });
+    const alone = await additive(new ScriptedChatClient(['s'])).compact(request([note(), U('q1'), A('a1'), U('q2'), A('a2')]));
+    expect(summaries(alone.compactedEvents)[0]!.metadata.compactionOrdinal).to.equal(2);
+    const older = checkpoint('older', { checkpointLevel: 1, compactionOrdinal: 1, coveredEventIds: ['x1'] });
+    const merging = await additive(new ScriptedChatClient(['chunk', 'merged']), { maxSummaryTokens: 10, merge: 'all' }).compact(
+      request([...older, note(), U('q1'), A('a1'), U('q2'), A('a2')]),
+    );
+    expect(summaries(merging.compactedEvents)[0]!.metadata.mergedCheckpoints).to.equal(2);
+  });
+
   it("a failed merge in 'stub' mode keeps the separate checkpoints rather than a stub", async function () {
     const client = new ScriptedChatClient(['chunk', null]);
     const older = checkpoint('older', { checkpointLevel: 1, compactionOrdinal: 1, coveredEventIds: ['x1'] });

@@ -3,6 +3,7 @@ import {
   CompactionRequest,
   formatEvent,
   InvalidArgumentError,
+  Messages,
   RecursiveSummarizationCompactionStrategy,
   type ChatClient,
   type SessionEvent,
@@ -12,7 +13,7 @@ import {
   type CutWithinTurn,
   type RecursiveSummarizationCompactionStrategyOptions,
 } from 'session-compaction/spi';
-import { A, CharEstimator, SA, SU, U, expectThrows, fixtureSession } from '../../support/fixtures.js';
+import { A, CharEstimator, SA, SU, U, event, expectThrows, fixtureSession } from '../../support/fixtures.js';
 import { ScriptedChatClient, silentLogger } from '../../summarization/support.js';
 
 function recursive(chatClient: ChatClient, options: Partial<RecursiveSummarizationCompactionStrategyOptions> = {}) {
@@ -122,7 +123,7 @@ describe('RecursiveSummarizationCompactionStrategy: the rolling summary', functi
 
   it('a blank prior summary is no summary: no prior-summary section, and the first-summary prompt', async function () {
     const client = new ScriptedChatClient(['s']);
-    const blank = [SU(), SA('   ')];
+    const blank = [SU(), SA('   '), event(Messages.assistant(null), { metadata: { synthetic: true } })];
     await recursive(client, { systemPrompt: 'WRITE A SUMMARY.', updatePrompt: 'UPDATE THE SUMMARY.' }).compact(
       request([...blank, U('q1'), A('a1'), U('q2'), A('a2')]),
     );

@@ -59,6 +59,12 @@ describe('summarising strategies: the shared path from a model call to a summary
       InvalidArgumentError,
       'chatClient must not be null',
     );
+    expectThrows(
+      () => new RecursiveSummarizationCompactionStrategy(undefined as unknown as RecursiveSummarizationCompactionStrategyOptions),
+      InvalidArgumentError,
+      'chatClient must not be null',
+    );
+    expectThrows(() => recursive(undefined as unknown as ChatClient), InvalidArgumentError, 'chatClient must not be null');
     expectThrows(() => recursive({} as ChatClient), InvalidArgumentError, 'chatClient must have a call method');
   });
 
