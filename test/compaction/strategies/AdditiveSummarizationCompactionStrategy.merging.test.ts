@@ -227,6 +227,30 @@ describe('AdditiveSummarizationCompactionStrategy: chunks, levels and merging', 
     expect(summaries(merging.compactedEvents)[0]!.metadata.mergedCheckpoints).to.equal(2);
   });
 
+  it('oldest-first merges the oldest two of four and caps the merged summary at what the kept ones leave', async function () {
+    const client = new ScriptedChatClient(['chunk', 'merged']);
+    const older = [1, 2, 3].map((i) =>
+      checkpoint(`summary ${i} ${'x'.repeat(80)}`, { checkpointLevel: 1, compactionOrdinal: i, coveredEventIds: [`x${i}`] }),
+    );
+    const maxSummaryTokens = 400;
+    const result = await additive(client, { maxSummaryTokens }).compact(
+      request([...older.flat(), U('q1'), A('a1'), U('q2'), A('a2')]),
+    );
+    const synthetic = result.compactedEvents.filter((e) => e.isSynthetic());
+    expect(synthetic.map((e) => e.text)).to.deep.equal([
+      synthetic[0]!.text,
+      'merged',
+      older[2]![0]!.text,
+      older[2]![1]!.text,
+      synthetic[4]!.text,
+      'chunk',
+    ]);
+    // What is left for the merged summary: the cap, less the kept checkpoints and the merged pair's prompt.
+    const left = maxSummaryTokens - cost(synthetic.slice(2)) - cost(synthetic.slice(0, 1));
+    expect(left).to.be.below(maxSummaryTokens / 2);
+    expect(client.requests[1]!.maxTokens).to.equal(left);
+  });
+
   it("a failed merge in 'stub' mode keeps the separate checkpoints rather than a stub", async function () {
     const client = new ScriptedChatClient(['chunk', null]);
     const older = checkpoint('older', { checkpointLevel: 1, compactionOrdinal: 1, coveredEventIds: ['x1'] });
