@@ -33,6 +33,10 @@ export default {
     // suites (they would cover the same code again, many times slower per mutant).
     spec: [
       'test/compaction/**/*.test.ts',
+      // The summarising strategies' ledger, preview and no-event-loss tests (in-memory service, no database).
+      'test/summarization/noEventLoss.test.ts',
+      'test/summarization/ledgerAndQualityGate.test.ts',
+      'test/summarization/previewAndCutWithinTurn.test.ts',
       'test/session/**/*.test.ts',
       'test/filter/**/*.test.ts',
       'test/recall/ContextAssembler*.test.ts',
