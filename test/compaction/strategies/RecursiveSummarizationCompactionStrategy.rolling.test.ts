@@ -131,6 +131,16 @@ describe('RecursiveSummarizationCompactionStrategy: the rolling summary', functi
     expect(client.requests[0]!.user.startsWith('=== CONVERSATION TO SUMMARIZE ===')).to.equal(true);
   });
 
+  it("the covered range starts where the prior summary's did, even behind a synthetic note of another origin", async function () {
+    const note = event(Messages.user('a synthetic note'), { metadata: { synthetic: true } });
+    const meta = { synthetic: true, coveredFirstEventId: 'x0', coveredLastEventId: 'x1', coveredEventIds: ['x0', 'x1'] };
+    const prior = [event(Messages.user('Summarize'), { metadata: meta }), event(Messages.assistant('prior'), { metadata: meta })];
+    const result = await recursive(new ScriptedChatClient(['s'])).compact(
+      request([note, ...prior, U('q1'), A('a1'), U('q2'), A('a2')]),
+    );
+    expect(summaryOf(result.compactedEvents).metadata.coveredFirstEventId).to.equal('x0');
+  });
+
   it("in 'stub' mode a failed update carries the prior summary verbatim, and names no model", async function () {
     const client = new ScriptedChatClient(['the first summary', null], { model: 'gpt-test' });
     const { r1, r2 } = await twoCycles(recursive(client, { failureMode: 'stub' }));
