@@ -21,4 +21,12 @@ describe('ObservationMaskingCompactionStrategy: when a tool result counts as con
     const r = await masking({ consumedBy: 'assistant-text' }).compact(compactionRequest(answered));
     expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
   });
+
+  it('never masks a pinned tool result, nor a synthetic one', async function () {
+    const pinned = event(Messages.tool([Messages.toolResponse('c1', 'bash', long('out'))]), { metadata: { pinned: true } });
+    const synthetic = event(Messages.tool([Messages.toolResponse('c2', 'bash', long('out'))]), { metadata: { synthetic: true } });
+    const events = [U('go'), call('c1'), pinned, call('c2'), synthetic, event(Messages.assistant('done'))];
+    const r = await masking().compact(compactionRequest(events));
+    expect(r.isNoop()).to.equal(true);
+  });
 });
