@@ -286,6 +286,8 @@ export class InMemorySessionRepository
   async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
     requireRewriteBatch(id, events);
     const data = this.require(id);
+    // The version first: a stale rewrite loses its compare-and-set even when its events are gone by now.
+    if (data.version !== expectedVersion) return false;
     const positions = events.map((e) => {
       const inArchive = data.archived.findIndex((x) => x.id === e.id);
       if (inArchive >= 0) return { list: data.archived, index: inArchive };
@@ -293,7 +295,6 @@ export class InMemorySessionRepository
       if (inWindow >= 0) return { list: data.active, index: inWindow };
       throw new InvalidArgumentError(`Event not found: ${e.id}`);
     });
-    if (data.version !== expectedVersion) return false;
     positions.forEach(({ list, index }, i) => {
       list[index] = events[i]!.with({ archived: list[index]!.archived });
     });

@@ -307,13 +307,14 @@ return counts
 export const REWRITE_SCRIPT = `${ALIGN_TTL}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return -1 end
+-- The version first: a stale rewrite loses its compare-and-set even when its events are gone by now.
+if version ~= ARGV[1] then return 0 end
 local flags = {}
 for i = 3, #ARGV, 2 do
   local old = redis.call('HGET', KEYS[2], ARGV[i])
   if not old then return { -2, ARGV[i] } end
   flags[ARGV[i]] = string.sub(old, 1, 1)
 end
-if version ~= ARGV[1] then return 0 end
 for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], flags[ARGV[i]] .. ARGV[i + 1]) end
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 if ARGV[2] == '1' then align_ttl(KEYS) end

@@ -123,6 +123,19 @@ export class EventRedactor {
     eventId: string | undefined,
     options: PurgeDerivedOptions = {},
   ): Promise<PurgeDerivedReport> {
+    const report = await this.tryRegenerate(sessionId, eventId, options);
+    if (report !== null) return report;
+    throw new IllegalStateError(
+      `regenerating the summaries of ${sessionId} lost its version race ${MAX_ATTEMPTS} times; try again`,
+    );
+  }
+
+  /** As `regenerate`, but null when every attempt lost its version race: a compaction skips instead of throwing. */
+  async tryRegenerate(
+    sessionId: string,
+    eventId: string | undefined,
+    options: PurgeDerivedOptions = {},
+  ): Promise<PurgeDerivedReport | null> {
     requireText(sessionId, 'sessionId');
     const client = options.chatClient ?? this.defaultClient;
     const rewrite = this.requireRewrite();
@@ -166,9 +179,7 @@ export class EventRedactor {
         return { sessionId, regeneratedSummaryIds: ids, method: methods.has('model') ? 'model' : 'mechanical' };
       }
     }
-    throw new IllegalStateError(
-      `regenerating the summaries of ${sessionId} lost its version race ${MAX_ATTEMPTS} times; try again`,
-    );
+    return null;
   }
 
   private async summarize(
