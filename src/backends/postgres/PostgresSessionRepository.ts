@@ -6,6 +6,7 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
 import { buildEventQuery } from './eventQuery.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
@@ -97,7 +98,7 @@ interface SessionRow {
   user_id: string;
   created_at: Date;
   expires_at: Date | null;
-  metadata: Record<string, unknown>;
+  metadata: unknown;
 }
 
 /** The column arrays for a multi-row insert through `unnest`, so any batch is one statement with 10 parameters. */
@@ -146,12 +147,12 @@ function rowToEvent(row: EventRow): SessionEvent {
 }
 
 function rowToSession(row: SessionRow): Session {
-  return Session.create({
+  return decodeSession({
     id: row.id,
     userId: row.user_id,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
-    metadata: row.metadata ?? {},
+    metadata: row.metadata,
   });
 }
 
@@ -316,7 +317,7 @@ export class PostgresSessionRepository
       const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
         userId,
       ]);
-      return rows.map(rowToSession);
+      return readableSessions(rows, rowToSession, this.logger, userId);
     });
   }
 

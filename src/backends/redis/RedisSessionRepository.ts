@@ -7,13 +7,14 @@ import {
   type CompactionRecord,
 } from '../../repository/CompactionRecord.js';
 import type { Redis } from 'ioredis';
-import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
+import { CorruptedRecordError, IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import { applyEventWindow, EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
 import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
 import { RedisConnections } from './RedisConnections.js';
 import { RedisScript } from './RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './scripts.js';
@@ -135,8 +136,17 @@ function encodeJson(event: SessionEvent): string {
   return JSON.stringify(stored);
 }
 
-function decodeValue(value: string): SessionEvent {
-  const stored = JSON.parse(value.slice(1)) as StoredEvent;
+/** The id an unreadable value still shows, to name it in the error (a constant pattern, never user input). */
+const STORED_ID = /"id":"((?:[^"\\]|\\.)*)"/;
+
+function decodeValue(value: string, sessionId: string): SessionEvent {
+  let stored: StoredEvent;
+  try {
+    stored = JSON.parse(value.slice(1)) as StoredEvent;
+  } catch (error) {
+    const eventId = STORED_ID.exec(value)?.[1] ?? '(unreadable id)';
+    throw new CorruptedRecordError({ sessionId, eventId, field: 'value', problem: 'is not JSON' }, { cause: error });
+  }
   return decodeEvent({ ...stored, archived: value.startsWith('1') });
 }
 
@@ -357,15 +367,16 @@ export class RedisSessionRepository
     const pipeline = this.client.pipeline();
     for (const id of ids) pipeline.hgetall(this.sessionKeys(id)[0]);
     const replies = (await pipeline.exec()) ?? [];
-    const out: Session[] = [];
+    const owned: { id: string; hash: Record<string, string> }[] = [];
     const stale: string[] = [];
     ids.forEach((id, i) => {
-      const [error, hash] = replies[i] ?? [null, {}];
+      const [error, reply] = replies[i] ?? [null, {}];
       if (error) throw error;
-      const session = this.toSession(id, hash as Record<string, string>);
-      if (session !== null && session.userId === userId) out.push(session);
+      const hash = reply as Record<string, string>;
+      if (hash.userId === userId) owned.push({ id, hash });
       else stale.push(id);
     });
+    const out = readableSessions(owned, ({ id, hash }) => this.toSession(id, hash)!, this.logger, userId);
     // Index entries of sessions whose keys Redis expired (keyTtlFromSession) are dropped lazily.
     if (stale.length > 0) await this.client.srem(key, ...stale);
     return out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -718,7 +729,7 @@ export class RedisSessionRepository
       await this.ready();
       return scripts.read.run(this.client, this.sessionKeys(id), lastN === undefined ? [scope] : [scope, lastN]);
     })) as string[];
-    return values.map(decodeValue);
+    return values.map((value) => decodeValue(value, id));
   }
 
   /**
@@ -736,12 +747,12 @@ export class RedisSessionRepository
 
   private toSession(id: string, hash: Record<string, string>): Session | null {
     if (hash.userId === undefined) return null;
-    return Session.create({
+    return decodeSession({
       id,
       userId: hash.userId,
       createdAt: new Date(Number(hash.createdAt)),
       expiresAt: hash.expiresAt === undefined || hash.expiresAt === '' ? null : new Date(Number(hash.expiresAt)),
-      metadata: JSON.parse(hash.metadata ?? '{}') as Record<string, unknown>,
+      metadata: hash.metadata ?? '{}',
     });
   }
 

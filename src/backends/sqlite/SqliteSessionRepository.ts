@@ -6,6 +6,7 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
@@ -257,7 +258,7 @@ export class SqliteSessionRepository
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
-    return (this.ready().findByUserId.all(userId) as SessionRow[]).map(toSession);
+    return readableSessions(this.ready().findByUserId.all(userId) as SessionRow[], toSession, this.logger, userId);
   }
 
   async findExpiredSessionIds(before: Date): Promise<string[]> {
@@ -714,12 +715,12 @@ function sessionParams(s: Session): SessionRow {
 }
 
 function toSession(row: SessionRow): Session {
-  return Session.create({
+  return decodeSession({
     id: row.id,
     userId: row.userId,
     createdAt: new Date(row.createdAt),
     expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: row.metadata,
   });
 }
 
