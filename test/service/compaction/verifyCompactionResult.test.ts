@@ -49,15 +49,6 @@ const BAD: Record<string, { shape: (w: readonly SessionEvent[]) => CompactionRes
       ),
     message: 'is not in the window',
   },
-  'a real event invented in the window': {
-    shape: (w) =>
-      new CompactionResult(
-        [SessionEvent.create({ sessionId: w[0]!.sessionId, message: Messages.user('invented') }), ...w.slice(1)],
-        w.slice(0, 1),
-        0,
-      ),
-    message: 'is neither in the window nor a summary or masked copy',
-  },
 };
 
 for (const backend of allBackends()) {
