@@ -12,6 +12,7 @@ export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 // Repositories: filtering, encoding, the contract's helpers
 export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/EventFilter.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
+export { MAX_INDEXED_CHARACTERS } from './repository/eventSearch.js';
 export { type PostgresPool } from './backends/postgres/PostgresSessionRepository.js';
 // Repository capabilities: what a store can do beyond SessionRepository, each with one type guard.
 export { type AtomicInsertRepository, isAtomicInsertRepository } from './repository/AtomicInsertRepository.js';
