@@ -18,6 +18,7 @@ import { decodeSession, readableSessions } from '../../repository/sessionCodec.j
 import { RedisConnections } from './RedisConnections.js';
 import { RedisScript } from './RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './scripts.js';
+import { withScriptPairs } from './stagedPairs.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
 import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
@@ -121,6 +122,13 @@ const scripts = {
   activity: new RedisScript(ACTIVITY_SCRIPT),
   setMetadata: new RedisScript(SET_METADATA_SCRIPT),
 };
+
+/** A staged write whose stage expired before its commit (only after minutes of stalling): nothing was written. */
+function stageExpired(operation: string, sessionId: string): IllegalStateError {
+  return new IllegalStateError(
+    `${operation} of session ${sessionId}: its staged events expired before the commit; nothing was written, try again`,
+  );
+}
 
 /** SAVE_SCRIPT's reply when a tombstone refuses the id. */
 const TOMBSTONED = -2;
@@ -508,7 +516,7 @@ export class RedisSessionRepository
     expectedVersion: number,
     recordField: readonly [field: string, value: string, mustExist: string],
   ): Promise<boolean> {
-    const args: (string | number)[] = [
+    const head: (string | number)[] = [
       String(expectedVersion),
       this.ttlFlag,
       archived.length,
@@ -516,15 +524,23 @@ export class RedisSessionRepository
       ...recordField,
       this.appliedRetentionMs,
     ];
-    for (const e of archived) args.push(e.id, encodeValue(e, true));
+    const pairs: string[] = [];
+    for (const e of archived) pairs.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
-    for (const e of retained) args.push(e.id, encodeValue(e, false));
-    const result = await this.connections.idempotent(operation, async () => {
-      await this.ready();
-      return scripts.compact.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id)], args);
-    });
+    for (const e of retained) pairs.push(e.id, encodeValue(e, false));
+    await this.connections.idempotent(operation, () => this.ready());
+    const result = await withScriptPairs(this.client, this.connections, this.sessionKeyBase(id), operation, pairs, (p) =>
+      this.connections.idempotent(operation, () =>
+        scripts.compact.run(
+          this.client,
+          [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id), p.stageKey],
+          [...head, p.staged, ...p.inline],
+        ),
+      ),
+    );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
     if (result === -4) throw new InvalidArgumentError(`Compaction not found: ${recordField[2].slice(2)}`);
+    if (result === -5) throw stageExpired(operation, id);
     if (result === 0) this.logger.debug(`${operation}: version mismatch`, { sessionId: id, expectedVersion });
     return result === 1;
   }
@@ -532,16 +548,23 @@ export class RedisSessionRepository
   /** One script call for the batch: atomic, in order. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
-    const args: (string | number)[] = [this.ttlFlag];
-    for (const e of events) args.push(e.id, encodeValue(e, e.archived));
+    const pairs: string[] = [];
+    for (const e of events) pairs.push(e.id, encodeValue(e, e.archived));
+    await this.connections.idempotent('appendEvents', () => this.ready());
     // Retried once: the script inserts only absent event ids.
     const result = Number(
-      await this.connections.idempotent('appendEvents', async () => {
-        await this.ready();
-        return scripts.appendMany.run(this.client, this.sessionKeys(sessionId), args);
-      }),
+      await withScriptPairs(this.client, this.connections, this.sessionKeyBase(sessionId), 'appendEvents', pairs, (p) =>
+        this.connections.idempotent('appendEvents', () =>
+          scripts.appendMany.run(
+            this.client,
+            [...this.sessionKeys(sessionId), p.stageKey],
+            [this.ttlFlag, p.staged, ...p.inline],
+          ),
+        ),
+      ),
     );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    if (result === -5) throw stageExpired('appendEvents', sessionId);
     return result;
   }
 
@@ -756,9 +779,14 @@ export class RedisSessionRepository
     });
   }
 
+  /** Every key of a session starts with this: one hash tag, one slot. */
+  private sessionKeyBase(id: string): string {
+    return `${this.prefix}:{${id}}`;
+  }
+
   /** Session hash, events hash, active list, archived list, pending-archive set: one hash tag, one slot. */
   private sessionKeys(id: string): [string, string, string, string, string] {
-    const base = `${this.prefix}:{${id}}`;
+    const base = this.sessionKeyBase(id);
     return [`${base}:session`, `${base}:events`, `${base}:active`, `${base}:archived`, `${base}:pending`];
   }
 
