@@ -26,6 +26,7 @@ export {
   type EventLogState,
   isEventLogStateRepository,
 } from './repository/EventLogStateRepository.js';
+export { type RedactionScopeRepository, isRedactionScopeRepository } from './repository/RedactionScopeRepository.js';
 export { type CompactionRecordRepository, isCompactionRecordRepository } from './repository/CompactionRecordRepository.js';
 export { type BatchAppendRepository, isBatchAppendRepository } from './repository/BatchAppendRepository.js';
 export {

@@ -17,6 +17,7 @@ import {
   type Tombstone,
 } from './ErasureRepository.js';
 import type { EventLogState, EventLogStateRepository } from './EventLogStateRepository.js';
+import { redactionScopeOf, type RedactionScopeRepository } from './RedactionScopeRepository.js';
 import { countKinds } from './eventKinds.js';
 import { requireRewriteBatch, type EventRewritingRepository } from './EventRewritingRepository.js';
 import type { MetadataUpdatingRepository, SessionMetadataUpdate } from './MetadataUpdatingRepository.js';
@@ -61,6 +62,7 @@ export class InMemorySessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -197,6 +199,10 @@ export class InMemorySessionRepository
     data.active = active;
     data.version++;
     return true;
+  }
+
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    return redactionScopeOf(await this.findEvents(id, EventFilter.all()), eventId);
   }
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {

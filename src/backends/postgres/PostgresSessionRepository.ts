@@ -7,7 +7,8 @@ import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
 import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
-import { buildEventQuery } from './eventQuery.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
+import { buildEventQuery, EVENT_COLUMNS } from './eventQuery.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
@@ -172,6 +173,7 @@ export class PostgresSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -407,6 +409,28 @@ export class PostgresSessionRepository
       });
     }
     return this.hasPurgeGeneration;
+  }
+
+  /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    const e = this.tables.events;
+    const rows = await this.connections.idempotent('findRedactionScope', async () => {
+      await this.ready();
+      const target = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
+        id,
+        eventId,
+      ]);
+      if (target.rows[0] === undefined) return [];
+      const from = rowToEvent(target.rows[0]).metadata[MASKED_FROM];
+      const root = typeof from === 'string' ? from : eventId;
+      const scope = await this.pool.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1
+           AND (synthetic OR id = $2 OR id = $3 OR metadata->>'${MASKED_FROM}' = $3) ORDER BY seq`,
+        [id, eventId, root],
+      );
+      return scope.rows;
+    });
+    return redactionScopeOf(rows.map(rowToEvent), eventId);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {

@@ -15,6 +15,7 @@ import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
 import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { RedisConnections } from './RedisConnections.js';
 import { RedisScript } from './RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './scripts.js';
@@ -34,6 +35,7 @@ import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
   COMPACT_SCRIPT,
+  REDACTION_SCOPE_SCRIPT,
   DELETE_SCRIPT,
   ERASE_SCRIPT,
   PURGE_ARCHIVED_SCRIPT,
@@ -121,6 +123,7 @@ const scripts = {
   purgeTombstones: new RedisScript(PURGE_TOMBSTONES_SCRIPT),
   activity: new RedisScript(ACTIVITY_SCRIPT),
   setMetadata: new RedisScript(SET_METADATA_SCRIPT),
+  redactionScope: new RedisScript(REDACTION_SCOPE_SCRIPT),
 };
 
 /** A staged write whose stage expired before its commit (only after minutes of stalling): nothing was written. */
@@ -170,6 +173,7 @@ export class RedisSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -444,6 +448,30 @@ export class RedisSessionRepository
         purgeGeneration: generation === null || generation === undefined ? 0 : Number(generation),
       };
     });
+  }
+
+  /**
+   * The event by its id, then the server keeps only the synthetic values and those that name its original.
+   * An id with characters JSON escapes (quotes, backslashes, control characters) cannot be matched as a
+   * substring of the stored JSON: then the whole log is read.
+   */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    const keys = this.sessionKeys(id);
+    const target = await this.connections.idempotent('findRedactionScope', async () => {
+      await this.ready();
+      return this.client.hget(keys[1], eventId);
+    });
+    if (target === null) return [];
+    const from = decodeValue(target, id).metadata[MASKED_FROM];
+    const root = typeof from === 'string' ? from : eventId;
+    if (/["\\\p{Cc}]/u.test(root)) return redactionScopeOf(await this.read(id, 'all'), eventId);
+    const values = (await this.connections.idempotent('findRedactionScope', () =>
+      scripts.redactionScope.run(this.client, keys.slice(0, 4), [root]),
+    )) as string[];
+    return redactionScopeOf(
+      values.map((value) => decodeValue(value, id)),
+      eventId,
+    );
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {

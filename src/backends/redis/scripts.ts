@@ -477,3 +477,22 @@ for k = 2, #KEYS do
 end
 return removed
 `;
+
+/**
+ * What a redaction reads (RedactionScopeRepository), narrowed on the server: KEYS[1..4] per-session keys;
+ * ARGV[1] the original's id. Returns, in log order, the values that are synthetic or contain the id
+ * (a superset, narrowed after decoding): a few events cross the network instead of the whole log.
+ */
+export const REDACTION_SCOPE_SCRIPT = `${FIELDS}
+local out = {}
+for _, key in ipairs({ KEYS[4], KEYS[3] }) do
+  local ids = redis.call('LRANGE', key, 0, -1)
+  for s = 1, #ids, 1000 do
+    local values = redis.call('HMGET', KEYS[2], unpack(ids, s, math.min(s + 999, #ids)))
+    for _, v in ipairs(values) do
+      if v and (is_synthetic(v) or string.find(v, ARGV[1], 1, true)) then out[#out + 1] = v end
+    end
+  end
+end
+return out
+`;

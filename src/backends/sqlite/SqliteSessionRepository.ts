@@ -7,6 +7,7 @@ import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
 import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
@@ -38,7 +39,7 @@ import { SqliteErasure } from './erasure.js';
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables, type SqliteTables } from './schema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
@@ -142,6 +143,7 @@ export class SqliteSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -287,6 +289,22 @@ export class SqliteSessionRepository
     if (generation === null) return { version: await this.getEventVersion(id), purgeGeneration: null };
     const row = generation.read.get(id) as EventLogState | undefined;
     return row ?? { version: 0, purgeGeneration: 0 };
+  }
+
+  /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    this.ready();
+    const e = this.tables.events;
+    const target = this.statement(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ? AND id = ?`).get(id, eventId) as
+      EventRow | undefined;
+    if (target === undefined) return [];
+    const from = fromRow(target).metadata[MASKED_FROM];
+    const root = typeof from === 'string' ? from : eventId;
+    const rows = this.statement(
+      `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = @id AND (synthetic = 1 OR id = @eventId OR id = @root
+         OR (json_valid(metadata) AND json_extract(metadata, '$.${MASKED_FROM}') = @root)) ORDER BY seq`,
+    ).all({ id, eventId, root }) as EventRow[];
+    return redactionScopeOf(rows.map(fromRow), eventId);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
