@@ -17,6 +17,31 @@ export class IllegalStateError extends Error {
   }
 }
 
+/**
+ * A stored row that cannot be read back: bytes that are not JSON where this library always writes JSON (the
+ * metadata or the structured part of an event, a session's metadata), left by a hand edit, a half-finished
+ * migration or a damaged file. It names the session and, for an event row, the event, so an operator can
+ * repair or remove that one row. An `IllegalStateError`: retrying does not help. Shapes an older release
+ * could have written (valid JSON of the wrong shape) are not corruption: they read back repaired.
+ */
+export class CorruptedRecordError extends IllegalStateError {
+  readonly sessionId: string;
+  /** The event whose row is corrupted; undefined for the session row itself. */
+  readonly eventId: string | undefined;
+  /** The stored field that could not be read, e.g. `metadata`. */
+  readonly field: string;
+
+  constructor(record: { sessionId: string; eventId?: string; field: string; problem: string }, options?: { cause?: unknown }) {
+    const where =
+      record.eventId === undefined ? `session ${record.sessionId}` : `event ${record.eventId} of session ${record.sessionId}`;
+    super(`Corrupted stored ${where}: ${record.field} ${record.problem}`, options);
+    this.name = 'CorruptedRecordError';
+    this.sessionId = record.sessionId;
+    this.eventId = record.eventId;
+    this.field = record.field;
+  }
+}
+
 /** Which store lost its connection. */
 export type RepositoryBackend = 'postgres' | 'redis';
 

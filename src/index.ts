@@ -2,7 +2,7 @@
 // of your own are in 'session-compaction/spi'; each backend (with its options type) and the OpenAI integration
 // also have a subpath; observability is in 'session-compaction/telemetry', the data-lifecycle reports and
 // policies in 'session-compaction/lifecycle', every retriever in 'session-compaction/recall'.
-export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError } from './errors.js';
+export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, CorruptedRecordError } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
 
 // Model

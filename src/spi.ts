@@ -12,6 +12,7 @@ export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 // Repositories: filtering, encoding, the contract's helpers
 export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/EventFilter.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
+export { MAX_INDEXED_CHARACTERS } from './repository/eventSearch.js';
 export { type PostgresPool } from './backends/postgres/PostgresSessionRepository.js';
 // Repository capabilities: what a store can do beyond SessionRepository, each with one type guard.
 export { type AtomicInsertRepository, isAtomicInsertRepository } from './repository/AtomicInsertRepository.js';
@@ -25,6 +26,7 @@ export {
   type EventLogState,
   isEventLogStateRepository,
 } from './repository/EventLogStateRepository.js';
+export { type RedactionScopeRepository, isRedactionScopeRepository } from './repository/RedactionScopeRepository.js';
 export { type CompactionRecordRepository, isCompactionRecordRepository } from './repository/CompactionRecordRepository.js';
 export { type BatchAppendRepository, isBatchAppendRepository } from './repository/BatchAppendRepository.js';
 export {

@@ -17,6 +17,7 @@ import {
   type Tombstone,
 } from './ErasureRepository.js';
 import type { EventLogState, EventLogStateRepository } from './EventLogStateRepository.js';
+import { redactionScopeOf, type RedactionScopeRepository } from './RedactionScopeRepository.js';
 import { countKinds } from './eventKinds.js';
 import { requireRewriteBatch, type EventRewritingRepository } from './EventRewritingRepository.js';
 import type { MetadataUpdatingRepository, SessionMetadataUpdate } from './MetadataUpdatingRepository.js';
@@ -67,6 +68,7 @@ export class InMemorySessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -206,6 +208,10 @@ export class InMemorySessionRepository
     return true;
   }
 
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    return redactionScopeOf(await this.findEvents(id, EventFilter.all()), eventId);
+  }
+
   async listCompactions(id: string): Promise<CompactionRecord[]> {
     return newestFirst(this.sessions.get(id)?.compactions ?? []);
   }
@@ -320,6 +326,8 @@ export class InMemorySessionRepository
   async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
     requireRewriteBatch(id, events);
     const data = this.require(id);
+    // The version first: a stale rewrite loses its compare-and-set even when its events are gone by now.
+    if (data.version !== expectedVersion) return false;
     const positions = events.map((e) => {
       const inArchive = data.archived.findIndex((x) => x.id === e.id);
       if (inArchive >= 0) return { list: data.archived, index: inArchive };
@@ -327,7 +335,6 @@ export class InMemorySessionRepository
       if (inWindow >= 0) return { list: data.active, index: inWindow };
       throw new InvalidArgumentError(`Event not found: ${e.id}`);
     });
-    if (data.version !== expectedVersion) return false;
     positions.forEach(({ list, index }, i) => {
       list[index] = events[i]!.with({ archived: list[index]!.archived });
     });

@@ -6,6 +6,8 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { buildEventQuery, EVENT_COLUMNS } from './eventQuery.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
@@ -104,7 +106,7 @@ interface SessionRow {
   user_id: string;
   created_at: Date;
   expires_at: Date | null;
-  metadata: Record<string, unknown>;
+  metadata: unknown;
 }
 
 /** The column arrays for a multi-row insert through `unnest`, so any batch is one statement with 10 parameters. */
@@ -153,12 +155,12 @@ function rowToEvent(row: EventRow): SessionEvent {
 }
 
 function rowToSession(row: SessionRow): Session {
-  return Session.create({
+  return decodeSession({
     id: row.id,
     userId: row.user_id,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
-    metadata: row.metadata ?? {},
+    metadata: row.metadata,
   });
 }
 
@@ -178,6 +180,7 @@ export class PostgresSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -324,7 +327,7 @@ export class PostgresSessionRepository
       const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
         userId,
       ]);
-      return rows.map(rowToSession);
+      return readableSessions(rows, rowToSession, this.logger, userId);
     });
   }
 
@@ -414,6 +417,28 @@ export class PostgresSessionRepository
       });
     }
     return this.hasPurgeGeneration;
+  }
+
+  /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    const e = this.tables.events;
+    const rows = await this.connections.idempotent('findRedactionScope', async () => {
+      await this.ready();
+      const target = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
+        id,
+        eventId,
+      ]);
+      if (target.rows[0] === undefined) return [];
+      const from = rowToEvent(target.rows[0]).metadata[MASKED_FROM];
+      const root = typeof from === 'string' ? from : eventId;
+      const scope = await this.pool.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1
+           AND (synthetic OR id = $2 OR id = $3 OR metadata->>'${MASKED_FROM}' = $3) ORDER BY seq`,
+        [id, eventId, root],
+      );
+      return scope.rows;
+    });
+    return redactionScopeOf(rows.map(rowToEvent), eventId);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {

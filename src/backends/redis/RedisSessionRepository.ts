@@ -7,16 +7,19 @@ import {
   type CompactionRecord,
 } from '../../repository/CompactionRecord.js';
 import type { Redis } from 'ioredis';
-import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
+import { CorruptedRecordError, IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import { applyEventWindow, EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
 import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { RedisConnections } from './RedisConnections.js';
 import { RedisScript } from './RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './scripts.js';
+import { withScriptPairs } from './stagedPairs.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
 import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
@@ -32,6 +35,7 @@ import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
   COMPACT_SCRIPT,
+  REDACTION_SCOPE_SCRIPT,
   DELETE_SCRIPT,
   ERASE_SCRIPT,
   PURGE_ARCHIVED_SCRIPT,
@@ -119,7 +123,15 @@ const scripts = {
   purgeTombstones: new RedisScript(PURGE_TOMBSTONES_SCRIPT),
   activity: new RedisScript(ACTIVITY_SCRIPT),
   setMetadata: new RedisScript(SET_METADATA_SCRIPT),
+  redactionScope: new RedisScript(REDACTION_SCOPE_SCRIPT),
 };
+
+/** A staged write whose stage expired before its commit (only after minutes of stalling): nothing was written. */
+function stageExpired(operation: string, sessionId: string): IllegalStateError {
+  return new IllegalStateError(
+    `${operation} of session ${sessionId}: its staged events expired before the commit; nothing was written, try again`,
+  );
+}
 
 /** SAVE_SCRIPT's reply when a tombstone refuses the id. */
 const TOMBSTONED = -2;
@@ -135,8 +147,17 @@ function encodeJson(event: SessionEvent): string {
   return JSON.stringify(stored);
 }
 
-function decodeValue(value: string): SessionEvent {
-  const stored = JSON.parse(value.slice(1)) as StoredEvent;
+/** The id an unreadable value still shows, to name it in the error (a constant pattern, never user input). */
+const STORED_ID = /"id":"((?:[^"\\]|\\.)*)"/;
+
+function decodeValue(value: string, sessionId: string): SessionEvent {
+  let stored: StoredEvent;
+  try {
+    stored = JSON.parse(value.slice(1)) as StoredEvent;
+  } catch (error) {
+    const eventId = STORED_ID.exec(value)?.[1] ?? '(unreadable id)';
+    throw new CorruptedRecordError({ sessionId, eventId, field: 'value', problem: 'is not JSON' }, { cause: error });
+  }
   return decodeEvent({ ...stored, archived: value.startsWith('1') });
 }
 
@@ -152,6 +173,7 @@ export class RedisSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -357,15 +379,16 @@ export class RedisSessionRepository
     const pipeline = this.client.pipeline();
     for (const id of ids) pipeline.hgetall(this.sessionKeys(id)[0]);
     const replies = (await pipeline.exec()) ?? [];
-    const out: Session[] = [];
+    const owned: { id: string; hash: Record<string, string> }[] = [];
     const stale: string[] = [];
     ids.forEach((id, i) => {
-      const [error, hash] = replies[i] ?? [null, {}];
+      const [error, reply] = replies[i] ?? [null, {}];
       if (error) throw error;
-      const session = this.toSession(id, hash as Record<string, string>);
-      if (session !== null && session.userId === userId) out.push(session);
+      const hash = reply as Record<string, string>;
+      if (hash.userId === userId) owned.push({ id, hash });
       else stale.push(id);
     });
+    const out = readableSessions(owned, ({ id, hash }) => this.toSession(id, hash)!, this.logger, userId);
     // Index entries of sessions whose keys Redis expired (keyTtlFromSession) are dropped lazily.
     if (stale.length > 0) await this.client.srem(key, ...stale);
     return out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -425,6 +448,30 @@ export class RedisSessionRepository
         purgeGeneration: generation === null || generation === undefined ? 0 : Number(generation),
       };
     });
+  }
+
+  /**
+   * The event by its id, then the server keeps only the synthetic values and those that name its original.
+   * An id with characters JSON escapes (quotes, backslashes, control characters) cannot be matched as a
+   * substring of the stored JSON: then the whole log is read.
+   */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    const keys = this.sessionKeys(id);
+    const target = await this.connections.idempotent('findRedactionScope', async () => {
+      await this.ready();
+      return this.client.hget(keys[1], eventId);
+    });
+    if (target === null) return [];
+    const from = decodeValue(target, id).metadata[MASKED_FROM];
+    const root = typeof from === 'string' ? from : eventId;
+    if (/["\\\p{Cc}]/u.test(root)) return redactionScopeOf(await this.read(id, 'all'), eventId);
+    const values = (await this.connections.idempotent('findRedactionScope', () =>
+      scripts.redactionScope.run(this.client, keys.slice(0, 4), [root]),
+    )) as string[];
+    return redactionScopeOf(
+      values.map((value) => decodeValue(value, id)),
+      eventId,
+    );
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -497,7 +544,7 @@ export class RedisSessionRepository
     expectedVersion: number,
     recordField: readonly [field: string, value: string, mustExist: string],
   ): Promise<boolean> {
-    const args: (string | number)[] = [
+    const head: (string | number)[] = [
       String(expectedVersion),
       this.ttlFlag,
       archived.length,
@@ -505,15 +552,23 @@ export class RedisSessionRepository
       ...recordField,
       this.appliedRetentionMs,
     ];
-    for (const e of archived) args.push(e.id, encodeValue(e, true));
+    const pairs: string[] = [];
+    for (const e of archived) pairs.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
-    for (const e of retained) args.push(e.id, encodeValue(e, false));
-    const result = await this.connections.idempotent(operation, async () => {
-      await this.ready();
-      return scripts.compact.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id)], args);
-    });
+    for (const e of retained) pairs.push(e.id, encodeValue(e, false));
+    await this.connections.idempotent(operation, () => this.ready());
+    const result = await withScriptPairs(this.client, this.connections, this.sessionKeyBase(id), operation, pairs, (p) =>
+      this.connections.idempotent(operation, () =>
+        scripts.compact.run(
+          this.client,
+          [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id), p.stageKey],
+          [...head, p.staged, ...p.inline],
+        ),
+      ),
+    );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
     if (result === -4) throw new InvalidArgumentError(`Compaction not found: ${recordField[2].slice(2)}`);
+    if (result === -5) throw stageExpired(operation, id);
     if (result === 0) this.logger.debug(`${operation}: version mismatch`, { sessionId: id, expectedVersion });
     return result === 1;
   }
@@ -521,16 +576,23 @@ export class RedisSessionRepository
   /** One script call for the batch: atomic, in order. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
-    const args: (string | number)[] = [this.ttlFlag];
-    for (const e of events) args.push(e.id, encodeValue(e, e.archived));
+    const pairs: string[] = [];
+    for (const e of events) pairs.push(e.id, encodeValue(e, e.archived));
+    await this.connections.idempotent('appendEvents', () => this.ready());
     // Retried once: the script inserts only absent event ids.
     const result = Number(
-      await this.connections.idempotent('appendEvents', async () => {
-        await this.ready();
-        return scripts.appendMany.run(this.client, this.sessionKeys(sessionId), args);
-      }),
+      await withScriptPairs(this.client, this.connections, this.sessionKeyBase(sessionId), 'appendEvents', pairs, (p) =>
+        this.connections.idempotent('appendEvents', () =>
+          scripts.appendMany.run(
+            this.client,
+            [...this.sessionKeys(sessionId), p.stageKey],
+            [this.ttlFlag, p.staged, ...p.inline],
+          ),
+        ),
+      ),
     );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    if (result === -5) throw stageExpired('appendEvents', sessionId);
     return result;
   }
 
@@ -718,7 +780,7 @@ export class RedisSessionRepository
       await this.ready();
       return scripts.read.run(this.client, this.sessionKeys(id), lastN === undefined ? [scope] : [scope, lastN]);
     })) as string[];
-    return values.map(decodeValue);
+    return values.map((value) => decodeValue(value, id));
   }
 
   /**
@@ -736,18 +798,23 @@ export class RedisSessionRepository
 
   private toSession(id: string, hash: Record<string, string>): Session | null {
     if (hash.userId === undefined) return null;
-    return Session.create({
+    return decodeSession({
       id,
       userId: hash.userId,
       createdAt: new Date(Number(hash.createdAt)),
       expiresAt: hash.expiresAt === undefined || hash.expiresAt === '' ? null : new Date(Number(hash.expiresAt)),
-      metadata: JSON.parse(hash.metadata ?? '{}') as Record<string, unknown>,
+      metadata: hash.metadata ?? '{}',
     });
+  }
+
+  /** Every key of a session starts with this: one hash tag, one slot. */
+  private sessionKeyBase(id: string): string {
+    return `${this.prefix}:{${id}}`;
   }
 
   /** Session hash, events hash, active list, archived list, pending-archive set: one hash tag, one slot. */
   private sessionKeys(id: string): [string, string, string, string, string] {
-    const base = `${this.prefix}:{${id}}`;
+    const base = this.sessionKeyBase(id);
     return [`${base}:session`, `${base}:events`, `${base}:active`, `${base}:archived`, `${base}:pending`];
   }
 

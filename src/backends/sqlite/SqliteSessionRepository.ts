@@ -6,6 +6,8 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
@@ -147,6 +149,7 @@ export class SqliteSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
@@ -264,7 +267,7 @@ export class SqliteSessionRepository
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
-    return (this.ready().findByUserId.all(userId) as SessionRow[]).map(toSession);
+    return readableSessions(this.ready().findByUserId.all(userId) as SessionRow[], toSession, this.logger, userId);
   }
 
   async findExpiredSessionIds(before: Date): Promise<string[]> {
@@ -293,6 +296,22 @@ export class SqliteSessionRepository
     if (generation === null) return { version: await this.getEventVersion(id), purgeGeneration: null };
     const row = generation.read.get(id) as EventLogState | undefined;
     return row ?? { version: 0, purgeGeneration: 0 };
+  }
+
+  /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    this.ready();
+    const e = this.tables.events;
+    const target = this.statement(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ? AND id = ?`).get(id, eventId) as
+      EventRow | undefined;
+    if (target === undefined) return [];
+    const from = fromRow(target).metadata[MASKED_FROM];
+    const root = typeof from === 'string' ? from : eventId;
+    const rows = this.statement(
+      `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = @id AND (synthetic = 1 OR id = @eventId OR id = @root
+         OR (json_valid(metadata) AND json_extract(metadata, '$.${MASKED_FROM}') = @root)) ORDER BY seq`,
+    ).all({ id, eventId, root }) as EventRow[];
+    return redactionScopeOf(rows.map(fromRow), eventId);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -782,12 +801,12 @@ function sessionParams(s: Session): SessionRow {
 }
 
 function toSession(row: SessionRow): Session {
-  return Session.create({
+  return decodeSession({
     id: row.id,
     userId: row.userId,
     createdAt: new Date(row.createdAt),
     expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: row.metadata,
   });
 }
 

@@ -8,6 +8,7 @@ import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { CompactionTelemetry } from '../../telemetry/CompactionTelemetry.js';
 import { buildCompactionRecord } from './compactionRecords.js';
+import { verifyCompactionResult } from './verifyCompactionResult.js';
 
 export interface CompactionCommitterOptions {
   repository: SessionRepository;
@@ -51,7 +52,10 @@ export interface CommittedCompaction {
 export class CompactionCommitter {
   constructor(private readonly options: CompactionCommitterOptions) {}
 
-  /** The committed compaction, or null when the CAS was lost (and could not be rebased): nothing was written. */
+  /**
+   * The committed compaction, or null when the CAS was lost (and could not be rebased): nothing was written.
+   * A result that loses or invents events is refused first (IllegalStateError naming the strategy).
+   */
   async commit(
     target: CommitTarget,
     window: readonly SessionEvent[],
@@ -59,6 +63,8 @@ export class CompactionCommitter {
     version: number,
     telemetry: CompactionTelemetry,
   ): Promise<CommittedCompaction | null> {
+    // Every write of a strategy's result passes here, whatever strategy or range produced it.
+    verifyCompactionResult(target.strategy, window, result);
     const committed = await this.write(target, window, result.archivedEvents, result.compactedEvents, version);
     if (committed !== false) return { result, rebased: false, ...committed };
     telemetry.casConflict();

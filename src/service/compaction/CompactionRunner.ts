@@ -176,7 +176,15 @@ export class CompactionRunner {
     if (redactor.hasTainted(window.request.events)) {
       // A summary written from since-redacted content must not be fed to the next summary: rewrite it first.
       const chatClient = job.chatClient;
-      await redactor.regenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {});
+      const regenerated = await redactor.tryRegenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {});
+      if (regenerated === null) {
+        // Writers kept changing the log: like any lost race, a no-op (the next compaction regenerates).
+        return this.skip(job, {
+          reason: 'cas-conflict',
+          events: window.request.events,
+          log: { level: 'debug', message: 'regenerating tainted summaries lost its CAS race; skipped' },
+        });
+      }
       await reclaimStorage(repository);
       window = await readCompactionWindow(repository, sessionId);
     }

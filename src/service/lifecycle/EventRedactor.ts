@@ -12,6 +12,7 @@ import { requestSummary } from '../../compaction/strategies/summaryEvents.js';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import { EventFilter } from '../../filter/EventFilter.js';
 import { isEventRewritingRepository } from '../../repository/EventRewritingRepository.js';
+import { isRedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import type { Message } from '../../session/Message.js';
 import { formatEvent } from '../../session/formatEvent.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
@@ -73,7 +74,7 @@ export class EventRedactor {
     const marker = options.replacement === undefined ? DEFAULT_REDACTION_MARKER : requireText(options.replacement, 'replacement');
     const rewrite = this.requireRewrite();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { version, log } = await this.read(sessionId);
+      const { version, log } = await this.readRedactionScope(sessionId, eventId);
       const target = log.find((e) => e.id === eventId);
       if (target === undefined) throw new InvalidArgumentError(`Event not found: ${eventId}`);
       const rootId = originalIdOf(target);
@@ -134,6 +135,19 @@ export class EventRedactor {
     eventId: string | undefined,
     options: PurgeDerivedOptions = {},
   ): Promise<PurgeDerivedReport> {
+    const report = await this.tryRegenerate(sessionId, eventId, options);
+    if (report !== null) return report;
+    throw new IllegalStateError(
+      `regenerating the summaries of ${sessionId} lost its version race ${MAX_ATTEMPTS} times; try again`,
+    );
+  }
+
+  /** As `regenerate`, but null when every attempt lost its version race: a compaction skips instead of throwing. */
+  async tryRegenerate(
+    sessionId: string,
+    eventId: string | undefined,
+    options: PurgeDerivedOptions = {},
+  ): Promise<PurgeDerivedReport | null> {
     requireText(sessionId, 'sessionId');
     const client = options.chatClient ?? this.defaultClient;
     const rewrite = this.requireRewrite();
@@ -177,9 +191,7 @@ export class EventRedactor {
         return { sessionId, regeneratedSummaryIds: ids, method: methods.has('model') ? 'model' : 'mechanical' };
       }
     }
-    throw new IllegalStateError(
-      `regenerating the summaries of ${sessionId} lost its version race ${MAX_ATTEMPTS} times; try again`,
-    );
+    return null;
   }
 
   private async summarize(
@@ -195,6 +207,18 @@ export class EventRedactor {
       this.ctx.logger.warn('summary regeneration failed; writing a mechanical summary instead', { error: outcome.error.message });
     }
     return { text: mechanicalSummary(sources), method: 'mechanical' };
+  }
+
+  /**
+   * What redacting `eventId` needs — the event, its original and masked copies, the summaries — read by the
+   * store when it can (RedactionScopeRepository), so the cost does not grow with the log; else the whole log.
+   */
+  private async readRedactionScope(sessionId: string, eventId: string): Promise<{ version: number; log: SessionEvent[] }> {
+    const { repository } = this.ctx;
+    if (!isRedactionScopeRepository(repository)) return this.read(sessionId);
+    if ((await repository.findById(sessionId)) === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    const version = await repository.getEventVersion(sessionId);
+    return { version, log: await repository.findRedactionScope(sessionId, eventId) };
   }
 
   private async read(sessionId: string): Promise<{ version: number; log: SessionEvent[] }> {

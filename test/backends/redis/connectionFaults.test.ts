@@ -172,10 +172,12 @@ describe('RedisSessionRepository under connection faults', function () {
     const events = ['a', 'b', 'c'].map((t) => SessionEvent.create({ sessionId: id, message: Messages.user(t) }));
     for (const e of events) await repo.appendEvent(e);
     const base = `${prefix}:{${id}}`;
-    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions', 'applied'].map((k) => `${base}:${k}`);
+    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions', 'applied', 'stage:none'].map(
+      (k) => `${base}:${k}`,
+    );
     const value = (e: SessionEvent, archived: boolean) =>
       (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
-    // No record field to write ('', ''), none required (''); tokens kept for a minute.
+    // No record field to write ('', ''), none required (''); tokens kept for a minute; pairs inline ('').
     const noRecord = ['', '', ''];
     const args = [
       '3',
@@ -184,6 +186,7 @@ describe('RedisSessionRepository under connection faults', function () {
       'token-1',
       ...noRecord,
       60_000,
+      '',
       events[0]!.id,
       value(events[0]!, true),
       events[1]!.id,
