@@ -17,7 +17,13 @@ import { ReplyDroppingProxy } from '../../support/ReplyDroppingProxy.js';
 import { deleteRedisKeys, probeRedis } from '../../support/redis.js';
 import { REDIS_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { describeChaos, runConnectionChaos } from '../../repository/connectionFaults.js';
-import { describeCrashSummary, runCrashes } from '../../repository/crashHarness.js';
+import {
+  describeCrashSummary,
+  describeForkCrashSummary,
+  runCrashes,
+  runForkCrashes,
+  seedForkSource,
+} from '../../repository/crashHarness.js';
 
 const silent = createDefaultLogger({ silent: true });
 
@@ -371,6 +377,14 @@ describe('RedisSessionRepository under connection faults', function () {
         'crash',
       );
       console.log(`      ${describeCrashSummary('Redis', summary)}`);
+    });
+
+    it('10 kills inside a fork: every fork in the store is a whole copy, none empty or partial', async function () {
+      this.timeout(180_000);
+      const open = async () => new RedisSessionRepository({ client: admin, prefix: crashPrefix, logger: silent });
+      await seedForkSource(await open(), 'fork-source');
+      const summary = await runForkCrashes({ backend: 'redis', target: REDIS_URL, prefix: crashPrefix, open }, 'fork-source');
+      console.log(`      ${describeForkCrashSummary('Redis', summary)}`);
     });
   });
 });
