@@ -95,7 +95,15 @@ async function main(): Promise<void> {
     maxEventsToKeep: 6,
     overlapSize: 0,
   });
-  await repo.findById(mainSessions[0]!);
+  // Warms the connection; the parent may kill it meanwhile (a documented, retriable failure).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await repo.findById(mainSessions[0]!);
+      break;
+    } catch (error) {
+      if (!(error instanceof RepositoryConnectionError) || attempt >= 20) throw error;
+    }
+  }
   out('ready');
   const go = await new Promise<string>((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
   const deadline = Number(go.split(' ')[1]);
