@@ -58,6 +58,17 @@ export {
   sessionDeletedError,
   TOMBSTONE_SCHEMA_VERSION,
 } from './repository/ErasureRepository.js';
+export {
+  type ForkingRepository,
+  type ForkRequest,
+  type ForkOutcome,
+  isForkingRepository,
+} from './repository/ForkingRepository.js';
+export {
+  type UserErasureRepository,
+  isUserErasureRepository,
+  userErasureInProgressError,
+} from './repository/UserErasureRepository.js';
 export { type EventRewritingRepository, isEventRewritingRepository } from './repository/EventRewritingRepository.js';
 export {
   type RetentionRepository,

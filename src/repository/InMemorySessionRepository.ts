@@ -35,6 +35,8 @@ import {
   type SessionListingPage,
   type SessionListingRepository,
 } from './SessionListingRepository.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from './ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from './UserErasureRepository.js';
 
 interface SessionData {
   session: Session;
@@ -75,17 +77,24 @@ export class InMemorySessionRepository
     SessionListingRepository,
     ErasureRepository,
     EventRewritingRepository,
-    RetentionRepository
+    RetentionRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   private readonly sessions = new Map<string, SessionData>();
   private readonly tombstones = new Map<string, Tombstone>();
+  /** ownerHash(userId) → until (ms) of users whose erasure is in progress (UserErasureRepository). */
+  private readonly erasing = new Map<string, number>();
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     const existing = this.sessions.get(s.id);
     if (existing) existing.session = s;
-    else this.sessions.set(s.id, emptyLog(s));
+    else {
+      this.refuseErasing(s);
+      this.sessions.set(s.id, emptyLog(s));
+    }
     return s;
   }
 
@@ -93,8 +102,45 @@ export class InMemorySessionRepository
     const s = Session.from(session);
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     if (this.sessions.has(s.id)) return false;
+    this.refuseErasing(s);
     this.sessions.set(s.id, emptyLog(s));
     return true;
+  }
+
+  /** Every check and the whole write with no await between them: atomic on Node's single thread. */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const source = this.sessions.get(requireText(request.sourceId, 'sourceId'));
+    if (source === undefined) return 'source-missing';
+    const { version, purgeGeneration } = request.expected;
+    if (source.version !== version || (purgeGeneration !== null && source.purgeGeneration !== purgeGeneration)) return 'changed';
+    if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
+    if (this.sessions.has(s.id)) return 'exists';
+    this.refuseErasing(s);
+    const data = emptyLog(s);
+    for (const e of request.events) {
+      if (data.ids.has(e.id)) continue;
+      data.active.push(e);
+      data.ids.add(e.id);
+      data.version++;
+    }
+    this.sessions.set(s.id, data);
+    return 'forked';
+  }
+
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    this.erasing.set(ownerHash(requireText(userId, 'userId')), until.getTime());
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    this.erasing.delete(ownerHash(requireText(userId, 'userId')));
+  }
+
+  private refuseErasing(s: Session): void {
+    if (this.erasing.size === 0) return;
+    const until = this.erasing.get(ownerHash(s.userId));
+    if (until !== undefined && until > Date.now()) throw userErasureInProgressError(s.id);
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -300,6 +346,7 @@ export class InMemorySessionRepository
     const tombstone = this.tombstones.get(s.id);
     if (tombstone !== undefined && tombstone.ownerHash !== ownerHash(s.userId)) throw sessionDeletedError(s.id, tombstone);
     if (this.sessions.has(s.id)) return false;
+    this.refuseErasing(s);
     this.tombstones.delete(s.id);
     this.sessions.set(s.id, emptyLog(s));
     return true;
@@ -382,6 +429,7 @@ export class InMemorySessionRepository
   async close(): Promise<void> {
     this.sessions.clear();
     this.tombstones.clear();
+    this.erasing.clear();
   }
 
   private lastActiveAt(data: SessionData): Date {

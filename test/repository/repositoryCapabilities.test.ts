@@ -21,6 +21,8 @@ import {
   isErasureRepository,
   isEventLogStateRepository,
   isEventRewritingRepository,
+  isForkingRepository,
+  isUserErasureRepository,
   isMetadataUpdatingRepository,
   isMigratableRepository,
   isRetentionRepository,
@@ -49,6 +51,8 @@ const GUARDS = {
   RetentionRepository: isRetentionRepository,
   StorageReclaimingRepository: isStorageReclaimingRepository,
   MigratableRepository: isMigratableRepository,
+  ForkingRepository: isForkingRepository,
+  UserErasureRepository: isUserErasureRepository,
 } as const;
 type Capability = keyof typeof GUARDS;
 

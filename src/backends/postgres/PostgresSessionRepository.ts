@@ -57,6 +57,8 @@ import {
 } from '../../repository/RetentionRepository.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import { PostgresErasure } from './erasure.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
 import { PostgresEventRewrites, type EventColumnArrays } from './eventRewrites.js';
 import { PostgresRetention } from './retention.js';
 
@@ -189,7 +191,9 @@ export class PostgresSessionRepository
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
-    MigratableRepository
+    MigratableRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   private readonly pool: pg.Pool;
   private readonly connections: PostgresConnections;
@@ -261,12 +265,16 @@ export class PostgresSessionRepository
     return this.connections.idempotent('schemaStatus', () => postgresSchemaStatus(this.pool, this.tables));
   }
 
+  /** A new id is checked against the owner's erasure mark in the same transaction as the insert. */
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
     return this.connections.idempotent('save', async () => {
       await this.ready();
       await this.refuseTombstoned(s.id, () =>
-        this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]),
+        this.connections.transaction(async (client) => {
+          if ((await client.query(this.sql.version, [s.id])).rowCount === 0) await this.refuseErasing(client, s);
+          await client.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]);
+        }),
       );
       return s;
     });
@@ -277,8 +285,82 @@ export class PostgresSessionRepository
     // Not retried: had a lost first attempt inserted, the retry would report the session as someone else's.
     return this.connections.once('saveIfAbsent', async () => {
       await this.ready();
-      return this.refuseTombstoned(s.id, () => this.insertIfAbsent(this.pool, s));
+      return this.refuseTombstoned(s.id, () =>
+        this.connections.transaction(async (client) => {
+          await this.refuseErasing(client, s);
+          return this.insertIfAbsent(client, s);
+        }),
+      );
     });
+  }
+
+  /**
+   * One transaction: the source row share-locked (an erasure of it waits, or ran before and the source is
+   * gone) and its state compared, the owner's erasure mark, the fork's id (the tombstone trigger), the
+   * session and every copied event. Not retried: a lost commit's retry would report its own fork as 'exists'.
+   */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const sourceId = requireText(request.sourceId, 'sourceId');
+    const c = toColumns(request.events);
+    const { version, purgeGeneration } = request.expected;
+    return this.connections.once('forkSession', async () => {
+      await this.ready();
+      const counted = purgeGeneration !== null && (await this.purgeGenerationMigrated(this.pool));
+      return this.refuseTombstoned(s.id, () =>
+        this.connections.transaction(async (client): Promise<ForkOutcome> => {
+          const { rows } = await client.query<{ event_version: string; purge_generation?: string }>(
+            counted ? this.sql.lockLogState : this.sql.lockVersion,
+            [sourceId],
+          );
+          const row = rows[0];
+          if (row === undefined) return 'source-missing';
+          if (Number(row.event_version) !== version || (counted && Number(row.purge_generation) !== purgeGeneration))
+            return 'changed';
+          await this.refuseErasing(client, s);
+          if (!(await this.insertIfAbsent(client, s))) return 'exists';
+          if (request.events.length === 0) return 'forked';
+          const inserted = await client.query(this.bulk.appendMany, [
+            s.id,
+            c.ids,
+            c.types,
+            c.texts,
+            c.lowered,
+            c.data,
+            c.synthetic,
+            request.events.map((e) => e.archived),
+            c.branches,
+            c.metadata,
+            c.timestamps,
+          ]);
+          const added = inserted.rowCount ?? 0;
+          if (added > 0) await client.query(this.bulk.bumpVersionBy, [s.id, added]);
+          return 'forked';
+        }),
+      );
+    });
+  }
+
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    const hash = ownerHash(requireText(userId, 'userId'));
+    await this.connections.idempotent('beginUserErasure', async () => {
+      await this.ready();
+      await this.connections.transaction((client) => this.erasure.markUser(client, hash, until));
+    });
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    const hash = ownerHash(requireText(userId, 'userId'));
+    await this.connections.idempotent('endUserErasure', async () => {
+      await this.ready();
+      await this.erasure.unmarkUser(this.pool, hash);
+    });
+  }
+
+  /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
+  private async refuseErasing(client: pg.PoolClient, s: Session): Promise<void> {
+    if (await this.erasure.userMarked(client, ownerHash(s.userId))) throw userErasureInProgressError(s.id);
   }
 
   private async insertIfAbsent(db: pg.Pool | pg.PoolClient, s: Session): Promise<boolean> {
@@ -756,7 +838,10 @@ export class PostgresSessionRepository
     return this.connections.once('recreateSession', async () => {
       await this.ready();
       return this.connections.transaction((client) =>
-        this.erasure.recreate(client, s.id, ownerHash(s.userId), () => this.insertIfAbsent(client, s)),
+        this.erasure.recreate(client, s.id, ownerHash(s.userId), async () => {
+          await this.refuseErasing(client, s);
+          return this.insertIfAbsent(client, s);
+        }),
       );
     });
   }
@@ -850,6 +935,8 @@ function statements(t: PostgresTables) {
     hasPurgeGeneration: `SELECT EXISTS (SELECT 1 FROM pg_attribute
       WHERE attrelid = to_regclass($1) AND attname = 'purge_generation' AND NOT attisdropped) AS found`,
     lockSession: `SELECT 1 FROM ${t.sessions} WHERE id = $1 FOR UPDATE`,
+    lockVersion: `SELECT event_version FROM ${t.sessions} WHERE id = $1 FOR SHARE`,
+    lockLogState: `SELECT event_version, purge_generation FROM ${t.sessions} WHERE id = $1 FOR SHARE`,
     bumpPurgeGeneration: `UPDATE ${t.sessions} SET purge_generation = purge_generation + 1 WHERE id = $1`,
     // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
     // only when a row was inserted. The lock makes seq order equal commit order within the session.

@@ -31,6 +31,8 @@ import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
 import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
@@ -38,6 +40,7 @@ import {
   REDACTION_SCOPE_SCRIPT,
   DELETE_SCRIPT,
   ERASE_SCRIPT,
+  FORK_SCRIPT,
   PURGE_ARCHIVED_SCRIPT,
   PURGE_TOMBSTONES_SCRIPT,
   READ_SCRIPT,
@@ -124,6 +127,7 @@ const scripts = {
   activity: new RedisScript(ACTIVITY_SCRIPT),
   setMetadata: new RedisScript(SET_METADATA_SCRIPT),
   redactionScope: new RedisScript(REDACTION_SCOPE_SCRIPT),
+  fork: new RedisScript(FORK_SCRIPT),
 };
 
 /** A staged write whose stage expired before its commit (only after minutes of stalling): nothing was written. */
@@ -133,8 +137,19 @@ function stageExpired(operation: string, sessionId: string): IllegalStateError {
   );
 }
 
-/** SAVE_SCRIPT's reply when a tombstone refuses the id. */
+/** SAVE_SCRIPT's (and FORK_SCRIPT's) reply when a tombstone refuses the id. */
 const TOMBSTONED = -2;
+/** SAVE_SCRIPT's (and FORK_SCRIPT's) reply when the owner's erasure is in progress. */
+const USER_ERASING = -5;
+
+/** FORK_SCRIPT's events argument: each id and value as '<UTF-8 bytes>:<text>', one argument for any count. */
+function packPairs(pairs: readonly (readonly [string, string])[]): string {
+  const parts: string[] = [];
+  for (const [id, value] of pairs) {
+    parts.push(`${Buffer.byteLength(id, 'utf8')}:`, id, `${Buffer.byteLength(value, 'utf8')}:`, value);
+  }
+  return parts.join('');
+}
 
 /** The stored value: one flag character ('1' archived) then the codec's JSON, so Lua can archive in place. */
 function encodeValue(event: SessionEvent, archived: boolean): string {
@@ -180,7 +195,9 @@ export class RedisSessionRepository
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
-    MigratableRepository
+    MigratableRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   private readonly client: Redis;
   private readonly connections: RedisConnections;
@@ -255,25 +272,33 @@ export class RedisSessionRepository
     return s;
   }
 
-  /** The save script refuses when the stored owner differs from the expected one: expecting none is insert-if-absent. */
+  /**
+   * The save script refuses when the stored owner differs from the expected one: expecting none is
+   * insert-if-absent. The call's token is stored with the session, so a re-send of an insert that had been
+   * applied (ioredis re-sends a command whose reply was lost; this method retries once) reports it as
+   * inserted instead of finding the caller's own new session taken.
+   */
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
-    return this.connections.once('saveIfAbsent', async () => {
+    const token = randomUUID();
+    return this.connections.idempotent('saveIfAbsent', async () => {
       await this.ready();
-      return (await this.refuseTombstoned(s.id, await this.runSave(s, ''))) === 1;
+      return (await this.refuseTombstoned(s.id, await this.runSave(s, '', '', token))) === 1;
     });
   }
 
   private async refuseTombstoned(id: string, reply: unknown): Promise<number> {
     if (Number(reply) === TOMBSTONED) throw sessionDeletedError(id, await this.findTombstone(id));
+    if (Number(reply) === USER_ERASING) throw userErasureInProgressError(id);
     return Number(reply);
   }
 
   /**
    * One atomic save, valid only while the stored owner is still `expectedOwner` ('' = no session). A tombstone
-   * refuses it, unless it belongs to `replaceTombstoneOf` (an owner hash), which the save then removes.
+   * refuses it, unless it belongs to `replaceTombstoneOf` (an owner hash), which the save then removes; a new
+   * id is refused while its owner's erasure is in progress. `token` ('' = none) recognises a re-send.
    */
-  private runSave(s: Session, expectedOwner: string, replaceTombstoneOf = '') {
+  private runSave(s: Session, expectedOwner: string, replaceTombstoneOf = '', token = '') {
     const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
     return scripts.save.run(
       this.client,
@@ -290,6 +315,7 @@ export class RedisSessionRepository
         this.tombstoneIndexKey(),
         this.compactionsKey(s.id),
         this.appliedKey(s.id),
+        this.userErasureKey(s.userId),
       ],
       [
         expectedOwner,
@@ -300,8 +326,69 @@ export class RedisSessionRepository
         JSON.stringify(s.metadata),
         this.ttlFlag,
         replaceTombstoneOf,
+        token,
       ],
     );
+  }
+
+  /**
+   * One script (FORK_SCRIPT): the source's state, the id, the owner's erasure mark, the session and every
+   * copied event — all or nothing. Its token makes a re-sent fork that had been applied report 'forked'.
+   */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const sourceId = requireText(request.sourceId, 'sourceId');
+    const token = requireText(request.token, 'token');
+    const events = packPairs(request.events.map((e) => [e.id, encodeValue(e, e.archived)] as const));
+    const { version, purgeGeneration } = request.expected;
+    const reply = await this.connections.idempotent('forkSession', async () => {
+      await this.ready();
+      return scripts.fork.run(
+        this.client,
+        [
+          this.sessionKeys(sourceId)[0],
+          ...this.sessionKeys(s.id),
+          this.userKey(s.userId),
+          this.expiryKey(),
+          this.tombstoneKey(s.id),
+          this.userErasureKey(s.userId),
+        ],
+        [
+          token,
+          String(version),
+          purgeGeneration === null ? '' : String(purgeGeneration),
+          s.id,
+          s.userId,
+          s.createdAt.getTime(),
+          s.expiresAt === null ? '' : s.expiresAt.getTime(),
+          JSON.stringify(s.metadata),
+          this.ttlFlag,
+          events,
+        ],
+      );
+    });
+    const code = await this.refuseTombstoned(s.id, reply);
+    return code === 1 ? 'forked' : code === 0 ? 'changed' : code === -1 ? 'source-missing' : 'exists';
+  }
+
+  /** The mark is a key that Redis itself expires at `until`. */
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    const key = this.userErasureKey(requireText(userId, 'userId'));
+    await this.connections.idempotent('beginUserErasure', async () => {
+      await this.ready();
+      // A mark already past its end blocks nothing (as on the other stores): no key at all.
+      if (until.getTime() <= Date.now()) await this.client.del(key);
+      else await this.client.set(key, String(Date.now()), 'PXAT', until.getTime());
+    });
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    const key = this.userErasureKey(requireText(userId, 'userId'));
+    await this.connections.idempotent('endUserErasure', async () => {
+      await this.ready();
+      await this.client.del(key);
+    });
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -839,6 +926,11 @@ export class RedisSessionRepository
 
   private userKey(userId: string): string {
     return `${this.prefix}:user:${userId}`;
+  }
+
+  /** The mark of a user erasure in progress: keyed by the owner hash, never by the user id. */
+  private userErasureKey(userId: string): string {
+    return `${this.prefix}:erasing:${ownerHash(userId)}`;
   }
 
   private expiryKey(): string {

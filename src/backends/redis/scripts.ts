@@ -224,21 +224,29 @@ return out
 /**
  * KEYS[1] session hash, KEYS[2] new user's set, KEYS[3] expiry zset, KEYS[4] previous user's set, KEYS[5..8]
  * the other per-session keys, KEYS[9] the id's tombstone hash, KEYS[10] the tombstone index, KEYS[11] the
- * compaction records, KEYS[12] the applied-writes set (its expiry only shortened, to the new expiresAt).
- * ARGV: previous userId ('' = none), id, userId, createdAt, expiresAt ('' = never), metadata JSON, ttl flag,
- * and the owner hash whose tombstone may be replaced ('' = none: a tombstone refuses the save). Returns 0 when
- * the stored userId changed since it was read (the caller retries), -2 when a tombstone refuses the id.
+ * compaction records, KEYS[12] the applied-writes set (its expiry only shortened, to the new expiresAt),
+ * KEYS[13] the new owner's erasure mark (USER_ERASING_KEY). ARGV: previous userId ('' = none), id, userId,
+ * createdAt, expiresAt ('' = never), metadata JSON, ttl flag, the owner hash whose tombstone may be replaced
+ * ('' = none: a tombstone refuses the save), and a token unique to the call ('' = none), stored in the
+ * session as 'createToken'. Returns 0 when the stored userId changed since it was read (the caller retries),
+ * -2 when a tombstone refuses the id, -5 when the id is new and its owner's erasure is in progress, 1 saved —
+ * also when this very call (same token) created the session before: a re-send after a lost reply.
  */
 export const SAVE_SCRIPT = `${APPLIED}
 local previous = redis.call('HGET', KEYS[1], 'userId')
+if previous and ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'createToken') == ARGV[9] then return 1 end
 if (previous or '') ~= ARGV[1] then return 0 end
 local tomb = redis.call('HGET', KEYS[9], 'ownerHash')
 if tomb then
   if ARGV[8] == '' or tomb ~= ARGV[8] then return -2 end
+end
+if not previous and redis.call('EXISTS', KEYS[13]) == 1 then return -5 end
+if tomb then
   redis.call('DEL', KEYS[9])
   redis.call('ZREM', KEYS[10], ARGV[2])
 end
 redis.call('HSET', KEYS[1], 'id', ARGV[2], 'userId', ARGV[3], 'createdAt', ARGV[4], 'expiresAt', ARGV[5], 'metadata', ARGV[6])
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'createToken', ARGV[9]) end
 redis.call('HSETNX', KEYS[1], 'version', 0)
 if previous and previous ~= ARGV[3] then redis.call('SREM', KEYS[4], ARGV[2]) end
 redis.call('SADD', KEYS[2], ARGV[2])
@@ -250,6 +258,62 @@ if ARGV[7] == '1' then
   end
   if ARGV[5] ~= '' then cap_expiry(KEYS[12], ARGV[5]) end
 end
+return 1
+`;
+
+/** Reads the packed (id, value) pairs of FORK_SCRIPT: each as '<bytes>:<bytes of id>' then '<bytes>:<bytes of value>'. */
+const UNPACK = `
+local function unpack_pairs(blob)
+  local pairs_out = {}
+  local pos = 1
+  local function take()
+    local colon = string.find(blob, ':', pos, true)
+    local n = tonumber(string.sub(blob, pos, colon - 1))
+    local value = string.sub(blob, colon + 1, colon + n)
+    pos = colon + n + 1
+    return value
+  end
+  while pos <= #blob do
+    local id = take()
+    pairs_out[#pairs_out + 1] = { id, take() }
+  end
+  return pairs_out
+end
+`;
+
+/**
+ * A whole fork in one script, so it is all or nothing. KEYS[1] the source's session hash, KEYS[2..6] the
+ * fork's per-session keys, KEYS[7] the owner's user set, KEYS[8] expiry zset, KEYS[9] the fork id's
+ * tombstone hash, KEYS[10] the owner's erasure mark. ARGV: a token unique to the call, the source's expected
+ * version, its expected purge generation ('' = unchecked), the fork's id, userId, createdAt, expiresAt
+ * ('' = never), metadata JSON, ttl flag, then the events packed into one argument (UNPACK), so a fork of any
+ * length is a fixed number of arguments. Returns 1 forked — also when this very call (same token) forked
+ * before: a re-send after a lost reply —, 0 the source changed, -1 no source, -2 tombstoned id, -5 the
+ * owner's erasure is in progress, 2 the id is taken.
+ */
+export const FORK_SCRIPT = `${ALIGN_TTL}${UNPACK}
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[2], 'createToken') == ARGV[1] then return 1 end
+local source = redis.call('HMGET', KEYS[1], 'version', 'purgeGeneration')
+if not source[1] then return -1 end
+if source[1] ~= ARGV[2] then return 0 end
+if ARGV[3] ~= '' and (source[2] or '0') ~= ARGV[3] then return 0 end
+if redis.call('EXISTS', KEYS[9]) == 1 then return -2 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+if redis.call('EXISTS', KEYS[10]) == 1 then return -5 end
+redis.call('HSET', KEYS[2], 'id', ARGV[4], 'userId', ARGV[5], 'createdAt', ARGV[6], 'expiresAt', ARGV[7],
+  'metadata', ARGV[8], 'version', 0, 'createToken', ARGV[1])
+redis.call('SADD', KEYS[7], ARGV[4])
+if ARGV[7] ~= '' then redis.call('ZADD', KEYS[8], ARGV[7], ARGV[4]) end
+local added = 0
+for _, pair in ipairs(unpack_pairs(ARGV[10])) do
+  if redis.call('HSETNX', KEYS[3], pair[1], pair[2]) == 1 then
+    redis.call('RPUSH', KEYS[4], pair[1])
+    if string.sub(pair[2], 1, 1) == '1' then redis.call('SADD', KEYS[6], pair[1]) end
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('HINCRBY', KEYS[2], 'version', added) end
+if ARGV[9] == '1' then align_ttl({ KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6] }) end
 return 1
 `;
 

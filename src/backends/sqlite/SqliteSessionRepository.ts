@@ -25,6 +25,7 @@ import {
   isTombstonedFailure,
   ownerHash,
   sessionDeletedError,
+  TOMBSTONE_SCHEMA_VERSION,
   type ErasedSession,
   type EraseSessionOptions,
   type ErasureRepository,
@@ -42,6 +43,8 @@ import {
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import type { StorageReclaimingRepository } from '../../repository/StorageReclaimingRepository.js';
 import { SqliteErasure } from './erasure.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
@@ -159,7 +162,9 @@ export class SqliteSessionRepository
     EventRewritingRepository,
     RetentionRepository,
     StorageReclaimingRepository,
-    MigratableRepository
+    MigratableRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   readonly path: string;
   readonly prefix: string;
@@ -173,6 +178,7 @@ export class SqliteSessionRepository
   private closed = false;
   private readonly secureDelete: boolean;
   private erasureStatements: SqliteErasure | undefined;
+  private guardedTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
   private rewriteStatements: SqliteEventRewrites | undefined;
   private retentionStatements: SqliteRetention | undefined;
   private compactionStatements: SqliteCompactions | undefined;
@@ -246,14 +252,85 @@ export class SqliteSessionRepository
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
     const st = this.ready();
-    this.refuseTombstoned(s.id, () => st.save.run(sessionParams(s)));
+    this.refuseTombstoned(s.id, () =>
+      this.guarded(() => {
+        if (st.version.get(s.id) === undefined) this.refuseErasing(s);
+        st.save.run(sessionParams(s));
+      }),
+    );
     return s;
   }
 
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
     const st = this.ready();
-    return this.refuseTombstoned(s.id, () => st.insertSession.run(sessionParams(s)).changes > 0);
+    return this.refuseTombstoned(s.id, () =>
+      this.guarded(() => {
+        if (st.version.get(s.id) !== undefined) return false;
+        this.refuseErasing(s);
+        return st.insertSession.run(sessionParams(s)).changes > 0;
+      }),
+    );
+  }
+
+  /**
+   * One IMMEDIATE transaction: the source's state, the owner's erasure mark, the fork's id, the session and
+   * every copied event. A crash keeps all of it or none; an erasure either ran before (the source is gone)
+   * or waits for the commit and then finds the fork under the user.
+   */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const sourceId = requireText(request.sourceId, 'sourceId');
+    const st = this.ready();
+    const params = request.events.map((e) => toParams(s.id, encodeEvent(e)));
+    const { version, purgeGeneration } = request.expected;
+    return this.refuseTombstoned(s.id, () =>
+      this.guarded((): ForkOutcome => {
+        const generation = purgeGeneration === null ? null : this.purgeGenerationIfMigrated();
+        const state = (generation === null ? st.version.get(sourceId) : generation.read.get(sourceId)) as
+          { version: number; purgeGeneration?: number } | undefined;
+        if (state === undefined) return 'source-missing';
+        if (state.version !== version || (generation !== null && state.purgeGeneration !== purgeGeneration)) return 'changed';
+        if (st.version.get(s.id) !== undefined) return 'exists';
+        this.refuseErasing(s);
+        if (st.insertSession.run(sessionParams(s)).changes === 0) return 'exists';
+        let added = 0;
+        for (const row of params) added += st.insertEvent.run(row).changes;
+        if (added > 0)
+          this.statement(`UPDATE ${this.tables.sessions} SET event_version = event_version + ? WHERE id = ?`).run(added, s.id);
+        return 'forked';
+      }),
+    );
+  }
+
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    this.erasure().markUser(ownerHash(requireText(userId, 'userId')), until);
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    this.erasure().unmarkUser(ownerHash(requireText(userId, 'userId')));
+  }
+
+  /** `write` in one IMMEDIATE transaction (checks and write under the same write lock). */
+  private guarded<T>(write: () => T): T {
+    this.guardedTx ??= this.db.transaction((run: () => unknown) => run());
+    return this.guardedTx.immediate(write) as T;
+  }
+
+  /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
+  private refuseErasing(s: Session): void {
+    const erasure = this.erasureIfMigrated();
+    if (erasure !== undefined && erasure.userMarked(ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+  }
+
+  private erasureIfMigrated(): SqliteErasure | undefined {
+    this.erasureStatements ??= this.preparedIfMigrated(
+      () => new SqliteErasure(this.db, this.tables),
+      TOMBSTONE_SCHEMA_VERSION,
+      'deleted session ids get no tombstone until the schema is migrated',
+    );
+    return this.erasureStatements;
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -577,7 +654,10 @@ export class SqliteSessionRepository
   async recreateSession(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
     const st = this.ready();
-    return this.erasure().recreate(s.id, ownerHash(s.userId), () => st.insertSession.run(sessionParams(s)).changes > 0);
+    return this.erasure().recreate(s.id, ownerHash(s.userId), () => {
+      this.refuseErasing(s);
+      return st.insertSession.run(sessionParams(s)).changes > 0;
+    });
   }
 
   async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
@@ -625,6 +705,7 @@ export class SqliteSessionRepository
     this.compactionStatements = undefined;
     this.purgeGenerationStatements = undefined;
     this.recordedWrite = undefined;
+    this.guardedTx = undefined;
     this.db.close();
   }
 
