@@ -152,6 +152,7 @@ describe('studio server', function () {
 
   it('`session-compaction studio` prints the URL with the token, serves it, and stops on SIGTERM', async function () {
     let stdout = '';
+    let stderr = '';
     let printed: (url: string) => void;
     const url = new Promise<string>((resolve) => (printed = resolve));
     const saved = process.exitCode;
@@ -161,10 +162,14 @@ describe('studio server', function () {
         const found = /http:\/\/\S+/.exec(stdout)?.[0];
         if (found !== undefined) printed(found);
       },
-      stderr: () => {},
+      stderr: (text) => (stderr += text),
       stderrIsTTY: false,
     });
-    const address = await url;
+    // A command that fails before printing must fail the test, not leave it waiting on a URL that never comes.
+    const address = await Promise.race([
+      url,
+      running.then((code) => Promise.reject(new Error(`studio exited with ${code} before printing its URL: ${stderr}`))),
+    ]);
     expect(address).to.match(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
     expect((await fetch(address, { redirect: 'manual' })).status).to.equal(303);
     process.emit('SIGTERM');
