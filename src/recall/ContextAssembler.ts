@@ -13,6 +13,7 @@ import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
 import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
 import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { searchableText } from './searchTerms.js';
+import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
 
@@ -299,8 +300,7 @@ export class ContextAssembler {
     });
     const quotable = recallFilter(r.filter, branch, r.sessionId, sent, window);
     if (!hits.some((h) => quotable(h.event))) return null;
-    const log = await this.service.getEvents(r.sessionId, EventFilter.all());
-    const position = new Map(log.map((e, i) => [e.id, i]));
+    const { log, position } = await this.neighbourhood(r.sessionId, hits, settings.neighbors);
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
     const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
     const estimator = this.tokenCountEstimator;
@@ -331,8 +331,9 @@ export class ContextAssembler {
       const around: SessionEvent[] = [];
       // The best hits come with their neighbours; the rest alone, so the block reaches further down the ranking.
       const n = rank < NEIGHBOURED_HITS ? settings.neighbors : 0;
-      for (let i = Math.max(0, at - n); i <= Math.min(log.length - 1, at + n); i++) {
-        const e = log[i]!;
+      for (let i = at - n; i <= at + n; i++) {
+        const e = log.get(i);
+        if (e === undefined) continue;
         if (i === at || (!chosen.has(e.id) && quotable(e) && searchableText(e) !== null)) around.push(e);
       }
       const group: RecallBlockEntry[] = [];
@@ -364,6 +365,35 @@ export class ContextAssembler {
       groups.pop();
     }
     return null;
+  }
+
+  /**
+   * The part of the log the block is built from: the hits and what lies around them — `neighbors` + 1 on
+   * each side, since a neighbour of a hit may rank and bring its own neighbours. Read by position through the
+   * retriever when it can (an index, or the store's push-down), else from the whole log. Positions are log
+   * order, with a gap of one between runs that are not adjacent, so adjacency (and the block's gap markers)
+   * is what it is in the log.
+   */
+  private async neighbourhood(sessionId: string, hits: readonly RetrievedEvent[], neighbors: number): Promise<LogView> {
+    const radius = neighbors > 0 ? neighbors + 1 : 0;
+    const log = new Map<number, SessionEvent>();
+    const position = new Map<string, number>();
+    const read = this.retriever?.findEventNeighbours;
+    if (read === undefined || radius > MAX_NEIGHBOUR_RADIUS) {
+      (await this.service.getEvents(sessionId, EventFilter.all())).forEach((e, i) => (log.set(i, e), position.set(e.id, i)));
+      return { log, position };
+    }
+    const ids = [...new Set(hits.filter((h) => h.event.sessionId === sessionId).map((h) => h.event.id))];
+    let at = 0;
+    for (const run of await read.call(this.retriever, sessionId, ids, radius)) {
+      for (const e of run) {
+        if (e.sessionId !== sessionId || position.has(e.id)) continue;
+        log.set(at, e);
+        position.set(e.id, at++);
+      }
+      at++;
+    }
+    return { log, position };
   }
 
   private render(entries: RecallBlockEntry[]): RecallBlock {
@@ -502,9 +532,15 @@ function recallFilter(
  * an event next to strong hits can enter the ranking without matching itself. Only `eligible` events are
  * ranked; equal scores keep log order.
  */
+/** Part of a session's log by position (see ContextAssembler.neighbourhood). */
+interface LogView {
+  log: ReadonlyMap<number, SessionEvent>;
+  position: ReadonlyMap<string, number>;
+}
+
 function rankInContext(
   hits: readonly RetrievedEvent[],
-  log: readonly SessionEvent[],
+  log: ReadonlyMap<number, SessionEvent>,
   position: ReadonlyMap<string, number>,
   eligible: (event: SessionEvent) => boolean,
   withNeighbours: boolean,
@@ -517,15 +553,15 @@ function rankInContext(
   const candidates = new Set<number>();
   for (const at of score.keys()) {
     candidates.add(at);
-    if (withNeighbours) for (const q of [at - 1, at + 1]) if (q >= 0 && q < log.length) candidates.add(q);
+    if (withNeighbours) for (const q of [at - 1, at + 1]) if (log.has(q)) candidates.add(q);
   }
   const ranked: { at: number; value: number }[] = [];
   for (const at of candidates) {
-    if (!eligible(log[at]!)) continue;
+    if (!eligible(log.get(at)!)) continue;
     const own = score.get(at) ?? 0;
     const neighbour = Math.max(score.get(at - 1) ?? 0, score.get(at + 1) ?? 0);
     ranked.push({ at, value: own + NEIGHBOUR_EVIDENCE * neighbour });
   }
   ranked.sort((a, b) => b.value - a.value || a.at - b.at);
-  return ranked.map((r) => log[r.at]!);
+  return ranked.map((r) => log.get(r.at)!);
 }

@@ -38,6 +38,8 @@ export interface CommittedCompaction {
   rebased: boolean;
   /** The compaction record's id, when the repository keeps records. */
   compactionId?: string;
+  /** The version the write was committed against. */
+  versionBefore: number;
 }
 
 /**
@@ -58,7 +60,7 @@ export class CompactionCommitter {
     telemetry: CompactionTelemetry,
   ): Promise<CommittedCompaction | null> {
     const committed = await this.write(target, window, result.archivedEvents, result.compactedEvents, version);
-    if (committed !== false) return { result, rebased: false, ...committed };
+    if (committed !== false) return { result, rebased: false, versionBefore: version, ...committed };
     telemetry.casConflict();
     return this.options.conflictPolicy === 'rebase' ? this.rebase(target, window, result) : null;
   }
@@ -86,6 +88,7 @@ export class CompactionCommitter {
         return {
           result: new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage),
           rebased: true,
+          versionBefore: version,
           ...committed,
         };
       }

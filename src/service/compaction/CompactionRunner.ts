@@ -257,6 +257,7 @@ export class CompactionRunner {
         sessionId,
         result: done,
         rebased: committed.rebased,
+        versionBefore: committed.versionBefore,
         ...(committed.compactionId !== undefined ? { compactionId: committed.compactionId } : {}),
         ...rangeOf(target.range),
       });
