@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CompactionResult } from '../../compaction/CompactionResult.js';
 import { EventFilter } from '../../filter/EventFilter.js';
 import type { Logger } from '../../logging.js';
@@ -77,6 +78,8 @@ export class CompactionCommitter {
     const { repository, logger, maxRebaseAttempts } = this.options;
     const { sessionId } = target;
     for (let attempt = 0; attempt < maxRebaseAttempts; attempt++) {
+      // Writers that lost together must not retry in lockstep: a short random pause, growing per attempt.
+      if (attempt > 0) await sleep(Math.random() * 2 ** attempt);
       const version = await repository.getEventVersion(sessionId);
       const current = await repository.findEvents(sessionId, EventFilter.active());
       if (current.length < read.length || read.some((e, i) => current[i]!.id !== e.id)) return null;
