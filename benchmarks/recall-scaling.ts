@@ -160,7 +160,7 @@ async function backend(name: string): Promise<Backend | null> {
 async function fill(service: DefaultSessionService, repository: Repo, id: string, archived: number): Promise<void> {
   await service.create({ id, userId: 'bench' });
   const total = archived + WINDOW;
-  const batch = 10_000;
+  const batch = 2_000;
   for (let from = 0; from < total; from += batch) {
     const events: SessionEvent[] = [];
     for (let i = from; i < Math.min(total, from + batch); i++) {
