@@ -96,8 +96,8 @@ describe('conflict rebase', function () {
     expect(committed).to.equal(0);
   });
 
-  it('rebase is the default: a session written to all the time still compacts, the summariser called once per commit', async function () {
-    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger });
+  it('a session written to all the time still compacts, the summariser called once per commit', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger, conflictPolicy: 'rebase' });
     let calls = 0;
     const summarizer = slowSummarizer(50);
     const counting: ChatClient = { model: summarizer.model, call: (r) => (calls++, summarizer.call(r)) };
