@@ -33,6 +33,10 @@ export default {
     // suites (they would cover the same code again, many times slower per mutant).
     spec: [
       'test/compaction/**/*.test.ts',
+      // The summarising strategies' ledger, preview and no-event-loss tests (in-memory service, no database).
+      'test/summarization/noEventLoss.test.ts',
+      'test/summarization/ledgerAndQualityGate.test.ts',
+      'test/summarization/previewAndCutWithinTurn.test.ts',
       'test/session/**/*.test.ts',
       'test/filter/**/*.test.ts',
       'test/recall/ContextAssembler*.test.ts',
@@ -51,7 +55,8 @@ export default {
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
   tempDirName: '.stryker-tmp',
-  // Only what the tests need is copied into the sandbox.
-  ignorePatterns: ['dist', 'docs', 'benchmarks', 'bench-results', 'coverage', 'reports', 'etc', '.ci'],
+  // Only what the tests need is copied into the sandbox: the test support reads benchmarks/src (the recorded
+  // session loaders), not the benchmark results.
+  ignorePatterns: ['dist', 'docs', 'benchmarks/results', 'benchmarks/data', 'bench-results', 'coverage', 'reports', 'etc', '.ci'],
   thresholds: { high: 90, low: 80, break: null },
 };

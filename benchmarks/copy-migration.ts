@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { SqliteSessionRepository, type SessionRepository } from 'session-compaction';
+import { PostgresSessionRepository, SqliteSessionRepository, type SessionRepository } from 'session-compaction';
 import { compareSnapshots } from '../cli/src/admin/compareSessions.js';
 import { collectSessionIds } from '../cli/src/admin/sessionIds.js';
 import { readSnapshot } from '../cli/src/admin/sessionSnapshot.js';
@@ -25,6 +25,7 @@ import { forEachConcurrently } from '../cli/src/admin/forEachConcurrently.js';
 import { main } from '../cli/src/main.js';
 import { populateStore } from '../test/support/populateStore.js';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -147,7 +148,6 @@ try {
   const signal = await exited;
   const firstRunMs = performance.now() - killStarted;
   const resumed = await cli('copy', '--from', `sqlite:${source}`, '--to', pgUrl2, '--concurrency', CONCURRENCY);
-  const { PostgresSessionRepository } = await import('../src/backends/postgres/PostgresSessionRepository.js');
   const killedTarget = new PostgresSessionRepository({ connectionString: PG_URL, prefix: `${tag}_k` });
   const afterKill = await sameStores(a, killedTarget);
   const totalInTarget = Number((await pool.query(`SELECT count(*) AS n FROM ${tag}_k_events`)).rows[0].n);
@@ -198,9 +198,7 @@ try {
       `the target then held ${totalInTarget} events for ${endToEnd.events} in the source, ${afterKill.mismatches} mismatches.`,
   );
   writeFileSync(OUT, `${lines.join('\n')}\n`);
-  await pool.query(
-    `DROP TABLE IF EXISTS ${tag}_events, ${tag}_sessions, ${tag}_migrations, ${tag}_k_events, ${tag}_k_sessions, ${tag}_k_migrations`,
-  );
+  await dropPostgresStore(pool, tag);
   await pool.end();
 } finally {
   const redis = new Redis(REDIS_URL);

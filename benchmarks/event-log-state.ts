@@ -16,6 +16,7 @@ import {
   type SessionRepository,
 } from 'session-compaction';
 import type { BatchAppendRepository, EventLogStateRepository } from 'session-compaction/spi';
+import { dropPostgresStore } from './support/postgres.js';
 
 /** Both built-in stores measured here have both capabilities. */
 type MeasuredRepository = SessionRepository & BatchAppendRepository & EventLogStateRepository;
@@ -61,9 +62,7 @@ for (const n of sizes) {
   await fill(repo, 's', n);
   await pool.query(`ANALYZE ${prefix}_events`);
   console.log(`postgres ${String(n).padStart(6)} events: ${await time(repo, 's')}`);
-  for (const t of ['compactions', 'events', 'tombstones', 'sessions', 'migrations'])
-    await pool.query(`DROP TABLE IF EXISTS ${prefix}_${t} CASCADE`);
-  await pool.query(`DROP FUNCTION IF EXISTS ${prefix}_refuse_tombstoned() CASCADE`);
+  await dropPostgresStore(pool, prefix);
   await pool.end();
 }
 rmSync(dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@
 // compaction touches only the active window). Prints a Markdown table and writes docs/benchmarks/repositories.md.
 // PostgreSQL and Redis come from PG_URL / REDIS_URL (defaults as in the tests); an unreachable one is skipped.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -22,9 +22,11 @@ import {
   RedisSessionRepository,
   Session,
   SessionEvent,
+  SqliteSessionRepository,
   type SessionRepository,
 } from 'session-compaction';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -167,13 +169,8 @@ async function openBackend(name: string): Promise<Backend | null> {
     case 'memory':
       return { name, repo: new InMemorySessionRepository(), cleanup: async () => {} };
     case 'sqlite': {
-      const file = new URL('../src/backends/sqlite/SqliteSessionRepository.ts', import.meta.url);
-      if (!existsSync(file)) return null;
-      const mod = (await import('../src/backends/sqlite/SqliteSessionRepository.js')) as {
-        SqliteSessionRepository: new (o: { path: string }) => SessionRepository;
-      };
       const dir = mkdtempSync(path.join(os.tmpdir(), 'sc-bench-'));
-      const repo = new mod.SqliteSessionRepository({ path: path.join(dir, 'bench.db') });
+      const repo = new SqliteSessionRepository({ path: path.join(dir, 'bench.db') });
       return { name, repo, server: 'file, WAL', cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
     }
     case 'postgres': {
@@ -188,7 +185,7 @@ async function openBackend(name: string): Promise<Backend | null> {
           repo,
           server: `PostgreSQL ${version}`,
           cleanup: async () => {
-            await pool.query(`DROP TABLE IF EXISTS ${tag}_events, ${tag}_sessions, ${tag}_migrations, ${tag}_tombstones`);
+            await dropPostgresStore(pool, tag);
             await pool.end();
           },
         };

@@ -45,6 +45,7 @@ import { isBatchAppendRepository, isErasureRepository } from 'session-compaction
 import { syntheticMessages } from './src/scaling/syntheticSession.js';
 import { mulberry32 } from './src/prng.js';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -447,9 +448,7 @@ async function cleanup(store: StoreLocation, repository: SessionRepository): Pro
   if (store.backend === 'postgres') {
     const client = new pg.Client({ connectionString: store.location });
     await client.connect();
-    const p = store.prefix;
-    await client.query(`DROP TABLE IF EXISTS ${p}_events, ${p}_sessions, ${p}_migrations, ${p}_tombstones`);
-    await client.query(`DROP FUNCTION IF EXISTS ${p}_refuse_tombstoned()`);
+    await dropPostgresStore(client, store.prefix);
     await client.end();
   } else if (store.backend === 'redis') {
     const client = new Redis(store.location);

@@ -37,6 +37,7 @@ import { loadLocomo } from './src/loaders/loadLocomo.js';
 import { toMessage } from './src/recorded/toMessage.js';
 import type { RecordedSession } from './src/recorded/RecordedSession.js';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const EVENTS = Number(arg('events', '10000'));
 const QUERIES = Number(arg('queries', '300'));
@@ -219,9 +220,7 @@ try {
   } catch (error) {
     console.error(`PostgreSQL skipped: ${(error as Error).message}`);
   } finally {
-    await pool
-      .query(`DROP TABLE IF EXISTS ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`)
-      .catch(() => undefined);
+    await dropPostgresStore(pool, prefix);
     await pool.end();
   }
 } finally {

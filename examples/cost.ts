@@ -34,8 +34,11 @@ for (const question of ['Plan a weekend in Lisbon.', 'Which of those places are 
   const u = reply.turnUsage;
   process.stdout.write(
     `${question}\n  ${u.inputTokens} input tokens (${u.cachedInputTokens} cached), ${u.outputTokens} output, ` +
-      `$${u.estimatedCost?.toFixed(6)}\n`,
+      `$${u.estimatedCost?.toFixed(6)} (of which compaction $${u.estimatedCompactionCost?.toFixed(6)})\n`,
   );
 }
 const totals = sessionUsageTotals((await sessionService.findById('trip'))!.metadata);
-process.stdout.write(`session so far: ${totals?.turns} turns, $${totals?.estimatedCost} (${totals?.currency})\n`);
+process.stdout.write(
+  `session so far: ${totals?.turns} turns, $${totals?.estimatedCost} (${totals?.currency}), ` +
+    `of which compactions $${totals?.estimatedCompactionCost}\n`,
+);

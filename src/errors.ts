@@ -17,6 +17,31 @@ export class IllegalStateError extends Error {
   }
 }
 
+/**
+ * A stored row that cannot be read back: bytes that are not JSON where this library always writes JSON (the
+ * metadata or the structured part of an event, a session's metadata), left by a hand edit, a half-finished
+ * migration or a damaged file. It names the session and, for an event row, the event, so an operator can
+ * repair or remove that one row. An `IllegalStateError`: retrying does not help. Shapes an older release
+ * could have written (valid JSON of the wrong shape) are not corruption: they read back repaired.
+ */
+export class CorruptedRecordError extends IllegalStateError {
+  readonly sessionId: string;
+  /** The event whose row is corrupted; undefined for the session row itself. */
+  readonly eventId: string | undefined;
+  /** The stored field that could not be read, e.g. `metadata`. */
+  readonly field: string;
+
+  constructor(record: { sessionId: string; eventId?: string; field: string; problem: string }, options?: { cause?: unknown }) {
+    const where =
+      record.eventId === undefined ? `session ${record.sessionId}` : `event ${record.eventId} of session ${record.sessionId}`;
+    super(`Corrupted stored ${where}: ${record.field} ${record.problem}`, options);
+    this.name = 'CorruptedRecordError';
+    this.sessionId = record.sessionId;
+    this.eventId = record.eventId;
+    this.field = record.field;
+  }
+}
+
 /** Which store lost its connection. */
 export type RepositoryBackend = 'postgres' | 'redis';
 
@@ -60,8 +85,17 @@ export function requireDefined<T>(value: T | null | undefined, name: string): T 
 }
 
 export function requirePositiveInt(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new InvalidArgumentError(`${name} must be greater than 0`);
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    // The contract's message leads, so callers matching it still do; the rest says why a value like "abc" or 2.5
+    // (from a configuration file or a command line) was refused, which "greater than 0" alone does not.
+    throw new InvalidArgumentError(`${name} must be greater than 0 (got ${describeValue(value)}, not an integer)`);
   }
+  if (value <= 0) throw new InvalidArgumentError(`${name} must be greater than 0`);
   return value;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return value === null ? 'null' : typeof value;
 }

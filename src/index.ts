@@ -2,7 +2,7 @@
 // of your own are in 'session-compaction/spi'; each backend (with its options type) and the OpenAI integration
 // also have a subpath; observability is in 'session-compaction/telemetry', the data-lifecycle reports and
 // policies in 'session-compaction/lifecycle', every retriever in 'session-compaction/recall'.
-export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError } from './errors.js';
+export { InvalidArgumentError, IllegalStateError, RepositoryConnectionError, CorruptedRecordError } from './errors.js';
 export { createDefaultLogger, type Logger } from './logging.js';
 
 // Model
@@ -76,6 +76,12 @@ export { ObservationMaskingCompactionStrategy } from './compaction/strategies/Ob
 export { ContentPolicyCompactionStrategy } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
 export { CompactionPipeline } from './compaction/strategies/CompactionPipeline.js';
 export { PressureBandCompactionStrategy } from './compaction/strategies/PressureBandCompactionStrategy.js';
+export {
+  NativeCompactionStrategy,
+  type NativeCompactionStrategyOptions,
+  type PortableSummary,
+} from './compaction/strategies/NativeCompactionStrategy.js';
+export { type NativeCompactor } from './compaction/nativeCompaction.js';
 export { CompactionProfileRegistry } from './compaction/profiles/CompactionProfileRegistry.js';
 export { type CompactionSetup } from './compaction/profiles/CompactionProfile.js';
 

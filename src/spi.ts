@@ -12,6 +12,7 @@ export { type FromOpenAIOptions } from './providers/openai/OpenAIMessages.js';
 // Repositories: filtering, encoding, the contract's helpers
 export { applyEventWindow, isBranchVisible, type MatchMode } from './filter/EventFilter.js';
 export { encodeEvent, decodeEvent, escapeLike, type StoredEvent } from './repository/eventCodec.js';
+export { MAX_INDEXED_CHARACTERS } from './repository/eventSearch.js';
 export { type PostgresPool } from './backends/postgres/PostgresSessionRepository.js';
 // Repository capabilities: what a store can do beyond SessionRepository, each with one type guard.
 export { type AtomicInsertRepository, isAtomicInsertRepository } from './repository/AtomicInsertRepository.js';
@@ -25,6 +26,7 @@ export {
   type EventLogState,
   isEventLogStateRepository,
 } from './repository/EventLogStateRepository.js';
+export { type RedactionScopeRepository, isRedactionScopeRepository } from './repository/RedactionScopeRepository.js';
 export { type CompactionRecordRepository, isCompactionRecordRepository } from './repository/CompactionRecordRepository.js';
 export { type BatchAppendRepository, isBatchAppendRepository } from './repository/BatchAppendRepository.js';
 export {
@@ -33,6 +35,13 @@ export {
   type SessionIdPage,
   isEnumerableRepository,
 } from './repository/EnumerableRepository.js';
+export {
+  type SessionListingRepository,
+  type ListSessionsOptions,
+  type SessionListing,
+  type SessionListingPage,
+  isSessionListingRepository,
+} from './repository/SessionListingRepository.js';
 export {
   type SearchableRepository,
   type EventSearchOptions,
@@ -54,6 +63,17 @@ export {
   sessionDeletedError,
   TOMBSTONE_SCHEMA_VERSION,
 } from './repository/ErasureRepository.js';
+export {
+  type ForkingRepository,
+  type ForkRequest,
+  type ForkOutcome,
+  isForkingRepository,
+} from './repository/ForkingRepository.js';
+export {
+  type UserErasureRepository,
+  isUserErasureRepository,
+  userErasureInProgressError,
+} from './repository/UserErasureRepository.js';
 export { type EventRewritingRepository, isEventRewritingRepository } from './repository/EventRewritingRepository.js';
 export {
   type RetentionRepository,
@@ -90,6 +110,21 @@ export { calibrationRatio, updateCalibration, METADATA_TOKEN_CALIBRATION, type T
 export { toCompactionTrigger, type CompactionTriggerFunction } from './compaction/CompactionTrigger.js';
 export { toCompactionStrategy, type CompactionStrategyFunction, type StrategyPreview } from './compaction/CompactionStrategy.js';
 export { type StrategySkipReason } from './compaction/CompactionResult.js';
+export {
+  ANTHROPIC_NATIVE_COMPACTION,
+  METADATA_NATIVE_COMPACTION,
+  NATIVE_SUMMARY_METHOD,
+  OPENAI_NATIVE_COMPACTION,
+  isNativeCompactionShadow,
+  nativeCompactionPayload,
+  nativeCompactionPlan,
+  nativeCompactionRecord,
+  withoutNativeCompaction,
+  type NativeCompactionInput,
+  type NativeCompactionOutput,
+  type NativeCompactionRecord,
+} from './compaction/nativeCompaction.js';
+export { METADATA_PORTABLE_SUMMARY_METHOD, type PreviewableStrategy } from './compaction/strategies/NativeCompactionStrategy.js';
 export { verifyCoverage, coveredIds, METADATA_COVERED_EVENT_IDS, METADATA_MASKED_FROM } from './compaction/coverage.js';
 export { originalIdOf } from './compaction/strategies/replaceInPlace.js';
 export {
@@ -153,6 +188,7 @@ export {
   type ToolCallPolicy,
   type ToolStatus,
 } from './compaction/strategies/ContentPolicyCompactionStrategy.js';
+export { RewriteDeferral, isRewriteOnly, type RewriteDeferralOptions } from './compaction/strategies/rewriteDeferral.js';
 export {
   type CompactionPipelineOptions,
   type CompactionPipelineStage,
@@ -162,7 +198,11 @@ export {
 export { type TokenCountTriggerOptions } from './compaction/triggers/TokenCountTrigger.js';
 export { type ContextWindowTriggerOptions } from './compaction/triggers/ContextWindowTrigger.js';
 export { type IdleTimeTriggerOptions } from './compaction/triggers/IdleTimeTrigger.js';
-export { DEFAULT_PROMPT_CACHE_TTL_MS, type CacheAwareTriggerOptions } from './compaction/triggers/CacheAwareTrigger.js';
+export {
+  DEFAULT_PROMPT_CACHE_TTL_MS,
+  idleSinceLastModelCall,
+  type CacheAwareTriggerOptions,
+} from './compaction/triggers/CacheAwareTrigger.js';
 export { type TokenGrowthTriggerOptions } from './compaction/triggers/TokenGrowthTrigger.js';
 
 // Summarisers

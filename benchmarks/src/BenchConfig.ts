@@ -37,6 +37,11 @@ export interface BenchConfig {
   locomoDateHeaders: boolean;
   /** LoCoMo: each turn's text starts with its speaker's name (see LocomoLoadOptions.speakerNames). */
   locomoSpeakerNames: boolean;
+  /**
+   * Events carry the times their dataset recorded (LoCoMo's session dates, mini-swe-agent's call times);
+   * default true. False replays them one second apart, as if the integration passed no `timestamp`.
+   */
+  recordedTimes?: boolean;
   summarizer: SummarizerSettings;
   /** An OpenAI-compatible embedding model for the hybrid recall contenders; without it they are skipped. */
   embeddings?: { model: string; baseURL?: string };
@@ -176,6 +181,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'repository',
     'locomoDateHeaders',
     'locomoSpeakerNames',
+    'recordedTimes',
     'summarizer',
     'embeddings',
     'scaling',
@@ -191,7 +197,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
   if (file.data !== undefined) {
     if (!Array.isArray(file.data) || !file.data.every((d) => typeof d === 'string'))
       throw new InvalidArgumentError(`${where}: data must be an array of paths`);
-    out.data = file.data as string[];
+    out.data = (file.data as string[]).map((path) => expandEnvironment(path, `${where}: data`));
   }
   if (file.sources !== undefined) {
     if (!Array.isArray(file.sources) || !file.sources.every((s) => (RECORDED_SOURCES as readonly unknown[]).includes(s)))
@@ -228,6 +234,10 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     if (typeof file.locomoDateHeaders !== 'boolean')
       throw new InvalidArgumentError(`${where}: locomoDateHeaders must be a boolean`);
     out.locomoDateHeaders = file.locomoDateHeaders;
+  }
+  if (file.recordedTimes !== undefined) {
+    if (typeof file.recordedTimes !== 'boolean') throw new InvalidArgumentError(`${where}: recordedTimes must be a boolean`);
+    out.recordedTimes = file.recordedTimes;
   }
   if (file.summarizer !== undefined) {
     if (!isObject(file.summarizer))
@@ -291,4 +301,23 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     out.outDir = file.outDir;
   }
   return out;
+}
+
+/**
+ * `$NAME` and `${NAME}` in a data path are read from the environment, so a saved configuration (the ones beside
+ * the published results) runs on any machine that sets RECORDED_DIR; an unset variable is an error naming it.
+ */
+export function expandEnvironment(path: string, where: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.replace(
+    /\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g,
+    (_match, braced?: string, bare?: string) => {
+      const name = (braced ?? bare)!;
+      const value = env[name];
+      if (value === undefined || value === '')
+        throw new InvalidArgumentError(
+          `${where} names $${name}, which is not set: set it (for RECORDED_DIR, to the recorded conversations laid out as docs/benchmarking.md says) or pass --data`,
+        );
+      return value;
+    },
+  );
 }

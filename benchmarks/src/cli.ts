@@ -96,6 +96,7 @@ interface BenchFlags {
   scalingSizes?: number[];
   dateHeaders?: boolean;
   speakerNames?: boolean;
+  recordedTimes?: boolean;
   list?: boolean;
   pricing?: string[];
 }
@@ -126,6 +127,7 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
     config.embeddings = { model: flags.embedModel, ...(flags.embedBaseUrl !== undefined ? { baseURL: flags.embedBaseUrl } : {}) };
   if (flags.dateHeaders === true) config.locomoDateHeaders = true;
   if (flags.speakerNames === true) config.locomoSpeakerNames = true;
+  if (flags.recordedTimes === false) config.recordedTimes = false;
   if (flags.pricing !== undefined) config.pricing = flags.pricing;
   if (flags.scaling === false) config.scaling = null;
   else if (flags.scalingSizes !== undefined && config.scaling !== null)
@@ -208,6 +210,7 @@ export function createBenchProgram(argv: readonly string[]): Command {
     .option('--no-scaling', 'skip the compaction-cost-vs-length benchmark')
     .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
     .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")
+    .option('--no-recorded-times', 'replay events one second apart instead of at the times their dataset recorded')
     .option('--speaker-names', "LoCoMo: start each turn's text with its speaker's name, as LoCoMo's QA prompt does")
     .option(
       '--pricing <presets>',

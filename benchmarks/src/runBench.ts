@@ -36,6 +36,12 @@ export interface DatasetInfo {
    * `conversationFloors`).
    */
   floorCost: { preset: string; costPerConversation: number }[];
+  /**
+   * Per provider preset: the whole history sent at every call with perfect caching (each message written
+   * once, re-read from the cache on every later call), plus the replies — what keeping everything costs when
+   * the cache never misses (see `conversationFloors`).
+   */
+  perfectCacheCost?: { preset: string; costPerConversation: number }[];
 }
 
 /** Tokens sent at each call of one session, per contender: the sawtooth chart. */
@@ -136,6 +142,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
       unscoredProbes: 0,
       sendOnceCost: presets.map((p) => ({ preset: p.name, costPerConversation: 0 })),
       floorCost: presets.map((p) => ({ preset: p.name, costPerConversation: 0 })),
+      perfectCacheCost: presets.map((p) => ({ preset: p.name, costPerConversation: 0 })),
     });
   }
 
@@ -162,6 +169,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           `${dataset.name}:${recorded.sessionId}`,
           estimator,
           config.probeAt,
+          config.recordedTimes ?? true,
         );
         infos[di]!.unscoredProbes += prepared.unscoredProbes;
         let systemTokens = 0;
@@ -175,12 +183,14 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
             outputTokens: prepared.replyTokens.reduce((sum, t) => sum + t, 0),
             systemTokens,
             calls: prepared.callPoints.length,
+            historyTokensAtCall: prepared.fullTokens,
           },
           presets,
         );
         floors.forEach((f, i) => {
           infos[di]!.sendOnceCost[i]!.costPerConversation += f.sendOnce / sessions.length;
           infos[di]!.floorCost[i]!.costPerConversation += f.withSystem / sessions.length;
+          infos[di]!.perfectCacheCost![i]!.costPerConversation += f.perfectCache / sessions.length;
         });
         for (const budgetTokens of config.budgets) {
           const context: ReplayContext = {

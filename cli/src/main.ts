@@ -15,6 +15,7 @@ import { registerMigrateCommand } from './commands/migrateCommand.js';
 import { registerRetentionCommand } from './commands/retentionCommand.js';
 import { registerSessionsCommand } from './commands/sessionsCommand.js';
 import { registerShowCommand } from './commands/showCommand.js';
+import { registerStudioCommand } from './commands/studioCommand.js';
 import { registerVerifyCommand } from './commands/verifyCommand.js';
 import { registerBenchCommand } from './commands/benchCommand.js';
 
@@ -27,7 +28,7 @@ export function createProgram(ctx: AdminContext): Command {
   const program = new Command()
     .name('session-compaction')
     .description(
-      'Inspect, verify, compact, export, import, copy, expire, erase and migrate session-compaction stores; `bench` runs session-compaction-bench.',
+      'Inspect, verify, compact, export, import, copy, expire, erase and migrate session-compaction stores; `studio` serves a local web inspector; `bench` runs session-compaction-bench.',
     )
     .showHelpAfterError()
     .exitOverride()
@@ -43,6 +44,7 @@ export function createProgram(ctx: AdminContext): Command {
   registerRetentionCommand(program, ctx);
   registerEraseUserCommand(program, ctx);
   registerMigrateCommand(program, ctx);
+  registerStudioCommand(program, ctx);
   registerBenchCommand(program, ctx);
   // Subcommands report through the same streams and must not call process.exit either.
   for (const command of program.commands) {

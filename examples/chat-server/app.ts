@@ -14,7 +14,7 @@ import {
   type SessionRepository,
   type SessionService,
 } from 'session-compaction';
-import { accessDeniedMessage } from 'session-compaction/spi';
+import { accessDeniedMessage, isErasureRepository, ownerHash } from 'session-compaction/spi';
 import type { OpenAIChatTypes, OpenAISessionMemory } from 'session-compaction/openai';
 import type { ChatServerConfig } from './config.js';
 import { APP_TYPES } from './container.js';
@@ -55,8 +55,20 @@ function userOf(request: FastifyRequest): string {
   return value.trim();
 }
 
+/**
+ * The library's refusals of a deleted session id ("Session <id> was deleted at …", "Session not found: <id>
+ * (deleted at …)") name when it was deleted: never sent to a client as they are (see refuseDeleted).
+ */
+function isDeletedSession(error: unknown): boolean {
+  return (
+    (error instanceof IllegalStateError && /^Session .* was deleted/.test(error.message)) ||
+    (error instanceof InvalidArgumentError && /^Session not found: .* \(deleted at /.test(error.message))
+  );
+}
+
 function statusOf(error: unknown): number {
   if (error instanceof HttpError) return error.statusCode;
+  if (isDeletedSession(error)) return 404;
   // fastify's own refusals: 400 malformed JSON or a body that fails the schema, 413 too large, 415 not JSON.
   const status = (error as { statusCode?: unknown }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return status;
@@ -111,13 +123,37 @@ export function buildChatServer(container: Container): FastifyInstance {
   app.setErrorHandler((error, _request, reply) => {
     const status = statusOf(error);
     if (status === 503) void reply.header('retry-after', '1');
-    void reply.status(status).send({ error: error instanceof Error ? error.message : String(error) });
+    const message = isDeletedSession(error) ? 'conversation not found' : error instanceof Error ? error.message : String(error);
+    void reply.status(status).send({ error: message });
   });
+
+  /**
+   * A conversation id that was deleted: its owner learns it is gone (410), anyone else only that there is no
+   * such conversation (404) — when, or whether, someone else's conversation was deleted is not theirs to know.
+   * Returns when the id was never used (or its tombstone expired).
+   */
+  async function refuseDeleted(id: string, userId: string): Promise<void> {
+    const repository = container.get<SessionRepository>(TYPES.SessionRepository);
+    if (!isErasureRepository(repository)) return;
+    const tombstone = await repository.findTombstone(id);
+    if (tombstone === null) return;
+    if (tombstone.ownerHash === ownerHash(userId)) throw new HttpError(410, `conversation '${id}' was deleted`);
+    throw new HttpError(404, `conversation '${id}' not found`);
+  }
+
+  /** A conversation id sent to continue a chat: a live one goes on (ownership is checked by the memory), a deleted one is refused. */
+  async function continuable(id: string | undefined, userId: string): Promise<void> {
+    if (id === undefined || (await sessions().findById(id)) !== null) return;
+    await refuseDeleted(id, userId);
+  }
 
   /** The session must exist and be the caller's; another user's session answers 403, a missing one 404. */
   async function ownedSession(id: string, userId: string) {
     const session = await sessions().findById(id);
-    if (session === null) throw new HttpError(404, `conversation '${id}' not found`);
+    if (session === null) {
+      await refuseDeleted(id, userId);
+      throw new HttpError(404, `conversation '${id}' not found`);
+    }
     if (session.userId !== userId) throw new HttpError(403, accessDeniedMessage(id, userId));
     return session;
   }
@@ -137,6 +173,7 @@ export function buildChatServer(container: Container): FastifyInstance {
 
   app.post<{ Body: QueryBody }>('/v1/query', { schema: { body: queryBodySchema } }, async (request) => {
     const userId = userOf(request);
+    await continuable(request.body.conversation_id, userId);
     const sessionId = request.body.conversation_id ?? randomUUID();
     let messages = firstRound(request.body);
     let response: SessionMemoryResponse<OpenAIChatTypes> | undefined;
@@ -162,6 +199,7 @@ export function buildChatServer(container: Container): FastifyInstance {
 
   app.post<{ Body: QueryBody }>('/v1/streaming_query', { schema: { body: queryBodySchema } }, async (request, reply) => {
     const userId = userOf(request);
+    await continuable(request.body.conversation_id, userId);
     const sessionId = request.body.conversation_id ?? randomUUID();
     const abort = new AbortController();
     // The response's close (not the request's, which fires once the body is read) means the client went away.

@@ -564,8 +564,21 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
 
   private async prepare(request: SessionMemoryRequest<T>, sink: Sink<T> | null): Promise<PreparedTurn<T>> {
     if (request === null || request === undefined) throw new InvalidArgumentError('request must not be null');
-    const { sessionId: rawSessionId, userId: rawUserId, messages, filter, context, model, signal, ...chatParams } = request;
+    const {
+      sessionId: rawSessionId,
+      userId: rawUserId,
+      messages,
+      filter,
+      context,
+      model,
+      signal,
+      timestamp,
+      ...chatParams
+    } = request;
     const sessionId = requireText(rawSessionId, 'sessionId');
+    if (timestamp !== undefined && !(timestamp instanceof Date && !Number.isNaN(timestamp.getTime()))) {
+      throw new InvalidArgumentError('timestamp must be a valid Date');
+    }
     if (!Array.isArray(messages)) throw new InvalidArgumentError('messages must not be null');
     this.provider.validate?.(messages, chatParams as T['params']);
     const userId = typeof rawUserId === 'string' && rawUserId.trim() !== '' ? rawUserId : undefined;
@@ -605,7 +618,11 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       for (const [i, { message, metadata }] of incoming.entries()) {
         if (!this.messageFilter.shouldPersist(message)) continue;
         persisted.push(
-          await this.service.appendMessage(sessionId, message, { id: incomingIds[i]!, ...(metadata ? { metadata } : {}) }),
+          await this.service.appendMessage(sessionId, message, {
+            id: incomingIds[i]!,
+            ...(metadata ? { metadata } : {}),
+            ...(timestamp !== undefined ? { timestamp } : {}),
+          }),
         );
       }
     };

@@ -171,6 +171,12 @@ export interface SessionMemoryRequestBase<TMessage> {
   userId?: string;
   /** New messages only (system prompt, the user message or tool results); the history comes from the session. */
   messages: TMessage[];
+  /**
+   * When the new messages were written; default now. Pass the message's own time when it was written earlier
+   * (an offline client syncing, a conversation imported or replayed): recall quotes and searches by date
+   * ("what did I say on 8 May?"), and compaction's time-based triggers read it.
+   */
+  timestamp?: Date;
   /** Merged over the memory's eventFilter for this request's history. */
   filter?: EventFilter;
   /** Extra values for the id generators (e.g. `{ requestId }` from an idempotency header). */

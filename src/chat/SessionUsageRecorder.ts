@@ -1,5 +1,12 @@
 import type { ModelPrices } from '../tokens/ModelPrices.js';
-import { addUsage, emptyUsage, usageCostNanos, type UsageRecord } from '../tokens/UsageRecord.js';
+import {
+  addUsage,
+  compactionCostNanos,
+  emptyUsage,
+  priceUsage,
+  usageCostNanos,
+  type UsageRecord,
+} from '../tokens/UsageRecord.js';
 
 /** Session metadata key holding the running total of what the session's turns consumed. */
 export const METADATA_USAGE = 'usage';
@@ -13,6 +20,8 @@ export interface SessionUsageTotals extends UsageRecord {
    * an integer there, so the total never drifts the way a sum of decimal fractions does.
    */
   estimatedCostNanos?: number;
+  /** Of `estimatedCostNanos`, what compactions cost (`estimatedCompactionCost` × 10⁹). */
+  estimatedCompactionCostNanos?: number;
   currency?: string;
   updatedAt: string;
 }
@@ -44,14 +53,15 @@ export function turnUsage(
   prices: ModelPrices | undefined,
   summarizerPrices: ModelPrices | undefined,
 ): UsageRecord {
-  const usage = addUsage({ ...emptyUsage(), ...(call ?? {}) }, ...compactions.map((u) => (u === undefined ? u : stripCost(u))));
-  delete usage.estimatedCost;
+  const usage = stripCost(
+    addUsage({ ...emptyUsage(), ...(call ?? {}) }, ...compactions.map((u) => (u === undefined ? u : stripCost(u)))),
+  );
   if (prices === undefined) return usage;
-  return { ...usage, estimatedCost: usageCostNanos(usage, prices, summarizerPrices ?? prices) / 1e9 };
+  return priceUsage(usage, prices, summarizerPrices ?? prices);
 }
 
 function stripCost(usage: UsageRecord): UsageRecord {
-  const { estimatedCost: _cost, ...counts } = usage;
+  const { estimatedCost: _cost, estimatedCompactionCost: _compaction, ...counts } = usage;
   return counts;
 }
 
@@ -72,18 +82,21 @@ export class SessionUsageRecorder {
    */
   apply(metadata: Readonly<Record<string, unknown>>, usage: UsageRecord, countTurn = true): Record<string, unknown> {
     const previous = sessionUsageTotals(metadata);
-    const counts = addUsage(previous === null ? undefined : stripCost(previous), stripCost(usage));
-    delete counts.estimatedCost;
+    const { estimatedCostNanos: _nanos, estimatedCompactionCostNanos: _compactionNanos, ...before } = previous ?? {};
+    const counts = stripCost(addUsage(previous === null ? undefined : stripCost(before as UsageRecord), stripCost(usage)));
     const next: SessionUsageTotals = {
       ...counts,
       turns: (previous?.turns ?? 0) + (countTurn ? 1 : 0),
       updatedAt: new Date().toISOString(),
     };
     if (this.prices !== undefined) {
-      const nanos =
-        (previous?.estimatedCostNanos ?? 0) + usageCostNanos(usage, this.prices, this.summarizerPrices ?? this.prices);
+      const summarizerPrices = this.summarizerPrices ?? this.prices;
+      const nanos = (previous?.estimatedCostNanos ?? 0) + usageCostNanos(usage, this.prices, summarizerPrices);
+      const compactionNanos = (previous?.estimatedCompactionCostNanos ?? 0) + compactionCostNanos(usage, summarizerPrices);
       next.estimatedCostNanos = nanos;
       next.estimatedCost = nanos / 1e9;
+      next.estimatedCompactionCostNanos = compactionNanos;
+      next.estimatedCompactionCost = compactionNanos / 1e9;
       next.currency = this.prices.currency ?? 'USD';
     }
     return { ...metadata, [METADATA_USAGE]: next };

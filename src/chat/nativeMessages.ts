@@ -4,13 +4,15 @@ import type { Message } from '../session/Message.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import type { PersistableMessage } from './ChatProvider.js';
 
+import { METADATA_NATIVE } from '../session/nativeMetadata.js';
+
 /**
  * Metadata key of a framework's own form of a message, kept next to the neutral Message when the Message
  * cannot say everything (content blocks, signatures, provider options, images...). It holds
  * `{ format, value, of }`: the framework (e.g. 'anthropic'), its JSON form, and a fingerprint of the Message
- * it was stored with.
+ * it was stored with. Redaction removes it with the content.
  */
-export const METADATA_NATIVE = 'native';
+export { METADATA_NATIVE };
 
 export interface NativeRecord {
   format: string;

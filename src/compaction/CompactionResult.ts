@@ -5,8 +5,10 @@ import type { UsageRecord } from '../tokens/UsageRecord.js';
 /**
  * Why a compaction changed nothing, when it is known: a strategy's own reason, or the service's when a
  * cross-process compaction lock was held by another holder ('lock-held') or lost before the commit ('lock-lost').
+ * 'deferred': a cache-aware strategy held back a small in-place rewrite (masking) while the provider's prompt
+ * cache is warm (see `minSavedTokens`).
  */
-export type StrategySkipReason = 'nothing-to-archive' | 'summarization-failed' | 'lock-held' | 'lock-lost';
+export type StrategySkipReason = 'nothing-to-archive' | 'summarization-failed' | 'deferred' | 'lock-held' | 'lock-lost';
 
 /**
  * A strategy's verdict: the new active window (`compactedEvents`) and the real events it moves to the

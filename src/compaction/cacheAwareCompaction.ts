@@ -4,6 +4,8 @@ import type { ChatClient } from '../summarization/ChatClient.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import type { CompactionStrategy } from './CompactionStrategy.js';
 import { AdditiveSummarizationCompactionStrategy } from './strategies/AdditiveSummarizationCompactionStrategy.js';
+import { CompactionPipeline } from './strategies/CompactionPipeline.js';
+import { ObservationMaskingCompactionStrategy } from './strategies/ObservationMaskingCompactionStrategy.js';
 import { TokenCountCompactionStrategy } from './strategies/TokenCountCompactionStrategy.js';
 import { CacheAwareTrigger, DEFAULT_PROMPT_CACHE_TTL_MS } from './triggers/CacheAwareTrigger.js';
 
@@ -12,8 +14,18 @@ export interface CacheAwareCompactionOptions {
   budgetTokens: number;
   /** With a summariser, archived turns become appended summaries; without, they are only archived. */
   chatClient?: ChatClient;
-  /** Share of the budget kept verbatim after a compaction; default 0.5 with a summariser, 0.8 without. */
+  /**
+   * Share of the budget kept verbatim after a compaction; default 0.5 with a summariser, 0.8 without (0.6
+   * without a summariser but with `maskToolResults`).
+   */
   keptRatio?: number;
+  /**
+   * Agent loops: mask the tool results the model has already answered (ObservationMaskingCompactionStrategy)
+   * at each compaction, before anything is cut or summarised, so the kept window holds more of the run. The
+   * masks are made only when a compaction is due anyway — at the budget, or from `coldRatio` once the cache is
+   * cold — never one result per turn inside the cached prefix. Default false.
+   */
+  maskToolResults?: boolean | { maxChars?: number };
   /** With a summariser: share of the budget the appended summaries may take before they are merged; default 0.35. */
   summaryRatio?: number;
   /** Share of the budget from which a cold cache is a reason to compact; default keptRatio + summaryRatio (≤ 1). */
@@ -43,13 +55,17 @@ function ratio(value: number | undefined, fallback: number, name: string): numbe
  * The prompt-cache-friendly setting, measured in docs/cost.md: compact rarely and preferably when the
  * provider's cache has expired (CacheAwareTrigger), keep whole recent turns up to `keptRatio` of the budget,
  * and append summaries instead of rewriting them, so the summaries and the kept turns stay a cached prefix
- * from one call to the next.
+ * from one call to the next. With `maskToolResults`, consumed tool results are masked in the same step.
  */
 export function cacheAwareCompaction(options: CacheAwareCompactionOptions): CacheAwareCompactionProfile {
   if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
   const budget = requirePositiveInt(options.budgetTokens, 'budgetTokens');
   const summarising = options.chatClient !== undefined;
-  const kept = ratio(options.keptRatio, summarising ? 0.5 : 0.8, 'keptRatio');
+  const masking = options.maskToolResults ?? false;
+  if (typeof masking !== 'boolean' && (masking === null || typeof masking !== 'object')) {
+    throw new InvalidArgumentError('maskToolResults must be a boolean or { maxChars }');
+  }
+  const kept = ratio(options.keptRatio, summarising ? 0.5 : masking === false ? 0.8 : 0.6, 'keptRatio');
   const summaries = summarising ? ratio(options.summaryRatio, 0.35, 'summaryRatio') : 0;
   if (kept + summaries > 1) throw new InvalidArgumentError('keptRatio + summaryRatio must not exceed 1');
   const cold = ratio(options.coldRatio, Math.min(1, kept + summaries), 'coldRatio');
@@ -62,7 +78,7 @@ export function cacheAwareCompaction(options: CacheAwareCompactionOptions): Cach
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(estimator !== undefined ? { tokenCountEstimator: estimator } : {}),
   });
-  const compactionStrategy: CompactionStrategy = summarising
+  const base: CompactionStrategy = summarising
     ? new AdditiveSummarizationCompactionStrategy({
         chatClient: options.chatClient!,
         // Whole turns up to the token cap: the cap, not a turn count, decides what stays.
@@ -76,5 +92,23 @@ export function cacheAwareCompaction(options: CacheAwareCompactionOptions): Cach
         maxTokens: share(kept),
         ...(estimator !== undefined ? { tokenCountEstimator: estimator } : {}),
       });
+  const compactionStrategy: CompactionStrategy =
+    masking === false
+      ? base
+      : new CompactionPipeline({
+          stages: [
+            {
+              name: 'mask',
+              strategy: new ObservationMaskingCompactionStrategy({
+                ...(masking !== true && masking.maxChars !== undefined ? { maxChars: masking.maxChars } : {}),
+                ...(estimator !== undefined ? { tokenCountEstimator: estimator } : {}),
+              }),
+            },
+            { name: summarising ? 'summarize' : 'cut', strategy: base },
+          ],
+          // Masking alone is enough when it brings the window to what a cut or summary would leave.
+          maxTokens: share(summarising ? Math.min(1, kept + summaries) : kept),
+          ...(estimator !== undefined ? { tokenCountEstimator: estimator } : {}),
+        });
   return { compactionTrigger, compactionStrategy, compactBeforeCall: true };
 }

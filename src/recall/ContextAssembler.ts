@@ -1,3 +1,4 @@
+import { SUMMARY_METADATA } from '../compaction/strategies/summaryEvents.js';
 import { IllegalStateError, InvalidArgumentError, requirePositiveInt, requireText } from '../errors.js';
 import { instrumentRetriever } from './instrumentRetriever.js';
 import { EventFilter } from '../filter/EventFilter.js';
@@ -12,8 +13,10 @@ import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
 import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
 import type { RetrievedEvent, Retriever } from './Retriever.js';
+import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { searchableText } from './searchTerms.js';
 import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
+import { summarisesRecallable } from './supersededSummaries.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
 
@@ -298,13 +301,23 @@ export class ContextAssembler {
       includeActive: true,
       branch,
     });
-    const quotable = recallFilter(r.filter, branch, r.sessionId, sent, window);
-    if (!hits.some((h) => quotable(h.event))) return null;
+    const permitted = recallFilter(r.filter, branch, r.sessionId, sent, window);
+    if (!hits.some((h) => permitted(h.event))) return null;
     const { log, position } = await this.neighbourhood(r.sessionId, hits, settings.neighbors);
+    const originals = await this.summarisedOriginals(r.sessionId, log, position);
+    // A summary is not quoted while the events it stands for can be.
+    const quotable = (e: SessionEvent) =>
+      permitted(e) &&
+      !summarisesRecallable(e, (id) => {
+        const at = position.get(id);
+        const original = at !== undefined ? log.get(at) : originals.get(id);
+        return original !== undefined && permitted(original);
+      });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
     const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
+    const terms = queryTerms(query);
     // Costs come from the memoised event counts plus the time prefix (counted once per distinct time): no
     // tokenising per entry on the hot path; the rendered block is counted whole once at the end.
     const prefixTokens = new Map<string, number>();
@@ -317,7 +330,9 @@ export class ContextAssembler {
     const entry = (event: SessionEvent): { text: string; cost: number } | null => {
       const cost = estimateEventTokens(event, estimator) + prefixCost(event);
       if (cost <= entryCap) return { text: formatEvent(event), cost };
-      const text = shortenText(formatEvent(event), (t) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap);
+      // Too long to quote whole: the parts that match the request, else its head and tail.
+      const fits = (t: string) => estimator.estimate(recallEntry(event, null, t)) + 1 <= entryCap;
+      const text = matchingExcerpt(formatEvent(event), terms, fits) ?? shortenText(formatEvent(event), fits);
       return text === null ? null : { text, cost: estimator.estimate(recallEntry(event, null, text)) + 1 };
     };
     const overhead = estimator.estimate(formatMessage({ type: 'user', text: renderRecallBlock([]) }));
@@ -394,6 +409,31 @@ export class ContextAssembler {
       at++;
     }
     return { log, position };
+  }
+
+  /**
+   * The events the summaries among `log` stand for that `log` does not hold, read by id (radius 0) so that
+   * deciding whether a summary's originals are quotable never needs the whole log either.
+   */
+  private async summarisedOriginals(
+    sessionId: string,
+    log: ReadonlyMap<number, SessionEvent>,
+    position: ReadonlyMap<string, number>,
+  ): Promise<Map<string, SessionEvent>> {
+    const found = new Map<string, SessionEvent>();
+    const read = this.retriever?.findEventNeighbours;
+    if (read === undefined) return found;
+    const wanted = new Set<string>();
+    for (const e of log.values()) {
+      if (!e.isSynthetic()) continue;
+      const ids = e.metadata[SUMMARY_METADATA.eventIds];
+      if (!Array.isArray(ids)) continue;
+      for (const id of ids) if (typeof id === 'string' && !position.has(id)) wanted.add(id);
+    }
+    if (wanted.size === 0) return found;
+    for (const run of await read.call(this.retriever, sessionId, [...wanted], 0))
+      for (const e of run) if (e.sessionId === sessionId) found.set(e.id, e);
+    return found;
   }
 
   private render(entries: RecallBlockEntry[]): RecallBlock {

@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer';
 import { ENGLISH_STOP_WORDS as STOP_WORDS } from '../filter/stopWords.js';
+import { MAX_INDEXED_CHARACTERS } from '../repository/eventSearch.js';
 import { formatEvent } from '../session/formatEvent.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
@@ -33,5 +34,6 @@ export function searchableText(event: SessionEvent): string | null {
   const m = event.message;
   if (m.type === 'assistant' && (m.text === null || m.text.trim() === '') && (m.toolCalls?.length ?? 0) === 0) return null;
   if (m.type !== 'assistant' && m.type !== 'tool' && m.text.trim() === '') return null;
-  return formatEvent(event);
+  // The same bound as the stores' full-text indexes: search finds the same events on every backend.
+  return formatEvent(event).slice(0, MAX_INDEXED_CHARACTERS);
 }

@@ -21,6 +21,11 @@ export interface CompactionRecord {
   readonly createdAt: Date;
   /** The strategy's class name (or 'function' for a plain function strategy). */
   readonly strategy: string;
+  /**
+   * The trigger's class name (a function trigger's name, or 'function'), as for `strategy`; absent on records
+   * written before the trigger was recorded.
+   */
+  readonly trigger?: string;
   /** `metadata.compactionSource` of the summary events the compaction added; null when it added none. */
   readonly compactionSource: string | null;
   /** The log version the compaction was committed against, and the one it produced (versionBefore + 1). */
@@ -47,6 +52,7 @@ interface StoredRecord {
   sessionId: string;
   createdAt: number;
   strategy: string;
+  trigger?: string;
   compactionSource: string | null;
   versionBefore: number;
   versionAfter: number;
@@ -65,6 +71,7 @@ export function encodeCompactionRecord(record: CompactionRecord): string {
     sessionId: record.sessionId,
     createdAt: record.createdAt.getTime(),
     strategy: record.strategy,
+    ...(record.trigger !== undefined ? { trigger: record.trigger } : {}),
     compactionSource: record.compactionSource,
     versionBefore: record.versionBefore,
     versionAfter: record.versionAfter,
@@ -85,6 +92,7 @@ export function decodeCompactionRecord(body: string, revertedAt: Date | number |
     sessionId: s.sessionId,
     createdAt: new Date(s.createdAt),
     strategy: s.strategy,
+    ...(typeof s.trigger === 'string' ? { trigger: s.trigger } : {}),
     compactionSource: s.compactionSource,
     versionBefore: s.versionBefore,
     versionAfter: s.versionAfter,

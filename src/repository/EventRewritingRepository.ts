@@ -9,7 +9,8 @@ import { hasMethods } from './hasMethods.js';
 export interface EventRewritingRepository {
   /**
    * Replaces events of the log in place, matched by id: same position, same archived flag, new content and
-   * metadata. CAS: on a version mismatch nothing changes and it returns false; otherwise the version is
+   * metadata. CAS: on a version mismatch nothing changes and it returns false — checked before the events,
+   * so a stale batch naming an event that left the log since still just loses; otherwise the version is
    * bumped. "Session not found: <id>" / "Event not found: <eventId>" (InvalidArgumentError) change nothing.
    */
   rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean>;

@@ -17,6 +17,7 @@ import {
   type Tombstone,
 } from './ErasureRepository.js';
 import type { EventLogState, EventLogStateRepository } from './EventLogStateRepository.js';
+import { redactionScopeOf, type RedactionScopeRepository } from './RedactionScopeRepository.js';
 import { countKinds } from './eventKinds.js';
 import { requireRewriteBatch, type EventRewritingRepository } from './EventRewritingRepository.js';
 import type { MetadataUpdatingRepository, SessionMetadataUpdate } from './MetadataUpdatingRepository.js';
@@ -28,6 +29,14 @@ import {
   type SessionActivityPage,
 } from './RetentionRepository.js';
 import type { SessionRepository } from './SessionRepository.js';
+import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from './SessionListingRepository.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from './ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from './UserErasureRepository.js';
 
 interface SessionData {
   session: Session;
@@ -61,22 +70,31 @@ export class InMemorySessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     ErasureRepository,
     EventRewritingRepository,
-    RetentionRepository
+    RetentionRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   private readonly sessions = new Map<string, SessionData>();
   private readonly tombstones = new Map<string, Tombstone>();
+  /** ownerHash(userId) → until (ms) of users whose erasure is in progress (UserErasureRepository). */
+  private readonly erasing = new Map<string, number>();
 
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     const existing = this.sessions.get(s.id);
     if (existing) existing.session = s;
-    else this.sessions.set(s.id, emptyLog(s));
+    else {
+      this.refuseErasing(s);
+      this.sessions.set(s.id, emptyLog(s));
+    }
     return s;
   }
 
@@ -84,8 +102,45 @@ export class InMemorySessionRepository
     const s = Session.from(session);
     if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
     if (this.sessions.has(s.id)) return false;
+    this.refuseErasing(s);
     this.sessions.set(s.id, emptyLog(s));
     return true;
+  }
+
+  /** Every check and the whole write with no await between them: atomic on Node's single thread. */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const source = this.sessions.get(requireText(request.sourceId, 'sourceId'));
+    if (source === undefined) return 'source-missing';
+    const { version, purgeGeneration } = request.expected;
+    if (source.version !== version || (purgeGeneration !== null && source.purgeGeneration !== purgeGeneration)) return 'changed';
+    if (this.tombstones.has(s.id)) throw sessionDeletedError(s.id, this.tombstones.get(s.id));
+    if (this.sessions.has(s.id)) return 'exists';
+    this.refuseErasing(s);
+    const data = emptyLog(s);
+    for (const e of request.events) {
+      if (data.ids.has(e.id)) continue;
+      data.active.push(e);
+      data.ids.add(e.id);
+      data.version++;
+    }
+    this.sessions.set(s.id, data);
+    return 'forked';
+  }
+
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    this.erasing.set(ownerHash(requireText(userId, 'userId')), until.getTime());
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    this.erasing.delete(ownerHash(requireText(userId, 'userId')));
+  }
+
+  private refuseErasing(s: Session): void {
+    if (this.erasing.size === 0) return;
+    const until = this.erasing.get(ownerHash(s.userId));
+    if (until !== undefined && until > Date.now()) throw userErasureInProgressError(s.id);
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -199,6 +254,10 @@ export class InMemorySessionRepository
     return true;
   }
 
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    return redactionScopeOf(await this.findEvents(id, EventFilter.all()), eventId);
+  }
+
   async listCompactions(id: string): Promise<CompactionRecord[]> {
     return newestFirst(this.sessions.get(id)?.compactions ?? []);
   }
@@ -240,6 +299,33 @@ export class InMemorySessionRepository
     return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
   }
 
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
+    const ids = [...this.sessions.entries()]
+      .filter(
+        ([id, data]) =>
+          (cursor === null || id > cursor) &&
+          (userId === null || data.session.userId === userId) &&
+          (idPrefix === null || id.startsWith(idPrefix)),
+      )
+      .map(([id]) => id)
+      .sort();
+    const page = ids.slice(0, limit).map((id) => {
+      const data = this.sessions.get(id)!;
+      const last = data.active[data.active.length - 1] ?? data.archived[data.archived.length - 1];
+      return {
+        session: data.session,
+        version: data.version,
+        activeEvents: data.active.length,
+        archivedEvents: data.archived.length,
+        lastEventAt: last === undefined ? null : last.timestamp,
+        compactions: data.compactions.filter((c) => c.revertedAt === null).length,
+        ...(withActiveEvents ? { activeWindow: [...data.active] } : {}),
+      };
+    });
+    return { sessions: page, cursor: ids.length > limit ? page[page.length - 1]!.session.id : null };
+  }
+
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
     const data = this.sessions.get(requireText(id, 'sessionId'));
     if (data === undefined) return null;
@@ -260,6 +346,7 @@ export class InMemorySessionRepository
     const tombstone = this.tombstones.get(s.id);
     if (tombstone !== undefined && tombstone.ownerHash !== ownerHash(s.userId)) throw sessionDeletedError(s.id, tombstone);
     if (this.sessions.has(s.id)) return false;
+    this.refuseErasing(s);
     this.tombstones.delete(s.id);
     this.sessions.set(s.id, emptyLog(s));
     return true;
@@ -286,6 +373,8 @@ export class InMemorySessionRepository
   async rewriteEvents(id: string, events: readonly SessionEvent[], expectedVersion: number): Promise<boolean> {
     requireRewriteBatch(id, events);
     const data = this.require(id);
+    // The version first: a stale rewrite loses its compare-and-set even when its events are gone by now.
+    if (data.version !== expectedVersion) return false;
     const positions = events.map((e) => {
       const inArchive = data.archived.findIndex((x) => x.id === e.id);
       if (inArchive >= 0) return { list: data.archived, index: inArchive };
@@ -293,7 +382,6 @@ export class InMemorySessionRepository
       if (inWindow >= 0) return { list: data.active, index: inWindow };
       throw new InvalidArgumentError(`Event not found: ${e.id}`);
     });
-    if (data.version !== expectedVersion) return false;
     positions.forEach(({ list, index }, i) => {
       list[index] = events[i]!.with({ archived: list[index]!.archived });
     });
@@ -341,6 +429,7 @@ export class InMemorySessionRepository
   async close(): Promise<void> {
     this.sessions.clear();
     this.tombstones.clear();
+    this.erasing.clear();
   }
 
   private lastActiveAt(data: SessionData): Date {

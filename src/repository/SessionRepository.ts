@@ -26,7 +26,7 @@ export type { SessionMetadataUpdate } from './MetadataUpdatingRepository.js';
  *
  * What a store can do beyond this is declared by capability interfaces, each with one type guard
  * (`isSearchableRepository(repository)`, …): AtomicInsertRepository, MetadataUpdatingRepository,
- * EventLogStateRepository, CompactionRecordRepository, BatchAppendRepository, EnumerableRepository,
+ * EventLogStateRepository, CompactionRecordRepository, BatchAppendRepository, EnumerableRepository, SessionListingRepository,
  * SearchableRepository, ErasureRepository, EventRewritingRepository, RetentionRepository,
  * StorageReclaimingRepository. A capability counts only when all of its methods are present.
  */

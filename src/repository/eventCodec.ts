@@ -8,6 +8,7 @@ import {
 } from '../session/Message.js';
 import { markMalformed } from '../session/malformedEvents.js';
 import { restoreSessionEvent, type SessionEvent } from '../session/SessionEvent.js';
+import { CorruptedRecordError } from '../errors.js';
 import { describeType } from '../validation/inputs.js';
 import { decodeStoredText, encodeStoredText, mapJsonStrings, TEXT_ESCAPE } from './storedText.js';
 
@@ -72,16 +73,23 @@ export function encodeEvent(event: SessionEvent, archived = event.archived): Sto
 
 /**
  * Rebuilds an event from its stored form. Never throws on what an older release may have stored: a text
- * that is not a string reads as no text, unreadable JSON as empty, malformed tool calls or responses are
- * left out — so filters, search and compaction keep working on the session — and each such repair is
- * recorded for the coverage verifier (`malformedProblems`).
+ * that is not a string reads as no text, JSON of the wrong shape as empty, malformed tool calls or responses
+ * are left out — so filters, search and compaction keep working on the session — and each such repair is
+ * recorded for the coverage verifier (`malformedProblems`). Bytes that are not JSON at all were never written
+ * by any release: that row is corrupted, and reading it throws `CorruptedRecordError` naming the session and
+ * the event (silently reading `{}` would turn a summary into a real event or drop a pin).
  */
 export function decodeEvent(row: StoredEvent): SessionEvent {
   const problems: string[] = [];
   const note = (problem: string) => problems.push(problem);
   const type: MessageType = isMessageType(row.messageType) ? row.messageType : 'assistant';
   if (type !== row.messageType) note(`unknown message type ${describeType(row.messageType)} ${String(row.messageType)}`);
-  const data = parseJsonObject(row.data, 'data', note);
+  const corrupted = (field: string, cause: unknown) =>
+    new CorruptedRecordError(
+      { sessionId: String(row.sessionId), eventId: String(row.id), field, problem: 'is not JSON' },
+      { cause },
+    );
+  const data = parseJsonObject(row.data, 'data', note, corrupted);
   const text = typeof row.text === 'string' ? decodeStoredText(row.text) : null;
   if (text === null && row.text !== null && row.text !== undefined) note(`text was ${describeType(row.text)}`);
   let message: Message;
@@ -129,22 +137,26 @@ export function decodeEvent(row: StoredEvent): SessionEvent {
     sessionId: String(row.sessionId),
     timestamp,
     message: Object.freeze(message),
-    metadata: parseJsonObject(row.metadata, 'metadata', note),
+    metadata: parseJsonObject(row.metadata, 'metadata', note, corrupted),
     branch,
     archived: row.archived === true,
   });
   return markMalformed(event, problems);
 }
 
-function parseJsonObject(json: unknown, field: string, note: (problem: string) => void): Record<string, unknown> {
+function parseJsonObject(
+  json: unknown,
+  field: string,
+  note: (problem: string) => void,
+  corrupted: (field: string, cause: unknown) => Error,
+): Record<string, unknown> {
   if (json === null || json === undefined || json === '') return {};
   let value: unknown = json;
   if (typeof json === 'string') {
     try {
       value = JSON.parse(json);
-    } catch {
-      note(`${field} is not JSON`);
-      return {};
+    } catch (error) {
+      throw corrupted(field, error);
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

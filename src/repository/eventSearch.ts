@@ -7,6 +7,14 @@ export const DEFAULT_SEARCH_LIMIT = 20;
 export const MAX_SEARCH_TERMS = 32;
 /** A query is cut here before parsing, so a pasted document cannot make one search arbitrarily expensive. */
 export const MAX_SEARCH_CHARACTERS = 4096;
+/**
+ * How much of an event's searchable text (its text, then the string values of its data: tool-call names and
+ * arguments, tool results, reasoning) the full-text indexes hold, in characters: every backend and the
+ * in-process retriever index this prefix and store the whole event. PostgreSQL refuses a tsvector over
+ * 1 MB, which a 600 KB tool result of identifiers already exceeds; 100,000 characters of any text stay far
+ * below it. Words after the prefix are not found by search (the event itself reads back whole).
+ */
+export const MAX_INDEXED_CHARACTERS = 100_000;
 
 /** `EventSearchOptions` with defaults applied and every field checked. */
 export interface ResolvedEventSearch {

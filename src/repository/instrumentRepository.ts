@@ -41,7 +41,9 @@ function sessionIdOf(operation: string, args: readonly unknown[]): string | unde
       ? 'sessionId'
       : operation === 'save' || operation === 'saveIfAbsent' || operation === 'recreateSession'
         ? 'id'
-        : null;
+        : operation === 'forkSession'
+          ? 'sourceId'
+          : null;
   if (field === null || first === null || typeof first !== 'object') return undefined;
   const value = (first as Record<string, unknown>)[field];
   return typeof value === 'string' ? value : undefined;

@@ -4,6 +4,7 @@ import { EventFilter } from '../filter/EventFilter.js';
 import type { Logger } from '../logging.js';
 import { isAtomicInsertRepository } from '../repository/AtomicInsertRepository.js';
 import { isBatchAppendRepository } from '../repository/BatchAppendRepository.js';
+import { isForkingRepository, type ForkingRepository } from '../repository/ForkingRepository.js';
 import type { EventLogState } from '../repository/EventLogStateRepository.js';
 import { readEventLogState } from '../repository/readEventLogState.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
@@ -60,27 +61,13 @@ export class SessionForker {
     const opts = options ?? {};
     const { repository } = this.context;
     requireStorableText(sessionId, 'sessionId');
-    const source = await repository.findById(sessionId);
-    if (source === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
-    if (opts.userId !== undefined && source.userId !== requireStorableText(opts.userId, 'userId'))
-      throw accessDenied(sessionId, opts.userId);
+    const forkId = opts.id === undefined ? randomUUID() : requireStorableText(opts.id, 'id');
+    if (isForkingRepository(repository)) return this.forkAtomically(repository, sessionId, forkId, opts);
+    const source = await this.requireSource(sessionId, opts);
     const { state, log } = await this.snapshot(sessionId);
-    const { events, unarchive } = prefix(log, opts.atEventId);
-    const now = this.context.now();
-    const origin: ForkOrigin = {
-      sessionId,
-      atEventId: events.length === 0 ? null : events[events.length - 1]!.id,
-      version: state.version,
-      purgeGeneration: state.purgeGeneration,
-      forkedAt: now.toISOString(),
-    };
-    const fork = Session.create({
-      id: opts.id === undefined ? randomUUID() : requireStorableText(opts.id, 'id'),
-      userId: source.userId,
-      createdAt: now,
-      expiresAt: requireOffsetDate(now, opts.timeToLiveMs ?? this.context.defaultTimeToLiveMs, 'timeToLiveMs'),
-      metadata: { ...source.metadata, [METADATA_FORKED_FROM]: { ...origin } },
-    });
+    // The source may have been erased while it was read: an empty log at version 0 is then no snapshot.
+    if ((await repository.findById(sessionId)) === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    const { fork, events, unarchive } = this.prepare(source, forkId, state, log, opts);
     const inserted = isAtomicInsertRepository(repository) ? await repository.saveIfAbsent(fork) : await this.saveChecked(fork);
     if (!inserted) throw new IllegalStateError(`Session already exists: ${fork.id}`);
     try {
@@ -95,6 +82,70 @@ export class SessionForker {
       throw error;
     }
     return fork;
+  }
+
+  /**
+   * One atomic write of the session and its whole copy, valid only while the source is still at the state
+   * its log was read at: a source erased or deleted meanwhile fails the fork (nothing written), one that
+   * changed is read again. A crash leaves either the whole fork or nothing.
+   */
+  private async forkAtomically(
+    repository: SessionRepository & ForkingRepository,
+    sessionId: string,
+    forkId: string,
+    opts: ForkSessionOptions,
+  ): Promise<Session> {
+    const token = randomUUID();
+    for (let attempt = 0; attempt < MAX_SNAPSHOT_ATTEMPTS; attempt++) {
+      const source = await this.requireSource(sessionId, opts);
+      const { state, log } = await this.snapshot(sessionId);
+      const { fork, events, unarchive } = this.prepare(source, forkId, state, log, opts);
+      const outcome = await repository.forkSession({
+        sourceId: sessionId,
+        expected: state,
+        fork,
+        events: this.copies(fork.id, events, unarchive),
+        token,
+      });
+      if (outcome === 'forked') return fork;
+      if (outcome === 'exists') throw new IllegalStateError(`Session already exists: ${fork.id}`);
+      if (outcome === 'source-missing') throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    }
+    throw new IllegalStateError(`Could not fork ${sessionId}: the session kept changing (${MAX_SNAPSHOT_ATTEMPTS} attempts)`);
+  }
+
+  private async requireSource(sessionId: string, opts: ForkSessionOptions): Promise<Session> {
+    const source = await this.context.repository.findById(sessionId);
+    if (source === null) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    if (opts.userId !== undefined && source.userId !== requireStorableText(opts.userId, 'userId'))
+      throw accessDenied(sessionId, opts.userId);
+    return source;
+  }
+
+  private prepare(
+    source: Session,
+    forkId: string,
+    state: EventLogState,
+    log: readonly SessionEvent[],
+    opts: ForkSessionOptions,
+  ): { fork: Session; events: SessionEvent[]; unarchive: boolean } {
+    const { events, unarchive } = prefix(log, opts.atEventId);
+    const now = this.context.now();
+    const origin: ForkOrigin = {
+      sessionId: source.id,
+      atEventId: events.length === 0 ? null : events[events.length - 1]!.id,
+      version: state.version,
+      purgeGeneration: state.purgeGeneration,
+      forkedAt: now.toISOString(),
+    };
+    const fork = Session.create({
+      id: forkId,
+      userId: source.userId,
+      createdAt: now,
+      expiresAt: requireOffsetDate(now, opts.timeToLiveMs ?? this.context.defaultTimeToLiveMs, 'timeToLiveMs'),
+      metadata: { ...source.metadata, [METADATA_FORKED_FROM]: { ...origin } },
+    });
+    return { fork, events, unarchive };
   }
 
   /**
@@ -115,7 +166,13 @@ export class SessionForker {
 
   private async copy(forkId: string, events: readonly SessionEvent[], unarchive: boolean): Promise<void> {
     const { repository } = this.context;
-    const copies = events.map((e) =>
+    const copies = this.copies(forkId, events, unarchive);
+    if (isBatchAppendRepository(repository)) await repository.appendEvents(forkId, copies);
+    else for (const e of copies) await repository.appendEvent(e);
+  }
+
+  private copies(forkId: string, events: readonly SessionEvent[], unarchive: boolean): SessionEvent[] {
+    return events.map((e) =>
       restoreSessionEvent({
         id: e.id,
         sessionId: forkId,
@@ -126,8 +183,6 @@ export class SessionForker {
         archived: e.archived && !unarchive,
       }),
     );
-    if (isBatchAppendRepository(repository)) await repository.appendEvents(forkId, copies);
-    else for (const e of copies) await repository.appendEvent(e);
   }
 
   private async saveChecked(fork: Session): Promise<boolean> {

@@ -8,6 +8,7 @@ export type CompactionSkipReason =
   | 'nothing-to-archive'
   | 'cas-conflict'
   | 'summarization-failed'
+  | 'deferred'
   | 'pinned-event'
   | 'vetoed'
   | 'empty-range'

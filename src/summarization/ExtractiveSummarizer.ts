@@ -25,6 +25,9 @@ interface Sentence {
 
 const ROLE_LINE = /^(User|Assistant|System|Tool|Summary \d+|Earlier summary)(?::\s?|\s(?=\[))([\s\S]*)$/;
 
+/** The labels a consolidation or a chunked summary puts before each summary it merges (repeated in older, nested ones). */
+const SUMMARY_LABEL = /^(?:(?:Summary \d+|Summary of part \d+ of \d+):[ \t]?)+/;
+
 const FACT_PATTERNS: readonly RegExp[] = [
   // ISO and written dates, times
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g,
@@ -169,7 +172,18 @@ export class ExtractiveSummarizer implements ChatClient {
     for (const summary of parsed.priorSummaries) {
       for (const line of summary.split('\n')) if (line.trim() !== '') entries.push(splitRole(line, 'Earlier summary'));
     }
-    for (const entry of parsed.transcript) entries.push(splitRole(entry, 'Note'));
+    for (const entry of parsed.transcript) {
+      const label = SUMMARY_LABEL.exec(entry);
+      if (label === null) {
+        entries.push(splitRole(entry, 'Note'));
+        continue;
+      }
+      // A summary being merged: its lines keep their own speakers. The label only numbers it in the prompt;
+      // copied into the merged summary it would nest ("Summary 1: Summary 1: …") at every later merge.
+      for (const line of entry.slice(label[0].length).split('\n')) {
+        if (line.trim() !== '') entries.push(splitRole(line.replace(SUMMARY_LABEL, ''), 'Earlier summary'));
+      }
+    }
 
     const out: Sentence[] = [];
     const dedupe = new Set<string>();

@@ -11,6 +11,8 @@ export interface TurnUsageTelemetry {
   summarizerInputTokens: number;
   summarizerOutputTokens: number;
   estimatedCost?: number;
+  /** Of `estimatedCost`, what the turn's compactions cost. */
+  estimatedCompactionCost?: number;
 }
 
 /** What one SessionMemory turn reports on its `session_compaction.turn` span. */
@@ -72,6 +74,9 @@ export class TurnTelemetry {
     }
     if (usage.estimatedCost !== undefined) {
       this.span.setAttributes({ [ATTR.USAGE_ESTIMATED_COST]: usage.estimatedCost, [ATTR.COST_CURRENCY]: currency });
+      if (usage.estimatedCompactionCost !== undefined && usage.estimatedCompactionCost > 0) {
+        this.span.setAttribute(ATTR.USAGE_ESTIMATED_COMPACTION_COST, usage.estimatedCompactionCost);
+      }
     }
     const meters = instruments();
     if (!meters.active) return;
@@ -84,8 +89,16 @@ export class TurnTelemetry {
       ['summarizer_output', usage.summarizerOutputTokens],
     ];
     for (const [type, n] of counts) if (n > 0) meters.turnTokens.add(n, { ...model, [ATTR.TOKEN_TYPE]: type });
-    if (usage.estimatedCost !== undefined && usage.estimatedCost > 0) {
-      meters.estimatedCost.add(usage.estimatedCost, { ...model, [ATTR.COST_CURRENCY]: currency });
+    if (usage.estimatedCost !== undefined) {
+      // Compactions apart from the turn's own call, so that a dashboard can tell what compacting costs.
+      const compaction = Math.min(usage.estimatedCost, Math.max(0, usage.estimatedCompactionCost ?? 0));
+      const parts: [string, number][] = [
+        ['turn', usage.estimatedCost - compaction],
+        ['compaction', compaction],
+      ];
+      for (const [source, cost] of parts) {
+        if (cost > 0) meters.estimatedCost.add(cost, { ...model, [ATTR.COST_CURRENCY]: currency, [ATTR.COST_SOURCE]: source });
+      }
     }
   }
 }

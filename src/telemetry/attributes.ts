@@ -51,7 +51,10 @@ export const ATTR = Object.freeze({
   USAGE_SUMMARIZER_INPUT_TOKENS: 'session_compaction.usage.summarizer_input_tokens',
   USAGE_SUMMARIZER_OUTPUT_TOKENS: 'session_compaction.usage.summarizer_output_tokens',
   USAGE_ESTIMATED_COST: 'session_compaction.usage.estimated_cost',
+  USAGE_ESTIMATED_COMPACTION_COST: 'session_compaction.usage.estimated_compaction_cost',
   COST_CURRENCY: 'session_compaction.cost.currency',
+  /** What a share of the estimated cost paid for: `turn` (the chat model call) or `compaction` (summariser calls). */
+  COST_SOURCE: 'session_compaction.cost.source',
 });
 
 export const METRIC = Object.freeze({

@@ -134,7 +134,8 @@ export function instruments(): Instruments {
       unit: '{token}',
     }),
     estimatedCost: meter.createCounter(METRIC.ESTIMATED_COST, {
-      description: 'Estimated cost of SessionMemory turns from the configured price table, in its currency',
+      description:
+        "Estimated cost of SessionMemory turns from the configured price table, in its currency, by source (the turn's model call, its compactions)",
       unit: '1',
     }),
   };

@@ -17,8 +17,14 @@ export interface UsageRecord {
   /** Of `summarizerInputTokens`, those the summariser's endpoint read from its cache. */
   summarizerCachedInputTokens: number;
   summarizerOutputTokens: number;
-  /** In the price table's currency; absent when no price table is configured. */
+  /** In the price table's currency; absent when no price table is configured. Compactions included. */
   estimatedCost?: number;
+  /**
+   * Of `estimatedCost`, what compactions cost: the summariser's calls (or any model call a strategy reports
+   * in the summariser fields, such as a provider's native compaction endpoint). The turn's own model call is
+   * `estimatedCost - estimatedCompactionCost`. Present whenever `estimatedCost` is.
+   */
+  estimatedCompactionCost?: number;
 }
 
 /** A record with every count 0 and no cost. */
@@ -50,14 +56,21 @@ const COUNTS = [
 export function addUsage(...records: readonly (UsageRecord | undefined)[]): UsageRecord {
   const total = emptyUsage();
   let nanos = 0;
+  let compactionNanos = 0;
   let priced = true;
   for (const r of records) {
     if (r === undefined) continue;
     for (const key of COUNTS) total[key] += r[key];
     if (r.estimatedCost === undefined) priced &&= COUNTS.every((key) => r[key] === 0);
-    else nanos += Math.round(r.estimatedCost * 1e9);
+    else {
+      nanos += Math.round(r.estimatedCost * 1e9);
+      compactionNanos += Math.round((r.estimatedCompactionCost ?? 0) * 1e9);
+    }
   }
-  if (priced && records.some((r) => r?.estimatedCost !== undefined)) total.estimatedCost = nanos / 1e9;
+  if (priced && records.some((r) => r?.estimatedCost !== undefined)) {
+    total.estimatedCost = nanos / 1e9;
+    total.estimatedCompactionCost = compactionNanos / 1e9;
+  }
   return total;
 }
 
@@ -76,19 +89,36 @@ export function usageCostNanos(usage: UsageRecord, prices: ModelPrices, summariz
   const cached = nanosPerToken(prices.cachedInputPerMTok ?? prices.inputPerMTok);
   const write = nanosPerToken(prices.cacheWritePerMTok ?? prices.inputPerMTok);
   const uncached = Math.max(0, usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteTokens);
-  const summarizerUncached = Math.max(0, usage.summarizerInputTokens - usage.summarizerCachedInputTokens);
   return (
     uncached * input +
     usage.cachedInputTokens * cached +
     usage.cacheWriteTokens * write +
     usage.outputTokens * nanosPerToken(prices.outputPerMTok) +
+    compactionCostNanos(usage, summarizerPrices)
+  );
+}
+
+/**
+ * Of `usageCostNanos`, what the compactions cost: the summariser fields at `summarizerPrices` (billionths of
+ * the currency unit, an integer).
+ */
+export function compactionCostNanos(usage: UsageRecord, summarizerPrices: ModelPrices): number {
+  const summarizerUncached = Math.max(0, usage.summarizerInputTokens - usage.summarizerCachedInputTokens);
+  return (
     summarizerUncached * nanosPerToken(summarizerPrices.inputPerMTok) +
     usage.summarizerCachedInputTokens * nanosPerToken(summarizerPrices.cachedInputPerMTok ?? summarizerPrices.inputPerMTok) +
     usage.summarizerOutputTokens * nanosPerToken(summarizerPrices.outputPerMTok)
   );
 }
 
-/** `usage` with its `estimatedCost` from the price tables (the summariser's default to the chat model's). */
+/**
+ * `usage` with its `estimatedCost` and, apart, `estimatedCompactionCost` from the price tables (the
+ * summariser's default to the chat model's).
+ */
 export function priceUsage(usage: UsageRecord, prices: ModelPrices, summarizerPrices: ModelPrices = prices): UsageRecord {
-  return { ...usage, estimatedCost: usageCostNanos(usage, prices, summarizerPrices) / 1e9 };
+  return {
+    ...usage,
+    estimatedCost: usageCostNanos(usage, prices, summarizerPrices) / 1e9,
+    estimatedCompactionCost: compactionCostNanos(usage, summarizerPrices) / 1e9,
+  };
 }

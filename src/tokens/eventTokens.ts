@@ -42,6 +42,25 @@ export function estimateEventTokens(event: SessionEvent, estimator: TokenCountEs
   return tokens;
 }
 
+/**
+ * One live iterator per memo, kept across evictions. `cache.keys().next()` afresh would walk every slot deleted
+ * since the table was last rebuilt: once the memo is full that made each insert cost tens of microseconds and
+ * grow (measured: 30,000 evictions from a full memo took 1.8 s, 0.3 s with the kept iterator). A Map iterator
+ * is live: it sees entries added after it was made and skips deleted ones, so it stays in insertion order.
+ */
+const evictors = new WeakMap<Map<string, Entry>, Iterator<string>>();
+
+function evictOldest(cache: Map<string, Entry>): void {
+  let evictor = evictors.get(cache);
+  let next = evictor?.next();
+  if (evictor === undefined || next === undefined || next.done === true) {
+    evictor = cache.keys();
+    evictors.set(cache, evictor);
+    next = evictor.next();
+  }
+  if (next.done !== true) cache.delete(next.value);
+}
+
 function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): number {
   const text = formatEvent(event, { reasoning: estimator.countsReasoning === true });
   let cache = caches.get(estimator);
@@ -55,7 +74,7 @@ function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): 
   if (hit !== undefined && hit.length === text.length && hit.hash === hash) return hit.tokens;
   const tokens = estimator.estimate(text);
   // Least recently inserted goes first; re-inserting a hit is not worth its cost on this hot path.
-  if (cache.size >= EVENT_TOKEN_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  if (cache.size >= EVENT_TOKEN_CACHE_SIZE) evictOldest(cache);
   cache.set(key, { length: text.length, hash, tokens });
   return tokens;
 }

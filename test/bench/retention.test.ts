@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createDefaultLogger, Messages } from 'session-compaction';
 import { CharacterTokenCountEstimator } from 'session-compaction/spi';
 import { ContextSnapshot } from '../../benchmarks/src/metrics/ContextSnapshot.js';
+import { EVIDENCE_AGE_EDGES, evidenceAgeGroup, evidenceAgeLabel } from '../../benchmarks/src/metrics/evidenceAge.js';
 import type { RecordedEvent, RecordedProbe, RecordedSession } from '../../benchmarks/src/recorded/RecordedSession.js';
 import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
 import type { PeerContender, StrategyContender } from '../../benchmarks/src/registry/ContenderRegistry.js';
@@ -73,12 +74,63 @@ describe('bench: evidence retention metric', () => {
     expect(run.probesEvidenceVerbatim).to.equal(4);
   });
 
+  it('counts each evidence event and groups it by its age when asked (the lost-in-compaction curve)', async () => {
+    const run = await replay('turn-window', 'end', 200, { maxTurns: 2 });
+    // Evidence cited: A [0], B [10], C [0, 1], D [0] — five events; only event 10 (B) is in the 2-turn window.
+    expect(run.evidenceTurns).to.equal(5);
+    expect(run.evidenceTurnsPresent).to.equal(1);
+    // Per probe: A 0, B 1, C 0 of 2, D 0.
+    expect(run.probeEvidenceShares).to.equal(1);
+    // Asked after all 12 events: event 10 is 1 event old, events 0 and 1 are 11 and 10 old — all in the first group.
+    expect(run.evidenceByAge[0]).to.deep.equal({ turns: 5, present: 1 });
+    expect(run.evidenceByAge.slice(1).every((g) => g.turns === 0)).to.equal(true);
+  });
+
   it('counts the tokens sent at each model call, and the history they stand for', async () => {
     const run = await replay('turn-window', 'end', 200, { maxTurns: 2 });
     // One call before each of the 6 assistant replies, plus the next call after the last event.
     expect(run.tokensSent).to.have.length(7);
     expect(run.fullTokens[6]).to.be.greaterThan(run.tokensSent[6]!);
     expect(run.compactions).to.be.greaterThan(0);
+  });
+});
+
+describe('bench: evidence age groups', () => {
+  it('puts each age in the group of the last edge at or below it, the last group open-ended', () => {
+    expect([0, 24, 25, 99, 100, 399, 400, 5000].map(evidenceAgeGroup)).to.deep.equal([0, 0, 1, 2, 3, 4, 5, 5]);
+    expect(EVIDENCE_AGE_EDGES.map((_, i) => evidenceAgeLabel(i))).to.deep.equal([
+      '0–24',
+      '25–49',
+      '50–99',
+      '100–199',
+      '200–399',
+      '400+',
+    ]);
+  });
+});
+
+describe('bench: recorded times', () => {
+  const dated: RecordedSession = {
+    sessionId: 'dated',
+    events: [
+      { role: 'user', content: 'a', timestamp: '2023-05-08T13:56:00Z' },
+      { role: 'assistant', content: 'b', timestamp: '2023-06-09T10:00:00Z' },
+    ],
+  };
+
+  it('replays events at the times their recording gives them by default', () => {
+    const session = new PreparedSession('test', dated, 'dated-1', new CharacterTokenCountEstimator());
+    expect(session.events.map((e) => e.timestamp.toISOString())).to.deep.equal([
+      '2023-05-08T13:56:00.000Z',
+      '2023-06-09T10:00:00.000Z',
+    ]);
+  });
+
+  it('replays them one second apart without recorded times', () => {
+    const session = new PreparedSession('test', dated, 'dated-2', new CharacterTokenCountEstimator(), 'end', false);
+    const [a, b] = session.events.map((e) => e.timestamp.getTime());
+    expect(b! - a!).to.equal(1000);
+    expect(new Date(a!).getUTCFullYear()).to.equal(2024);
   });
 });
 
@@ -113,6 +165,25 @@ describe('bench: ContextSnapshot', () => {
     expect(snapshot.evaluate({ question: '', answer: 'London; Paris', evidenceEventIndexes: [0] }, events).retained).to.equal(
       true,
     );
+  });
+
+  it('counts an evidence event quoted with indented continuation lines as present (layout is not content)', () => {
+    const quoted = new ContextSnapshot([
+      Messages.user('=== RECALLED ===\n[8 May 2023 13:56] User: first line\n  second line\n=== END ==='),
+    ]);
+    const multiLine: RecordedEvent[] = [{ role: 'user', content: 'first line\r\nsecond line' }];
+    expect(quoted.evaluate({ question: '', answer: 'x', evidenceEventIndexes: [0] }, multiLine).evidencePresent).to.deep.equal([
+      { index: 0, present: true },
+    ]);
+  });
+
+  it('does not count an excerpt of an evidence event as the event (strict evidence)', () => {
+    const excerpt = new ContextSnapshot([Messages.user('User: We met in PARIS, […]')]);
+    const outcome = excerpt.evaluate({ question: '', answer: 'x', evidenceEventIndexes: [0] }, [
+      { role: 'user', content: 'We met in PARIS, on 7 May 2023.' },
+    ]);
+    expect(outcome.evidencePresent).to.deep.equal([{ index: 0, present: false }]);
+    expect(outcome.evidenceVerbatim).to.equal(false);
   });
 
   it('requires every evidence event verbatim', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyConfigFile, fullConfig, quickConfig, resolvePricing } from '../../benchmarks/src/BenchConfig.js';
+import { applyConfigFile, expandEnvironment, fullConfig, quickConfig, resolvePricing } from '../../benchmarks/src/BenchConfig.js';
 import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
 import { checkContenderOptions } from '../../benchmarks/src/registry/ContenderRegistry.js';
 import { writeReport } from '../../benchmarks/src/report/writeReport.js';
@@ -18,6 +18,18 @@ describe('bench: config', () => {
   it('rejects unknown keys in a config file, naming them', () => {
     expect(() => applyConfigFile(fullConfig([], 'out'), { budget: [1000] }, 'bench.json')).to.throw(
       /bench.json: unknown keys budget/,
+    );
+  });
+
+  it('reads $RECORDED_DIR in a data path from the environment, so a saved configuration runs elsewhere', () => {
+    expect(expandEnvironment('$RECORDED_DIR', 'c.json: data', { RECORDED_DIR: '/data/rec' })).to.equal('/data/rec');
+    expect(expandEnvironment('${RECORDED_DIR}/locomo', 'c.json: data', { RECORDED_DIR: '/r' })).to.equal('/r/locomo');
+    expect(expandEnvironment('plain/path', 'c.json: data', {})).to.equal('plain/path');
+  });
+
+  it('names the unset variable a data path needs instead of reading a directory called "$RECORDED_DIR"', () => {
+    expect(() => expandEnvironment('$RECORDED_DIR', 'c.json: data', {})).to.throw(
+      /c.json: data names \$RECORDED_DIR, which is not set/,
     );
   });
 

@@ -49,6 +49,34 @@ describe('SessionMemory with recall', function () {
     for (const q of questions) await memory.call({ sessionId: 's', userId: 'alice', messages: [user(q)] });
   }
 
+  it("stores the request's timestamp on its messages, and recall quotes them with that date", async function () {
+    const memory = withRecall();
+    const written = new Date('2023-05-08T13:56:00Z');
+    await memory.call({ sessionId: 's', userId: 'alice', messages: [user('My locker code is 4711.')], timestamp: written });
+    await chat(memory, 'I like green tea.', 'The weather is grey today.');
+    const locker = (await h.service.getEvents('s')).find((e) => e.text === 'My locker code is 4711.')!;
+    expect(locker.timestamp.toISOString()).to.equal(written.toISOString());
+    await memory.call({ sessionId: 's', userId: 'alice', messages: [user('What was my locker code?')] });
+    const block = h
+      .chatRequests()
+      .at(-1)!
+      .messages!.find((m) => isBlock(m.content));
+    expect(String(block!.content)).to.include('[8 May 2023 13:56] User: My locker code is 4711.');
+  });
+
+  it('refuses a timestamp that is not a valid Date', async function () {
+    const memory = withRecall();
+    for (const timestamp of [new Date('nope'), '2023-05-08' as unknown as Date]) {
+      let error: unknown;
+      try {
+        await memory.call({ sessionId: 's', userId: 'alice', messages: [user('hi')], timestamp });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).to.be.instanceOf(InvalidArgumentError);
+    }
+  });
+
   it('quotes the archived events the new question needs, right before it, and reports them', async function () {
     const memory = withRecall();
     await chat(memory, 'My locker code is 4711.', 'I like green tea.', 'The weather is grey today.');

@@ -71,15 +71,19 @@ describe('SessionMemory usage and cost accounting', function () {
       { content: 'the summary', usage: { prompt_tokens: 900, completion_tokens: 50 } },
     );
     const costs: (number | undefined)[] = [];
+    const compactionCosts: (number | undefined)[] = [];
     let compactionUsage;
     for (const text of ['q1', 'q2', 'q3']) {
       const response = await memory.call({ sessionId: 's3', messages: [user(text)] });
       costs.push(response.turnUsage.estimatedCost);
+      compactionCosts.push(response.turnUsage.estimatedCompactionCost);
       compactionUsage ??= response.compaction?.usage;
     }
     // Turn 1: 1,200 × $2 + 100 × $8 = $0.0032. Turn 2: 348 × $2 + 1,152 × $0.50 + 80 × $8 = $0.001912.
     // Turn 3: 392 × $2 + 1,408 × $0.50 + 60 × $8 = $0.001968, plus the summary 900 × $0.15 + 50 × $0.60 = $0.000165.
     expect(costs).to.deep.equal([0.0032, 0.001912, 0.002133]);
+    // The summary's share, apart from the turn's own call.
+    expect(compactionCosts).to.deep.equal([0, 0, 0.000165]);
     expect(compactionUsage).to.include({ summarizerCalls: 1, summarizerInputTokens: 900, summarizerOutputTokens: 50 });
     expect(await totals('s3')).to.include({
       turns: 3,
@@ -91,6 +95,8 @@ describe('SessionMemory usage and cost accounting', function () {
       summarizerOutputTokens: 50,
       estimatedCostNanos: 7_245_000,
       estimatedCost: 0.007245,
+      estimatedCompactionCostNanos: 165_000,
+      estimatedCompactionCost: 0.000165,
       currency: 'USD',
     });
   });

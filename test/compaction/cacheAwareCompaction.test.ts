@@ -2,11 +2,14 @@ import { expect } from 'chai';
 import {
   AdditiveSummarizationCompactionStrategy,
   CacheAwareTrigger,
+  CompactionPipeline,
   InvalidArgumentError,
+  ObservationMaskingCompactionStrategy,
   TokenCountCompactionStrategy,
   cacheAwareCompaction,
 } from 'session-compaction';
-import { expectThrows } from '../support/fixtures.js';
+import { A, CharEstimator, U, compactionRequest, expectThrows } from '../support/fixtures.js';
+import { call, long, result } from '../support/beyondEvents.js';
 import { ScriptedChatClient } from '../summarization/support.js';
 
 describe('cacheAwareCompaction profile', () => {
@@ -25,6 +28,21 @@ describe('cacheAwareCompaction profile', () => {
     expect(profile.compactionStrategy).to.be.instanceOf(TokenCountCompactionStrategy);
     expect((profile.compactionStrategy as TokenCountCompactionStrategy).maxTokens).to.equal(3200);
     expect(profile.compactionTrigger).to.include({ maxTokens: 4000, coldTokens: 3200 });
+  });
+
+  it('with maskToolResults: masks consumed tool results, then cuts to 0.6 of the budget, in one step', async () => {
+    const profile = cacheAwareCompaction({ budgetTokens: 1000, maskToolResults: true, tokenCountEstimator: new CharEstimator() });
+    const pipeline = profile.compactionStrategy as CompactionPipeline;
+    expect(pipeline).to.be.instanceOf(CompactionPipeline);
+    expect(pipeline.maxTokens).to.equal(600);
+    expect(pipeline.stages[0]).to.be.instanceOf(ObservationMaskingCompactionStrategy);
+    expect((pipeline.stages[1] as TokenCountCompactionStrategy).maxTokens).to.equal(600);
+    expect(profile.compactionTrigger).to.include({ maxTokens: 1000, coldTokens: 600 });
+    // A window whose consumed result masks down under the target is masked, not cut.
+    const window = [U('go'), call('c1'), result('c1', long('out', 1200)), A('read it')];
+    const r = await pipeline.compact(compactionRequest(window));
+    expect(r.compactedEvents).to.have.length(4);
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([window[2]!.id]);
   });
 
   it('refuses shares that do not fit the budget', () => {

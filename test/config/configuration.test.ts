@@ -114,6 +114,13 @@ describe('Configuration file', function () {
       expect(error.message).to.include("defaultProfile: unknown profile 'nope'");
     });
 
+    it('says a profile option that is not a number was refused for its type, not for its size', function () {
+      const error = configError(
+        () => new ResolvedConfiguration({ profiles: { d: { use: 'sliding-window', options: { maxEvents: 'abc' } } } }),
+      );
+      expect(error.message).to.include('profiles.d: maxEvents must be greater than 0 (got "abc", not an integer)');
+    });
+
     it('names the file in the error and reports an unreadable file', function () {
       const path = write('bad.json', '{"logLevel": "loud"}');
       expect(configError(() => loadConfigurationFile(path)).message).to.include(`Invalid configuration ${path}`);

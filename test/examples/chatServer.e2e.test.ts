@@ -255,9 +255,25 @@ describe('examples/chat-server end to end (loopback OpenAI-compatible server)', 
       });
     });
 
-    it('the owner can delete her conversation; afterwards it is gone', async function () {
+    it('the owner can delete her conversation; afterwards it is gone (410 to her)', async function () {
       expect((await http(base, 'DELETE', '/v1/conversations/alice-2', 'alice')).status).to.equal(204);
-      expect((await http(base, 'GET', '/v1/conversations/alice-2', 'alice')).status).to.equal(404);
+      const gone = await http(base, 'GET', '/v1/conversations/alice-2', 'alice');
+      expect(gone.status).to.equal(410);
+      expect(gone.body).to.deep.equal({ error: "conversation 'alice-2' was deleted" });
+    });
+
+    it('a deleted conversation id sent again is 410 to its owner and 404 to anyone else, never when it was deleted', async function () {
+      for (const path of ['/v1/query', '/v1/streaming_query']) {
+        const owner = await http(base, 'POST', path, 'alice', { conversation_id: 'alice-2', query: 'are you there?' });
+        expect(owner.status, path).to.equal(410);
+        expect(owner.body, path).to.deep.equal({ error: "conversation 'alice-2' was deleted" });
+        const other = await http(base, 'POST', path, 'mallory', { conversation_id: 'alice-2', query: 'are you there?' });
+        expect(other.status, path).to.equal(404);
+        expect(other.body, path).to.deep.equal({ error: "conversation 'alice-2' not found" });
+        expect(JSON.stringify(other.body)).to.not.match(/deleted|\d{4}-\d{2}-\d{2}T/);
+      }
+      const peek = await http(base, 'GET', '/v1/conversations/alice-2', 'mallory');
+      expect([peek.status, peek.body]).to.deep.equal([404, { error: "conversation 'alice-2' not found" }]);
     });
   });
 });

@@ -10,6 +10,7 @@ import {
   CompactionPipeline,
   ContentPolicyCompactionStrategy,
   DefaultSessionService,
+  NativeCompactionStrategy,
   EventFilter,
   ObservationMaskingCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
@@ -18,6 +19,7 @@ import {
   TurnWindowCompactionStrategy,
   type CompactionRange,
   type CompactionStrategy,
+  type NativeCompactor,
   type SessionEvent,
 } from 'session-compaction';
 import { eventSpecsArb, PROPERTY_SEED, toEvents } from '../support/arbitraries.js';
@@ -64,8 +66,40 @@ const strategies = (): CompactionStrategy[] => [
     maxTokens: 50,
     tokenCountEstimator: est,
   }),
+  new NativeCompactionStrategy({
+    compactor,
+    fallback: new RecursiveSummarizationCompactionStrategy({
+      chatClient: new ScriptedChatClient(['summary']),
+      maxEventsToKeep: 2,
+      overlapSize: 0,
+      tokenCountEstimator: est,
+      logger: silentLogger,
+    }),
+    logger: silentLogger,
+  }),
+  new NativeCompactionStrategy({
+    compactor,
+    fallback: new AdditiveSummarizationCompactionStrategy({
+      chatClient: new ScriptedChatClient(['chunk summary']),
+      keepTurns: 0,
+      maxSummaryTokens: 40,
+      tokenCountEstimator: est,
+      logger: silentLogger,
+    }),
+    portableSummary: 'provider',
+    logger: silentLogger,
+  }),
 ];
 
+/** A provider's compaction, deterministic: an opaque item naming how many events it was sent. */
+const compactor: NativeCompactor = {
+  provider: 'property-provider',
+  compact: async (input) => ({
+    payload: [{ type: 'compaction', encrypted_content: `opaque:${input.events.length}` }],
+    text: 'provider summary',
+    usage: null,
+  }),
+};
 const RUNS: Record<string, number> = { memory: 120, sqlite: 80, postgres: 25, redis: 25 };
 
 interface Step {
@@ -75,7 +109,7 @@ interface Step {
 
 /** A compaction step: which strategy, and optionally a range picked by positions in the window. */
 const stepArb: fc.Arbitrary<Step> = fc.record({
-  strategy: fc.nat(8),
+  strategy: fc.nat(10),
   range: fc.option(fc.record({ from: fc.nat(40), to: fc.nat(40), toolPair: fc.boolean() }), { nil: undefined }),
 });
 

@@ -70,7 +70,8 @@ async function populate(service: SessionService, log: readonly { user: number; s
     await service.compact(
       id,
       () => true,
-      async (r) => new CompactionResult(r.events.slice(-keep), r.events.slice(0, Math.max(0, r.events.length - keep)), 0),
+      async (r) =>
+        new CompactionResult(keep === 0 ? [] : r.events.slice(-keep), r.events.slice(0, Math.max(0, r.events.length - keep)), 0),
     );
   }
   return world;

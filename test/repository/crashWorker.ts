@@ -4,7 +4,10 @@
  * `compacted` / `skipped` when it ends, so the parent knows a lower bound of what must have survived and
  * whether the kill hit a compaction in flight. It loads its modules, prints `ready`, and starts on `go`.
  *
- *   node --import tsx crashWorker.ts <sqlite|postgres|redis> <path or URL> <prefix> <sessionId> <tag>
+ * In `fork` mode it forks the session again and again instead (`forking <id>` before, `forked <id>` after), so
+ * that kills land inside a fork.
+ *
+ *   node --import tsx crashWorker.ts <sqlite|postgres|redis> <path or URL> <prefix> <sessionId> <tag> [fork]
  */
 import { createInterface } from 'node:readline';
 import { createDefaultLogger, DefaultSessionService, Session, type SessionRepository } from 'session-compaction';
@@ -36,7 +39,14 @@ async function open(backend: string, target: string, prefix: string, tag: string
 }
 
 async function main(): Promise<void> {
-  const [backend, target, prefix, sessionId, tag] = process.argv.slice(2) as [string, string, string, string, string];
+  const [backend, target, prefix, sessionId, tag, mode] = process.argv.slice(2) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
   const repo = await open(backend, target, prefix, tag);
   const service = new DefaultSessionService(repo, { logger });
   const out = (line: string) => process.stdout.write(line + '\n');
@@ -49,6 +59,14 @@ async function main(): Promise<void> {
   out('ready');
   await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
 
+  if (mode === 'fork') {
+    for (let n = 0; ; n++) {
+      const id = `${sessionId}-${tag}-fork-${n}`;
+      out(`forking ${id}`);
+      await service.forkSession(sessionId, { id });
+      out(`forked ${id}`);
+    }
+  }
   for (let turn = 0; ; turn++) {
     for (const event of turnEvents(sessionId, tag, turn)) {
       await service.appendEvent(event);

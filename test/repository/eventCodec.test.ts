@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Messages, SessionEvent, type Message } from 'session-compaction';
+import { CorruptedRecordError, Messages, SessionEvent, type Message } from 'session-compaction';
+import { expectThrows } from '../support/fixtures.js';
 import { decodeEvent, encodeEvent, escapeLike, type StoredEvent } from 'session-compaction/spi';
 import { malformedProblems } from '../../src/session/malformedEvents.js';
 
@@ -127,10 +128,16 @@ describe('eventCodec', function () {
       expect(malformedProblems(decodeEvent(row({ text: undefined })))).to.deep.equal(['text missing']);
     });
 
-    it('reads unreadable data as none and says why', function () {
-      const notJson = decodeEvent(row({ messageType: 'assistant', text: 'a', data: '{oops' }));
-      expect(notJson.message).to.deep.equal({ type: 'assistant', text: 'a' });
-      expect(malformedProblems(notJson)).to.deep.equal(['data is not JSON']);
+    it('refuses data that is not JSON: a corrupted row, named by session and event', function () {
+      const error = expectThrows(
+        () => decodeEvent(row({ messageType: 'assistant', text: 'a', data: '{oops' })),
+        CorruptedRecordError,
+        'Corrupted stored event e1 of session s1: data is not JSON',
+      ) as CorruptedRecordError;
+      expect([error.sessionId, error.eventId, error.field]).to.deep.equal(['s1', 'e1', 'data']);
+    });
+
+    it('reads data of the wrong shape as none and says why', function () {
       expect(malformedProblems(decodeEvent(row({ messageType: 'assistant', text: 'a', data: '[1]' })))).to.deep.equal([
         'data was array, not an object',
       ]);
@@ -205,7 +212,7 @@ describe('eventCodec', function () {
       const back = decodeEvent(row({ metadata: '[1,2]' }));
       expect(back.metadata).to.deep.equal({});
       expect(malformedProblems(back)).to.deep.equal(['metadata was array, not an object']);
-      expect(malformedProblems(decodeEvent(row({ metadata: 'nope' })))).to.deep.equal(['metadata is not JSON']);
+      expectThrows(() => decodeEvent(row({ metadata: 'nope' })), CorruptedRecordError, 'metadata is not JSON');
       expect(malformedProblems(decodeEvent(row({ metadata: null })))).to.deep.equal([]);
     });
 

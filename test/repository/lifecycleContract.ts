@@ -17,7 +17,9 @@ import {
   encodeEvent,
   isEventLogStateRepository,
   isEventRewritingRepository,
+  isForkingRepository,
   isSearchableRepository,
+  isUserErasureRepository,
   ownerHash,
   type AtomicInsertRepository,
   type ErasureRepository,
@@ -170,6 +172,98 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Li
         expect(await repo.findById(id)).to.not.equal(null);
         const erased = await repo.eraseSession(id, { tombstone: null, idleBefore: new Date('2030-01-10T00:00:00.001Z') });
         expect(erased?.activeEvents).to.equal(1);
+      });
+    });
+
+    describe('forkSession (ForkingRepository) and user erasure marks (UserErasureRepository)', function () {
+      const forking = () => {
+        if (!isForkingRepository(repo) || !isUserErasureRepository(repo)) throw new Error(`${name} cannot fork atomically`);
+        return repo;
+      };
+      const copiesOf = (forkId: string, events: readonly SessionEvent[]) =>
+        events.map((e) => SessionEvent.create({ id: e.id, sessionId: forkId, message: e.message, archived: e.archived }));
+      const stateOf = async (id: string) =>
+        isEventLogStateRepository(repo)
+          ? repo.getEventLogState(id)
+          : { version: await repo.getEventVersion(id), purgeGeneration: null };
+
+      it('writes the session and every copied event in one step: archived flags kept, version = events copied', async function () {
+        const r = forking();
+        const { id } = await seeded('alice');
+        const log = await repo.findEvents(id, EventFilter.all());
+        const forkId = uid('fork');
+        const outcome = await r.forkSession({
+          sourceId: id,
+          expected: await stateOf(id),
+          fork: Session.create({ id: forkId, userId: 'alice' }),
+          events: copiesOf(forkId, log),
+          token: uid('token'),
+        });
+        expect(outcome).to.equal('forked');
+        const copied = await repo.findEvents(forkId, EventFilter.all());
+        expect(copied.map((e) => [e.id, e.archived])).to.deep.equal(log.map((e) => [e.id, e.archived]));
+        expect(await repo.getEventVersion(forkId)).to.equal(log.length);
+        expect((await repo.findById(forkId))?.userId).to.equal('alice');
+      });
+
+      it('writes nothing when the source moved, is gone, or the id is taken; a tombstoned id is refused', async function () {
+        const r = forking();
+        const { id } = await seeded('alice');
+        const expected = await stateOf(id);
+        const log = await repo.findEvents(id, EventFilter.all());
+        const attempt = (forkId: string, sourceId = id, state = expected) =>
+          r.forkSession({
+            sourceId,
+            expected: state,
+            fork: Session.create({ id: forkId, userId: 'alice' }),
+            events: copiesOf(forkId, log),
+            token: uid('token'),
+          });
+        await repo.appendEvent(user(id, 'after the read'));
+        const changed = uid('fork');
+        expect(await attempt(changed)).to.equal('changed');
+        expect(await repo.findById(changed)).to.equal(null);
+        expect(await repo.findEvents(changed, EventFilter.all())).to.deep.equal([]);
+
+        const missing = uid('fork');
+        expect(await attempt(missing, uid('no-such-source'), { version: 0, purgeGeneration: 0 })).to.equal('source-missing');
+        expect(await repo.findById(missing)).to.equal(null);
+
+        const taken = (await seeded('bob')).id;
+        const before = await snapshotOf(repo, [taken]);
+        expect(await attempt(taken, id, await stateOf(id))).to.equal('exists');
+        expect(await snapshotOf(repo, [taken])).to.equal(before);
+
+        const deleted = (await seeded('alice')).id;
+        await repo.eraseSession(deleted, { tombstone: tombstone() });
+        expect(await rejection(attempt(deleted, id, await stateOf(id)))).to.be.instanceOf(IllegalStateError);
+        expect(await repo.findById(deleted)).to.equal(null);
+      });
+
+      it("a user's erasure mark refuses every new session of that user inside the store until it is removed or expires", async function () {
+        const r = forking();
+        const marked = uid('marked');
+        const { id } = await seeded(marked);
+        await r.beginUserErasure(marked, new Date(Date.now() + 60_000));
+        const fresh = () => Session.create({ id: uid('s'), userId: marked });
+        for (const write of [
+          () => repo.saveIfAbsent(fresh()),
+          () => repo.save(fresh()),
+          async () => r.forkSession({ sourceId: id, expected: await stateOf(id), fork: fresh(), events: [], token: 't' }),
+        ]) {
+          const error = await rejection(write());
+          expect(error).to.be.instanceOf(IllegalStateError);
+          expect(error.message).to.include("its user's data is being erased");
+        }
+        // The user's existing session can still be written (the erasure will take it); other users are free.
+        await repo.appendEvent(user(id, 'late'));
+        expect(await repo.saveIfAbsent(Session.create({ id: uid('s'), userId: uid('other') }))).to.equal(true);
+        await r.endUserErasure(marked);
+        expect(await repo.saveIfAbsent(fresh())).to.equal(true);
+        // An expired mark (a crashed erasure) blocks nothing.
+        await r.beginUserErasure(marked, new Date(Date.now() - 1000));
+        expect(await repo.saveIfAbsent(fresh())).to.equal(true);
+        await r.endUserErasure(marked);
       });
     });
 

@@ -130,7 +130,8 @@ describe('purge generation on a PostgreSQL schema written at version 4', functio
     const old = new PostgresSessionRepository({ pool, prefix, initializeSchema: false, logger });
     await expectUncountedThenCounted(old, logger, async () => {
       const migrated = new PostgresSessionRepository({ pool, prefix, logger: silentLogger });
-      expect(await migrated.migrate()).to.deep.equal([POSTGRES_PURGE_GENERATION_SCHEMA_VERSION]);
+      // This version first, then any later one (the bounded search index).
+      expect((await migrated.migrate())[0]).to.equal(POSTGRES_PURGE_GENERATION_SCHEMA_VERSION);
       return migrated;
     });
   });

@@ -21,10 +21,13 @@ import {
   isErasureRepository,
   isEventLogStateRepository,
   isEventRewritingRepository,
+  isForkingRepository,
+  isUserErasureRepository,
   isMetadataUpdatingRepository,
   isMigratableRepository,
   isRetentionRepository,
   isSearchableRepository,
+  isSessionListingRepository,
   isStorageReclaimingRepository,
 } from 'session-compaction/spi';
 import { allBackends } from '../support/backends.js';
@@ -41,12 +44,15 @@ const GUARDS = {
   CompactionRecordRepository: isCompactionRecordRepository,
   BatchAppendRepository: isBatchAppendRepository,
   EnumerableRepository: isEnumerableRepository,
+  SessionListingRepository: isSessionListingRepository,
   SearchableRepository: isSearchableRepository,
   ErasureRepository: isErasureRepository,
   EventRewritingRepository: isEventRewritingRepository,
   RetentionRepository: isRetentionRepository,
   StorageReclaimingRepository: isStorageReclaimingRepository,
   MigratableRepository: isMigratableRepository,
+  ForkingRepository: isForkingRepository,
+  UserErasureRepository: isUserErasureRepository,
 } as const;
 type Capability = keyof typeof GUARDS;
 
@@ -61,7 +67,7 @@ const EXPECTED: Record<string, Capability[]> = {
   memory: without('SearchableRepository', 'StorageReclaimingRepository', 'MigratableRepository'),
   sqlite: ALL,
   postgres: without('StorageReclaimingRepository'),
-  redis: without('SearchableRepository', 'StorageReclaimingRepository'),
+  redis: without('SessionListingRepository', 'SearchableRepository', 'StorageReclaimingRepository'),
 };
 
 /** Only the methods of the SessionRepository interface, over a full in-memory repository. */

@@ -15,6 +15,7 @@ import {
   InvalidArgumentError,
   Messages,
   RecursiveSummarizationCompactionStrategy,
+  Session,
   SessionEvent,
   type Retriever,
   ContextAssembler,
@@ -73,6 +74,28 @@ async function embed(texts: string[]): Promise<number[][]> {
     }
     v[63] = 0.01;
     return v;
+  });
+}
+
+/**
+ * The repository, with each named method waiting for `open` before it runs (the first call signals
+ * `reached`): a write held back until another caller has done its part.
+ */
+function gateWrites<R extends object>(repository: R, methods: readonly string[], open: Promise<void>, reached: () => void): R {
+  return new Proxy(repository, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (typeof property === 'string' && methods.includes(property)) {
+        return async (...args: unknown[]) => {
+          reached();
+          await open;
+          return method.apply(target, args);
+        };
+      }
+      return method.bind(target);
+    },
   });
 }
 
@@ -316,6 +339,60 @@ export function lifecycleServiceContract(backend: LifecycleBackend): void {
       it('is empty for a user without sessions', async function () {
         const report = await service.eraseUser(uid('nobody'));
         expect(report).to.deep.include({ sessions: 0, activeEvents: 0, archivedEvents: 0, tombstones: 0 });
+      });
+
+      it('a fork that read the source before eraseUser and writes after it is refused: the erasure check holds', async function () {
+        const user = uid('erased');
+        const id = await conversation(user, chat);
+        // The fork's first write (whichever the service uses) waits until the erasure has finished.
+        let release!: () => void;
+        const erased = new Promise<void>((resolve) => (release = resolve));
+        let reached!: () => void;
+        const paused = new Promise<void>((resolve) => (reached = resolve));
+        const forking = new DefaultSessionService(gateWrites(repo, ['forkSession', 'saveIfAbsent'], erased, reached), {
+          logger,
+          now: () => new Date(clock),
+        });
+        const fork = rejection(forking.forkSession(id));
+        await paused;
+        const report = await service.eraseUser(user);
+        expect(report.sessionIds).to.deep.equal([id]);
+        release();
+        const error = await fork;
+        expect(error).to.be.instanceOf(InvalidArgumentError);
+        expect(error.message).to.equal(`Session not found: ${id}`);
+        expect(await service.findByUserId(user), 'nothing of the erased user reappears').to.deep.equal([]);
+      });
+
+      it('while eraseUser runs, a new session, a fork or a copy for the user is refused inside the store; afterwards a new session is allowed', async function () {
+        const user = uid('erasing');
+        const first = await conversation(user, chat);
+        const second = await conversation(user, chat);
+        // The eraser stops before erasing its first session: the user is marked, nothing is erased yet.
+        let release!: () => void;
+        const go = new Promise<void>((resolve) => (release = resolve));
+        let reached!: () => void;
+        const paused = new Promise<void>((resolve) => (reached = resolve));
+        const eraser = new DefaultSessionService(gateWrites(repo, ['eraseSession'], go, reached), { logger });
+        const erasing = eraser.eraseUser(user);
+        await paused;
+        const created = await rejection(service.create({ userId: user }));
+        expect(created).to.be.instanceOf(IllegalStateError);
+        expect(created.message).to.include("its user's data is being erased");
+        expect(await rejection(service.create({ userId: user, id: uid('chosen') }))).to.be.instanceOf(IllegalStateError);
+        expect(await rejection(service.forkSession(first))).to.be.instanceOf(IllegalStateError);
+        // What copy and import do: save a session of the user under an id the target does not have.
+        expect(await rejection(repo.save(Session.create({ id: uid('copied'), userId: user })))).to.be.instanceOf(
+          IllegalStateError,
+        );
+        // Other users are not affected.
+        expect(await service.create({ userId: uid('other') })).to.be.an('object');
+        release();
+        const report = await erasing;
+        expect(report.sessionIds.sort()).to.deep.equal([first, second].sort());
+        expect(await service.findByUserId(user)).to.deep.equal([]);
+        const later = await service.create({ userId: user });
+        expect((await service.findByUserId(user)).map((s) => s.id)).to.deep.equal([later.id]);
       });
     });
 

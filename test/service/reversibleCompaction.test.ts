@@ -14,6 +14,7 @@ import {
   RecursiveSummarizationCompactionStrategy,
   SessionEvent,
   SlidingWindowCompactionStrategy,
+  TurnCountTrigger,
   type CompactionRequest,
 } from 'session-compaction';
 import { allBackends, type BuiltInRepository } from '../support/backends.js';
@@ -77,6 +78,7 @@ for (const backend of allBackends()) {
         expect(record!.id).to.equal(completedId);
         expect(record!.sessionId).to.equal(id);
         expect(record!.strategy).to.equal('RecursiveSummarizationCompactionStrategy');
+        expect(record!.trigger).to.equal('always');
         expect(record!.compactionSource).to.equal('recursive-summarization');
         expect(record!.versionBefore).to.equal(version);
         expect(record!.versionAfter).to.equal(version + 1);
@@ -88,6 +90,16 @@ for (const backend of allBackends()) {
         expect(record!.range).to.equal(null);
         expect(record!.revertedAt).to.equal(null);
         expect(record!.createdAt).to.be.instanceOf(Date);
+      });
+
+      it('names the trigger that fired: its class, or a function trigger as "function"', async function () {
+        const id = await conversation(service, 4);
+        await service.compact(id, new TurnCountTrigger(2), slidingWindow());
+        for (let i = 0; i < 3; i++) await service.appendMessage(id, Messages.user(`more ${i}`));
+        await service.compact(id, () => true, slidingWindow());
+        const [latest, first] = await service.listCompactions(id);
+        expect(first!.trigger).to.equal('TurnCountTrigger');
+        expect(latest!.trigger).to.equal('function');
       });
 
       it('keeps the summary a later compaction superseded (and removed from the log) in that compaction record', async function () {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Messages, SessionEvent } from 'session-compaction';
-import { planToolPairing, toolCallStates, type ToolExchangeMessage } from 'session-compaction/spi';
+import { planToolPairing, toolCallStates, toolExchangeOf, type ToolExchangeMessage } from 'session-compaction/spi';
 import { firstPendingCall } from '../../src/session/toolCallPairing.js';
 import { propertyParams } from '../support/arbitraries.js';
 
@@ -69,6 +69,62 @@ describe('the pairing rule of tool calls and results', function () {
       'abandoned',
     );
     expect(firstPendingCall([SessionEvent.create({ sessionId: 's', message: Messages.user('q') }), call, subAgent])).to.equal(1);
+  });
+
+  it('lists every call in order with the message making it, its state and the message answering it', function () {
+    const plan = planToolPairing([user, calls('a', 'b'), results('a'), user, calls('c')]);
+    expect(plan.calls).to.deep.equal([
+      { id: 'a', at: 1, state: 'answered', answeredAt: 2 },
+      { id: 'b', at: 1, state: 'abandoned', answeredAt: null },
+      { id: 'c', at: 4, state: 'pending', answeredAt: null },
+    ]);
+  });
+
+  it('a result behind other results of the same run stays where it is', function () {
+    const plan = planToolPairing([user, calls('a', 'b'), results('b'), results('a')]);
+    expect(plan.results.map((r) => [...r])).to.deep.equal([[], [], ['keep'], ['keep']]);
+    expect(plan.unchanged).to.equal(true);
+  });
+
+  it('a user message carries results in place only right after the call; later it moves them up', function () {
+    const plan = planToolPairing([user, calls('a', 'b'), results('b'), { role: 'user', results: ['a'] }]);
+    expect(plan.results[3]).to.deep.equal(['move']);
+    expect(plan.inserts.get(1)).to.deep.equal([{ callId: 'a', result: { message: 3, index: 0 } }]);
+  });
+
+  it('after a call, moved late results come before the placeholders, each group in call order', function () {
+    const plan = planToolPairing([user, calls('a', 'b', 'c', 'd'), user, results('d'), results('b')]);
+    expect(plan.inserts.get(1)).to.deep.equal([
+      { callId: 'b', result: { message: 4, index: 0 } },
+      { callId: 'd', result: { message: 3, index: 0 } },
+      { callId: 'a', result: null },
+      { callId: 'c', result: null },
+    ]);
+  });
+
+  it('reads a log entry as the rule sees it: calls of an assistant, results of a tool message, who abandons', function () {
+    const event = (message: Parameters<typeof SessionEvent.create>[0]['message'], branch?: string) =>
+      SessionEvent.create({ sessionId: 's', message, ...(branch !== undefined ? { branch } : {}) });
+    const call = Messages.assistant(null, { toolCalls: [Messages.toolCall('a', 'f', '{}'), Messages.toolCall('b', 'g', '{}')] });
+    expect(toolExchangeOf(event(call))).to.deep.equal({ role: 'assistant', calls: ['a', 'b'] });
+    expect(toolExchangeOf(event(Messages.assistant('plain')))).to.deep.equal({ role: 'assistant', calls: [] });
+    const results = Messages.tool([Messages.toolResponse('a', 'f', 'ok'), Messages.toolResponse('b', 'g', 'ok')]);
+    expect(toolExchangeOf(event(results))).to.deep.equal({ role: 'tool', results: ['a', 'b'] });
+    expect(toolExchangeOf(event(Messages.user('next')))).to.deep.equal({ role: 'user' });
+    expect(toolExchangeOf(Messages.user('next'))).to.deep.equal({ role: 'user' });
+    expect(toolExchangeOf(event(Messages.user('research this'), 'orch.researcher'))).to.deep.equal({ role: 'other' });
+    expect(toolExchangeOf(event(Messages.system('be brief')))).to.deep.equal({ role: 'other' });
+  });
+
+  it('the first pending call is the first call still waiting, not the first call; none gives -1', function () {
+    const at = (message: Parameters<typeof SessionEvent.create>[0]['message']) =>
+      SessionEvent.create({ sessionId: 's', message });
+    const ask = at(Messages.user('q'));
+    const answered = at(Messages.assistant(null, { toolCalls: [Messages.toolCall('a', 'f', '{}')] }));
+    const result = at(Messages.tool([Messages.toolResponse('a', 'f', 'ok')]));
+    const waiting = at(Messages.assistant(null, { toolCalls: [Messages.toolCall('b', 'f', '{}')] }));
+    expect(firstPendingCall([ask, answered, result, waiting])).to.equal(3);
+    expect(firstPendingCall([ask, answered, result])).to.equal(-1);
   });
 
   it('property: every call ends with at most one result, a placeholder only when abandoned, and none when pending', function () {

@@ -35,6 +35,26 @@ describe('ExtractiveSummarizer', function () {
     expect(summary.length).to.be.at.most(420);
   });
 
+  it('merges labelled summaries without copying their labels, so repeated merges never nest them', async function () {
+    const summarizer = new ExtractiveSummarizer({ tokenCountEstimator: chars });
+    const merge = async (texts: string[]) =>
+      (await summarizer.call({
+        user: buildSummaryPrompt({ transcript: texts.map((text, i) => `Summary ${i + 1}: ${text}`) }),
+        maxTokens: 2000,
+      }))!;
+    const first = await merge([
+      'User: The pods restart with ECONNREFUSED 10.0.3.7:5432.',
+      'Assistant: The migration is planned for 2024-03-15.',
+    ]);
+    const second = await merge([first, 'User: We decided to use the managed database.']);
+    expect(second).to.include('ECONNREFUSED 10.0.3.7:5432');
+    expect(second).to.include('User: The pods restart');
+    expect(second).to.not.match(/Summary \d+:/);
+    // An older summary that already nests the label is read through it too.
+    const nested = await merge(['Summary 1: Summary 2: User: Keep the code 4417.']);
+    expect(nested).to.equal('User: Keep the code 4417.');
+  });
+
   it('attributes sentences to their speaker and keeps the original order', async function () {
     const summary = (await new ExtractiveSummarizer({ tokenCountEstimator: chars }).call({
       user: buildSummaryPrompt({ transcript }),

@@ -21,6 +21,7 @@ import type {
   EventLogStateRepository,
   EventRewritingRepository,
   MetadataUpdatingRepository,
+  RedactionScopeRepository,
   RetentionRepository,
 } from 'session-compaction/spi';
 import { PG_URL, REDIS_URL, requireService } from './services.js';
@@ -37,6 +38,7 @@ export type BuiltInRepository = SessionRepository &
   EnumerableRepository &
   ErasureRepository &
   EventRewritingRepository &
+  RedactionScopeRepository &
   RetentionRepository;
 
 export interface Backend {

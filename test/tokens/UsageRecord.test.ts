@@ -38,13 +38,31 @@ describe('UsageRecord', () => {
 
   it('adds records field by field, and keeps a cost only when every priced part had one', () => {
     const a = usage({ inputTokens: 10, outputTokens: 1, estimatedCost: 0.1 });
-    const b = usage({ inputTokens: 5, summarizerCalls: 2, estimatedCost: 0.2 });
+    const b = usage({ inputTokens: 5, summarizerCalls: 2, estimatedCost: 0.2, estimatedCompactionCost: 0.15 });
     expect(addUsage(a, b)).to.deep.equal({
       ...usage({ inputTokens: 15, outputTokens: 1, summarizerCalls: 2 }),
       estimatedCost: 0.3,
+      estimatedCompactionCost: 0.15,
     });
     expect(addUsage(a, usage({ inputTokens: 1 })).estimatedCost).to.equal(undefined);
     expect(addUsage(a, undefined, emptyUsage()).estimatedCost).to.equal(0.1);
+  });
+
+  it('prices the compaction part apart: the summariser fields at the summariser prices (hand-computed)', () => {
+    const priced = priceUsage(
+      usage({
+        inputTokens: 1000,
+        cachedInputTokens: 600,
+        outputTokens: 100,
+        summarizerInputTokens: 2000,
+        summarizerOutputTokens: 300,
+      }),
+      { inputPerMTok: 2, cachedInputPerMTok: 0.5, outputPerMTok: 8 },
+      { inputPerMTok: 0.4, outputPerMTok: 1.6 },
+    );
+    // Turn: 400 × 2 + 600 × 0.5 + 100 × 8 = 1,900 µ$; compaction: 2,000 × 0.4 + 300 × 1.6 = 1,280 µ$.
+    expect(priced.estimatedCompactionCost).to.be.closeTo(0.00128, 1e-12);
+    expect(priced.estimatedCost).to.be.closeTo(0.00318, 1e-12);
   });
 
   it('sums costs exactly however many turns (property)', () => {

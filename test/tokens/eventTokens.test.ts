@@ -61,3 +61,25 @@ describe('estimateEventTokens', function () {
     expect(est.seen).to.have.length(1);
   });
 });
+
+/** EVENT_TOKEN_CACHE_SIZE of src/tokens/eventTokens.ts (not a public name). */
+const MEMO_SIZE = 100_000;
+
+describe('estimateEventTokens memo eviction', function () {
+  it('keeps the newest events and forgets the oldest first, on and on', function () {
+    const est = new CharEstimator();
+    const make = (i: number) => SessionEvent.create({ sessionId: 'evict', id: `e${i}`, message: Messages.user(`text ${i}`) });
+    for (let i = 0; i < MEMO_SIZE + 10; i++) estimateEventTokens(make(i), est);
+    const counted = est.seen.length;
+    // A new object for a recent event is a hit (nothing estimated); one for an evicted event is counted again.
+    estimateEventTokens(make(MEMO_SIZE + 5), est);
+    expect(est.seen.length).to.equal(counted);
+    estimateEventTokens(make(3), est);
+    expect(est.seen.length).to.equal(counted + 1);
+    // That insert evicted event 10, the oldest kept; event 12 is still there.
+    estimateEventTokens(make(12), est);
+    expect(est.seen.length).to.equal(counted + 1);
+    estimateEventTokens(make(10), est);
+    expect(est.seen.length).to.equal(counted + 2);
+  });
+});

@@ -13,10 +13,29 @@ export interface CostTally {
   cost: number;
   /** The same calls with no prompt caching at all (what a user who never marks breakpoints pays). */
   costWithoutCache: number;
+  /**
+   * The same calls with perfect caching: each distinct message billed once at the input price (the
+   * cache-write price where the provider bills writes) and re-read at the cached price on every later call
+   * that sends it, wherever it stands in the prompt, with no minimum, rounding or expiry; the same output and
+   * compaction cost. What this contender's prompts would cost if no rewrite ever missed the cache.
+   */
+  costPerfectCache: number;
+  /** Of `cost` (and of the two references), what compactions cost: the summariser's calls. */
+  compactionCost: number;
 }
 
 export function emptyCostTally(preset: string): CostTally {
-  return { preset, inputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, outputTokens: 0, cost: 0, costWithoutCache: 0 };
+  return {
+    preset,
+    inputTokens: 0,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 0,
+    cost: 0,
+    costWithoutCache: 0,
+    costPerfectCache: 0,
+    compactionCost: 0,
+  };
 }
 
 /**
@@ -62,6 +81,8 @@ const perToken = (pricePerMTok: number) => pricePerMTok / 1e6;
  */
 export class ConversationCostMeter {
   private readonly caches: PromptCacheSimulator[];
+  /** Message keys sent so far: a perfect cache holds each of them. */
+  private readonly sent = new Set<number>();
   readonly tallies: CostTally[];
 
   constructor(readonly presets: readonly ProviderPreset[]) {
@@ -71,6 +92,13 @@ export class ConversationCostMeter {
 
   /** `breakpoints`: see PromptCacheSimulator.send (used by breakpoint-rule presets only). */
   call(request: readonly PromptSegment[], atMs: number, outputTokens: number, breakpoints?: readonly number[]): void {
+    let seen = 0;
+    let fresh = 0;
+    for (const segment of request) {
+      if (this.sent.has(segment.key)) seen += segment.tokens;
+      else fresh += segment.tokens;
+    }
+    for (const segment of request) this.sent.add(segment.key);
     this.presets.forEach((preset, i) => {
       const outcome = this.caches[i]!.send(request, atMs, breakpoints);
       const prices = preset.prices;
@@ -87,15 +115,25 @@ export class ConversationCostMeter {
         outcome.cacheWriteTokens * perToken(prices.cacheWritePerMTok ?? prices.inputPerMTok) +
         output;
       tally.costWithoutCache += outcome.inputTokens * perToken(prices.inputPerMTok) + output;
+      tally.costPerfectCache +=
+        fresh * perToken(prices.cacheWritePerMTok ?? prices.inputPerMTok) +
+        seen * perToken(prices.cachedInputPerMTok ?? prices.inputPerMTok) +
+        output;
     });
   }
 
-  /** Adds what summarising cost; the summariser's prompts are billed uncached. */
+  /**
+   * Adds what compactions cost — the summariser's calls, its prompts billed uncached — to the conversation
+   * and, apart, to `compactionCost`.
+   */
   summarizer(inputTokens: number, outputTokens: number): void {
     this.presets.forEach((preset, i) => {
       const cost = inputTokens * perToken(preset.prices.inputPerMTok) + outputTokens * perToken(preset.prices.outputPerMTok);
-      this.tallies[i]!.cost += cost;
-      this.tallies[i]!.costWithoutCache += cost;
+      const tally = this.tallies[i]!;
+      tally.cost += cost;
+      tally.costWithoutCache += cost;
+      tally.costPerfectCache += cost;
+      tally.compactionCost += cost;
     });
   }
 }

@@ -10,6 +10,8 @@ export interface ConversationShape {
   systemTokens: number;
   /** Model calls (requests) in the replay. */
   calls: number;
+  /** Tokens of the whole history sent at each call (growing); for the perfect-cache reference. */
+  historyTokensAtCall?: readonly number[];
 }
 
 /** Per provider preset, the two lower bounds of one conversation's cost (money in the preset's currency). */
@@ -23,6 +25,13 @@ export interface ConversationFloor {
    * this library and every peer does.
    */
   withSystem: number;
+  /**
+   * The whole history sent at every call with perfect caching: each message billed once when first sent (at
+   * the cache-write price where the provider bills writes) and re-read at the cached price on every later call,
+   * plus the replies. Not a bound: a reference for what keeping everything costs when the cache never misses.
+   * NaN without `historyTokensAtCall`.
+   */
+  perfectCache: number;
 }
 
 /**
@@ -34,10 +43,22 @@ export function conversationFloors(shape: ConversationShape, presets: readonly P
   return presets.map(({ name, prices }) => {
     const sendOnce = (shape.inputTokens * prices.inputPerMTok + shape.outputTokens * prices.outputPerMTok) / 1e6;
     const rereads = Math.max(0, shape.calls - 1) * shape.systemTokens;
+    const cached = prices.cachedInputPerMTok ?? prices.inputPerMTok;
+    let perfectCache = Number.NaN;
+    if (shape.historyTokensAtCall !== undefined) {
+      let previous = 0;
+      let micro = shape.outputTokens * prices.outputPerMTok;
+      for (const tokens of shape.historyTokensAtCall) {
+        micro += Math.max(0, tokens - previous) * (prices.cacheWritePerMTok ?? prices.inputPerMTok) + previous * cached;
+        previous = Math.max(previous, tokens);
+      }
+      perfectCache = micro / 1e6;
+    }
     return {
       preset: name,
       sendOnce,
-      withSystem: sendOnce + (rereads * (prices.cachedInputPerMTok ?? prices.inputPerMTok)) / 1e6,
+      withSystem: sendOnce + (rereads * cached) / 1e6,
+      perfectCache,
     };
   });
 }

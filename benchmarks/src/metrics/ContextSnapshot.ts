@@ -4,7 +4,13 @@ import type { RecordedEvent, RecordedProbe } from '../recorded/RecordedSession.j
 
 /** Whether one probe could still be answered from the context sent to the model. */
 export interface ProbeOutcome {
-  /** Every evidence event's content is in the context, character for character. */
+  /**
+   * Per evidence event (in the probe's order, blank ones left out): whether its whole content is in the
+   * context, character for character (only the layout may differ: a quoted entry's continuation lines are
+   * indented). Strict: a shortened excerpt or a snippet of the event does not count.
+   */
+  evidencePresent: { index: number; present: boolean }[];
+  /** Every evidence event's content is in the context (all of `evidencePresent`). */
   evidenceVerbatim: boolean;
   /** The answer (or one of its `;`-separated alternatives) appears in the context, summaries included. */
   answerFound: boolean;
@@ -34,6 +40,16 @@ export function normaliseForMatch(text: string): string {
 }
 
 /**
+ * The text with every run of white space or line terminators as one space: the recall block and the
+ * summariser's transcripts indent the continuation lines of a quoted message, which changes its layout, not
+ * its content.
+ */
+export function withoutLayout(text: string): string {
+  // eslint-disable-next-line no-control-regex -- U+001C–U+001E are line terminators for the quoting (Python's splitlines)
+  return text.replace(/[\s\u0085\u001c-\u001e]+/gu, ' ').trim();
+}
+
+/**
  * The context the model would see at one point of a replay (our active window, or a peer's trimmed list),
  * rendered with formatMessage — the same text the strategies count and summarise. Texts are built lazily:
  * most calls of a replay ask no probe.
@@ -41,12 +57,18 @@ export function normaliseForMatch(text: string): string {
 export class ContextSnapshot {
   private text: string | undefined;
   private normalised: string | undefined;
+  private layoutFree: string | undefined;
 
   constructor(readonly messages: readonly Message[]) {}
 
   get fullText(): string {
     this.text ??= this.messages.map((m) => formatMessage(m)).join('\n');
     return this.text;
+  }
+
+  private get layoutFreeText(): string {
+    this.layoutFree ??= withoutLayout(this.fullText);
+    return this.layoutFree;
   }
 
   private get normalisedText(): string {
@@ -59,8 +81,11 @@ export class ContextSnapshot {
    * never "in" a conversation: they are scored on their evidence only. Answers match on whole words.
    */
   evaluate(probe: RecordedProbe, events: readonly RecordedEvent[]): ProbeOutcome {
-    const evidence = probe.evidenceEventIndexes.map((i) => events[i]?.content ?? '').filter((c) => c.trim() !== '');
-    const evidenceVerbatim = evidence.length > 0 && evidence.every((c) => this.fullText.includes(c));
+    const evidencePresent = probe.evidenceEventIndexes
+      .map((index) => ({ index, content: events[index]?.content ?? '' }))
+      .filter((e) => e.content.trim() !== '')
+      .map(({ index, content }) => ({ index, present: this.layoutFreeText.includes(withoutLayout(content)) }));
+    const evidenceVerbatim = evidencePresent.length > 0 && evidencePresent.every((e) => e.present);
     let answerFound = false;
     if (probe.distractor === undefined) {
       for (const alternative of probe.answer.split(';')) {
@@ -71,6 +96,6 @@ export class ContextSnapshot {
         }
       }
     }
-    return { evidenceVerbatim, answerFound, retained: evidenceVerbatim || answerFound };
+    return { evidencePresent, evidenceVerbatim, answerFound, retained: evidenceVerbatim || answerFound };
   }
 }

@@ -1,5 +1,6 @@
 import type { RunMetrics } from '../replay/RunMetrics.js';
 import type { CostTally } from '../cost/ConversationCostMeter.js';
+import { addEvidenceAges, emptyEvidenceAges, EVIDENCE_AGE_EDGES, type EvidenceAgeCount } from './evidenceAge.js';
 import { max, mean, percentile, sum } from './stats.js';
 
 /** What a contender's conversations cost under one provider preset, over all its sessions. */
@@ -22,6 +23,10 @@ export interface CostSummary {
    * prefix that changes every call): the cost columns then show the cheaper, uncached figure.
    */
   cachingOff: boolean;
+  /** Mean cost of a conversation with perfect caching of this contender's own prompts (see CostTally). */
+  perfectCachePerConversation: number;
+  /** Of `costPerConversation`, what compactions cost (the summariser's calls). */
+  compactionCostPerConversation: number;
 }
 
 /** One row of the report: a contender on one dataset at one budget, over all its sessions. */
@@ -48,7 +53,19 @@ export interface ContenderSummary {
   probesScored: number;
   /** Shares in [0, 1]; NaN when no probe was scored. */
   retention: number;
+  /**
+   * The headline measure: the share of a probe's evidence events (the turns its annotators cite) whose whole
+   * text is in the prompt, averaged over the scored probes (each question weighs the same). Strict: an excerpt
+   * or snippet of a turn does not count.
+   */
+  evidenceShare: number;
+  /** Evidence events present over all evidence events cited (a probe citing five weighs five). */
+  evidenceTurnShare: number;
+  evidenceTurns: number;
+  /** Probes whose every evidence event is in the prompt whole (the all-evidence share). */
   evidenceVerbatim: number;
+  /** Evidence present by its age when asked (events after it), groups starting at `from`: lost in compaction. */
+  evidenceByAge: (EvidenceAgeCount & { from: number })[];
   answerFound: number;
   orphanCalls: number;
   orphanResults: number;
@@ -81,6 +98,8 @@ function costSummaries(list: readonly RunMetrics[], calls: number): CostSummary[
     const input = total((t) => t.inputTokens);
     return {
       preset,
+      perfectCachePerConversation: total((t) => t.costPerfectCache) / list.length,
+      compactionCostPerConversation: total((t) => t.compactionCost) / list.length,
       costPerConversation: totalCost / list.length,
       costPerTurn: calls === 0 ? Number.NaN : totalCost / calls,
       totalCost,
@@ -146,10 +165,22 @@ export function aggregateRuns(runs: readonly RunMetrics[]): ContenderSummary[] {
         total((r) => r.probesRetained),
         scored,
       ),
+      evidenceShare: share(
+        total((r) => r.probeEvidenceShares),
+        scored,
+      ),
+      evidenceTurnShare: share(
+        total((r) => r.evidenceTurnsPresent),
+        total((r) => r.evidenceTurns),
+      ),
+      evidenceTurns: total((r) => r.evidenceTurns),
       evidenceVerbatim: share(
         total((r) => r.probesEvidenceVerbatim),
         scored,
       ),
+      evidenceByAge: list
+        .reduce((into, r) => addEvidenceAges(into, r.evidenceByAge), emptyEvidenceAges())
+        .map((c, i) => ({ ...c, from: EVIDENCE_AGE_EDGES[i]! })),
       answerFound: share(
         total((r) => r.probesAnswerFound),
         scored,

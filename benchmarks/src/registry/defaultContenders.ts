@@ -14,7 +14,12 @@ import {
   type ChatClient,
   InvalidArgumentError,
 } from 'session-compaction';
-import { CUT_WITHIN_TURN_MODES, DEFAULT_PROMPT_CACHE_TTL_MS, SUMMARY_FAILURE_MODES } from 'session-compaction/spi';
+import {
+  CUT_WITHIN_TURN_MODES,
+  DEFAULT_PROMPT_CACHE_TTL_MS,
+  SUMMARY_FAILURE_MODES,
+  type RewriteDeferralOptions,
+} from 'session-compaction/spi';
 import { registerRecallVariants } from './recallVariants.js';
 import {
   ContenderRegistry,
@@ -58,7 +63,14 @@ const ADDITIVE = {
   compressionLevels: 'array',
   merge: ['oldest-first', 'all'],
 } as const satisfies OptionSpec;
-const CACHE_AWARE = { ...RATIO, coldRatio: 'number', cacheTtlMs: 'number' } as const satisfies OptionSpec;
+const CACHE_AWARE = {
+  ...RATIO,
+  coldRatio: 'number',
+  cacheTtlMs: 'number',
+  maskToolResults: 'boolean',
+} as const satisfies OptionSpec;
+/** Cache-aware masking: `minSavedRatio` (share of the budget) becomes the strategy's `minSavedTokens`. */
+const DEFERRAL = { minSavedRatio: 'number', minSavedTokens: 'number', cacheTtlMs: 'number' } as const satisfies OptionSpec;
 
 /** Every one of our contenders compacts when the active window reaches the budget. */
 function budgetTrigger(context: ContenderContext): TokenCountTrigger {
@@ -82,9 +94,31 @@ function passThrough(options: ContenderOptions): Record<string, unknown> {
     coldRatio: _coldRatio,
     cacheTtlMs: _cacheTtlMs,
     summaryRatio: _summaryRatio,
+    minSavedRatio: _minSavedRatio,
+    minSavedTokens: _minSavedTokens,
+    maskToolResults: _maskToolResults,
     ...rest
   } = options;
   return rest;
+}
+
+/**
+ * The in-place rewrite deferral of a cache-aware masking contender (none without `minSavedRatio` or
+ * `minSavedTokens`), clocked by the replay so that a pause longer than `cacheTtlMs` (default the presets'
+ * 5 minutes) counts as a cold cache.
+ */
+function deferral(context: ContenderContext, options: ContenderOptions): RewriteDeferralOptions {
+  const tokens =
+    options.minSavedTokens ??
+    (options.minSavedRatio === undefined
+      ? undefined
+      : Math.max(1, Math.floor(context.budgetTokens * ratioOption(options, 'minSavedRatio', 1))));
+  if (tokens === undefined) return {};
+  return {
+    minSavedTokens: tokens as number,
+    ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs as number } : {}),
+    ...(context.now !== undefined ? { now: context.now } : {}),
+  };
 }
 
 function requireChatClient(context: ContenderContext, name: string) {
@@ -116,12 +150,16 @@ function cacheAwareProfile(
     ...(summaryRatio !== undefined ? { summaryRatio } : {}),
     ...(coldRatio !== undefined ? { coldRatio } : {}),
     cacheTtlMs: ttl,
+    ...(options.maskToolResults === true ? { maskToolResults: true } : {}),
     tokenCountEstimator: context.estimator,
     logger: context.logger,
     ...(context.now !== undefined ? { now: context.now } : {}),
   });
   const extra = passThrough(options);
   if (Object.keys(extra).length === 0) return { trigger: profile.compactionTrigger, strategy: profile.compactionStrategy };
+  if (options.maskToolResults === true) {
+    throw new InvalidArgumentError(`maskToolResults takes no strategy options (got ${Object.keys(extra).join(', ')})`);
+  }
   const built = profile.compactionStrategy;
   const strategy =
     built instanceof AdditiveSummarizationCompactionStrategy
@@ -271,12 +309,20 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'observation-masking',
-      options: { maxChars: 'number', consumedBy: ['assistant', 'assistant-text'] },
-      description: 'ObservationMaskingCompactionStrategy: consumed tool results cut to a 300-character excerpt',
-      create: (context, options) => ({
-        trigger: budgetTrigger(context),
-        strategy: new ObservationMaskingCompactionStrategy({ tokenCountEstimator: context.estimator, ...passThrough(options) }),
-      }),
+      options: { maxChars: 'number', consumedBy: ['assistant', 'assistant-text'], ...DEFERRAL },
+      description:
+        'ObservationMaskingCompactionStrategy: consumed tool results cut to a 300-character excerpt (with minSavedRatio: in steps of that share of the budget, or when the cache is cold)',
+      create: (context, options) => {
+        const { cacheTtlMs: _ttl, ...rest } = passThrough(options);
+        return {
+          trigger: budgetTrigger(context),
+          strategy: new ObservationMaskingCompactionStrategy({
+            tokenCountEstimator: context.estimator,
+            ...rest,
+            ...deferral(context, options),
+          }),
+        };
+      },
     })
     .register({
       kind: 'strategy',
@@ -291,12 +337,13 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
     .register({
       kind: 'strategy',
       name: 'pipeline',
-      options: { ...RATIO, maxTokens: 'number' },
+      options: { ...RATIO, maxTokens: 'number', ...DEFERRAL },
       description:
         'CompactionPipeline to 0.6 x budget: mask → recursive summary → token budget (default agent-safe cut) as the last resort',
       needsChatClient: true,
       create: (context, options) => {
         const maxTokens = targetTokens(context, options);
+        const { cacheTtlMs: _ttl, ...rest } = passThrough(options);
         return {
           trigger: budgetTrigger(context),
           strategy: new CompactionPipeline({
@@ -314,7 +361,34 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
             ],
             maxTokens,
             tokenCountEstimator: context.estimator,
-            ...passThrough(options),
+            ...rest,
+            ...deferral(context, options),
+          }),
+        };
+      },
+    })
+    .register({
+      kind: 'strategy',
+      name: 'masking-pipeline',
+      options: { ...RATIO, maxChars: 'number', ...DEFERRAL },
+      description:
+        'CompactionPipeline to 0.6 x budget when the window reaches the budget: mask consumed tool results, then the token budget cut if that is not enough (no model call)',
+      create: (context, options) => {
+        const maxTokens = targetTokens(context, options);
+        const maxChars = options.maxChars as number | undefined;
+        return {
+          trigger: budgetTrigger(context),
+          strategy: new CompactionPipeline({
+            stages: [
+              new ObservationMaskingCompactionStrategy({
+                tokenCountEstimator: context.estimator,
+                ...(maxChars !== undefined ? { maxChars } : {}),
+              }),
+              new TokenCountCompactionStrategy({ maxTokens, tokenCountEstimator: context.estimator }),
+            ],
+            maxTokens,
+            tokenCountEstimator: context.estimator,
+            ...deferral(context, options),
           }),
         };
       },
@@ -329,6 +403,7 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
       toolSchemaTokens: 'number',
       emergencyTargetRatio: 'number',
       thresholds: 'object',
+      ...DEFERRAL,
     },
     description:
       'PressureBandCompactionStrategy with the budget as the window: mask at 0.8, strip at 0.85, recursive summary at 0.9, truncate to 0.7 at 0.99',
@@ -342,7 +417,11 @@ export async function createDefaultContenderRegistry(): Promise<ContenderRegistr
           tokenCountEstimator: context.estimator,
           logger: context.logger,
         }),
-        ...passThrough(options),
+        ...(() => {
+          const { cacheTtlMs: _ttl, ...rest } = passThrough(options);
+          return rest;
+        })(),
+        ...deferral(context, options),
       });
       return { trigger: strategy.trigger, strategy };
     },

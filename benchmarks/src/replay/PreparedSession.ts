@@ -36,10 +36,12 @@ export class PreparedSession {
     readonly replayId: string,
     estimator: TokenCountEstimator,
     probeTiming: ProbeTiming = 'end',
+    /** False: every event one second after the previous, whatever time the recording gives it. */
+    recordedTimes = true,
   ) {
     const base = Date.parse('2024-01-01T00:00:00Z');
     this.events = recorded.events.map((e, i) => {
-      const parsed = e.timestamp !== undefined ? Date.parse(e.timestamp) : Number.NaN;
+      const parsed = recordedTimes && e.timestamp !== undefined ? Date.parse(e.timestamp) : Number.NaN;
       return SessionEvent.create({
         sessionId: replayId,
         id: `e${i}`,

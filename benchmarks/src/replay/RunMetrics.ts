@@ -1,4 +1,5 @@
 import type { CostTally } from '../cost/ConversationCostMeter.js';
+import { emptyEvidenceAges, type EvidenceAgeCount } from '../metrics/evidenceAge.js';
 
 /** What one contender did on one session at one budget. Aggregated by aggregateRuns for the report. */
 export interface RunMetrics {
@@ -24,6 +25,13 @@ export interface RunMetrics {
   probesRetained: number;
   probesEvidenceVerbatim: number;
   probesAnswerFound: number;
+  /** Evidence events of the scored probes (one per probe that cites it), and how many were in the prompt whole. */
+  evidenceTurns: number;
+  evidenceTurnsPresent: number;
+  /** Σ over scored probes of the share of its evidence events in the prompt (each question weighs the same). */
+  probeEvidenceShares: number;
+  /** The same, grouped by the evidence's age when asked (EVIDENCE_AGE_EDGES): the lost-in-compaction curve. */
+  evidenceByAge: EvidenceAgeCount[];
   /** Model calls whose context held a tool result without its call, and how many such results in all. */
   orphanCalls: number;
   orphanResults: number;
@@ -60,6 +68,10 @@ export function emptyRunMetrics(
     probesRetained: 0,
     probesEvidenceVerbatim: 0,
     probesAnswerFound: 0,
+    evidenceTurns: 0,
+    evidenceTurnsPresent: 0,
+    probeEvidenceShares: 0,
+    evidenceByAge: emptyEvidenceAges(),
     orphanCalls: 0,
     orphanResults: 0,
     overBudgetCalls: 0,

@@ -11,6 +11,7 @@ import {
 } from 'session-compaction/recall';
 import { ConversationCostMeter, type PromptSegmentCoder } from '../cost/ConversationCostMeter.js';
 import { ContextSnapshot } from '../metrics/ContextSnapshot.js';
+import { evidenceAgeGroup } from '../metrics/evidenceAge.js';
 import { orphanedToolResults } from '../metrics/orphanedToolResults.js';
 import type { ContenderContext, ContenderOptions, PeerContender, StrategyContender } from '../registry/ContenderRegistry.js';
 import type { CountingChatClient } from './CountingChatClient.js';
@@ -44,9 +45,22 @@ function askProbes(
 ): void {
   if (probes === undefined) return;
   const snapshot = new ContextSnapshot(messages);
+  // Events of the log when the probe is asked: an evidence event's age is how many came after it.
+  const seen = session.callPoints[k]!;
   for (const probe of probes) {
     const outcome = snapshot.evaluate(probe, session.recorded.events);
     metrics.probesScored++;
+    const found = outcome.evidencePresent.filter((e) => e.present).length;
+    if (outcome.evidencePresent.length > 0) metrics.probeEvidenceShares += found / outcome.evidencePresent.length;
+    for (const { index, present } of outcome.evidencePresent) {
+      const group = metrics.evidenceByAge[evidenceAgeGroup(Math.max(0, seen - 1 - index))]!;
+      metrics.evidenceTurns++;
+      group.turns++;
+      if (present) {
+        metrics.evidenceTurnsPresent++;
+        group.present++;
+      }
+    }
     if (outcome.retained) metrics.probesRetained++;
     if (outcome.evidenceVerbatim) metrics.probesEvidenceVerbatim++;
     if (outcome.answerFound) metrics.probesAnswerFound++;

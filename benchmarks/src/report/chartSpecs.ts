@@ -184,3 +184,105 @@ export function fidelityVsTokensSpec(dataset: string, summaries: readonly Conten
     ],
   };
 }
+
+/** The references a cost chart draws beside the contenders, per preset (money per conversation). */
+export interface CostReferences {
+  preset: string;
+  /** `trimMessages` (the peer every ratio is against). */
+  peer: number;
+  /** Send-once plus the system messages re-read from the cache: the floor. */
+  floor?: number;
+  /** The whole history sent at every call with perfect caching. */
+  perfectCache?: number;
+}
+
+/**
+ * Cost per conversation as a multiple of `trimMessages`' against answer-in-context, for one dataset and budget:
+ * one panel per preset, a point per contender, and vertical rules at `trimMessages` (1×), the floor and the
+ * whole history perfectly cached.
+ */
+export function costVsAnswerByBudgetSpec(
+  dataset: string,
+  budgetTokens: number,
+  summaries: readonly ContenderSummary[],
+  references: readonly CostReferences[],
+): TopLevelSpec {
+  const points = summaries
+    .filter((s) => s.dataset === dataset && s.budgetTokens === budgetTokens && !Number.isNaN(s.answerFound))
+    .flatMap((s) =>
+      references.flatMap((ref) => {
+        const c = s.cost.find((x) => x.preset === ref.preset);
+        return c === undefined || !(ref.peer > 0)
+          ? []
+          : [
+              {
+                row: 'contender',
+                preset: ref.preset,
+                contender: s.contender,
+                kind: s.kind,
+                ratio: Math.round((c.costPerConversation / ref.peer) * 1000) / 1000,
+                answer: Math.round(s.answerFound * 1000) / 10,
+              },
+            ];
+      }),
+    );
+  const rules = references.flatMap((ref) =>
+    (
+      [
+        ['trimMessages', ref.peer],
+        ['floor', ref.floor],
+        ['whole history, perfect cache', ref.perfectCache],
+      ] as const
+    ).flatMap(([label, value]) =>
+      value === undefined || !Number.isFinite(value) || !(ref.peer > 0)
+        ? []
+        : [{ row: 'reference', preset: ref.preset, label, ratio: Math.round((value / ref.peer) * 1000) / 1000 }],
+    ),
+  );
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `Cost vs answer in context — ${dataset}, budget ${budgetTokens.toLocaleString('en-US')} tokens`,
+      subtitle: 'cost per conversation ÷ trimMessages’ (prompt cache modelled); dashed: the references; up and left is better',
+    },
+    data: { values: [...points, ...rules] },
+    facet: { column: { field: 'preset', type: 'nominal', title: null } },
+    spec: {
+      width: 300,
+      height: HEIGHT,
+      layer: [
+        {
+          transform: [{ filter: "datum.row === 'reference'" }],
+          mark: { type: 'rule', strokeDash: [5, 4], color: '#666' },
+          encoding: { x: { field: 'ratio', type: 'quantitative' } },
+        },
+        {
+          transform: [{ filter: "datum.row === 'reference'" }],
+          mark: { type: 'text', angle: 270, align: 'right', baseline: 'bottom', dy: -3, dx: -4, fontSize: 9, color: '#444' },
+          encoding: {
+            x: { field: 'ratio', type: 'quantitative' },
+            y: { value: 0 },
+            text: { field: 'label' },
+          },
+        },
+        {
+          transform: [{ filter: "datum.row === 'contender'" }],
+          mark: { type: 'point', filled: true, size: 70 },
+          encoding: {
+            x: {
+              field: 'ratio',
+              type: 'quantitative',
+              title: 'cost per conversation (× trimMessages)',
+              scale: { zero: false },
+            },
+            y: { field: 'answer', type: 'quantitative', title: 'answer in context (%)', scale: { zero: false } },
+            color: { field: 'contender', type: 'nominal', title: 'strategy / peer' },
+            shape: { field: 'kind', type: 'nominal', title: 'kind' },
+            tooltip: [{ field: 'contender' }, { field: 'ratio' }, { field: 'answer' }],
+          },
+        },
+      ],
+    },
+    resolve: { scale: { x: 'independent', y: 'independent' } },
+  };
+}

@@ -31,8 +31,9 @@ export function renderHeadline(result: BenchResult): string {
   const header = [
     'contender',
     'kind',
+    'evidence',
+    'all evidence',
     'retention',
-    'evidence verbatim',
     'mean tokens sent',
     'compression',
     'compaction p95 ms',
@@ -41,8 +42,9 @@ export function renderHeadline(result: BenchResult): string {
   const body = rows.map((s) => [
     s.contender,
     s.kind,
-    pct(s.retention),
+    pct(s.evidenceShare),
     pct(s.evidenceVerbatim),
+    pct(s.retention),
     int(s.meanTokensSent),
     `${fixed(s.compressionRatio, 2)}×`,
     fixed(s.compactionP95Ms, 1),

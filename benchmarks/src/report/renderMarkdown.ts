@@ -27,9 +27,10 @@ function fidelityTable(rows: readonly ContenderSummary[]): string {
     [
       'strategy / peer',
       'kind',
-      'retention',
-      'evidence verbatim',
+      'evidence',
+      'all evidence',
       'answer in context',
+      'retention',
       'mean tokens',
       'max tokens',
       'total tokens',
@@ -41,9 +42,10 @@ function fidelityTable(rows: readonly ContenderSummary[]): string {
     rows.map((s) => [
       `\`${s.contender}\``,
       s.kind,
-      pct(s.retention),
+      pct(s.evidenceShare),
       pct(s.evidenceVerbatim),
       pct(s.answerFound),
+      pct(s.retention),
       int(s.meanTokensSent),
       int(s.maxTokensSent),
       int(s.totalTokensSent),
@@ -102,7 +104,13 @@ function moneyTable(rows: readonly ContenderSummary[], all: readonly ContenderSu
       'strategy / peer',
       'answer in context',
       'compactions',
-      ...presets.flatMap((p) => [`${p}: per conversation (× \`${LANGCHAIN_PEER}\`)`, 'per turn', 'cache hits / writes']),
+      ...presets.flatMap((p) => [
+        `${p}: per conversation (× \`${LANGCHAIN_PEER}\`)`,
+        'per turn',
+        'cache hits / writes',
+        'its prompts perfectly cached (× that)',
+        'of which compaction',
+      ]),
     ],
     rows.map((s) => [
       `\`${s.contender}\``,
@@ -110,12 +118,17 @@ function moneyTable(rows: readonly ContenderSummary[], all: readonly ContenderSu
       s.kind === 'peer' ? '–' : int(s.compactions),
       ...presets.flatMap((p) => {
         const c = s.cost.find((x) => x.preset === p);
-        if (c === undefined) return ['–', '–', '–'];
+        if (c === undefined) return ['–', '–', '–', '–', '–'];
         const vs = costRatioVsLangChain(s, p, all);
+        const perfect = c.perfectCachePerConversation;
         return [
           `${money(c.costPerConversation)} (${ratio(vs)})${c.cachingOff ? ' ¹' : ''}`,
           money(c.costPerTurn),
           `${pct(c.prefixStability)} / ${pct(c.cacheWriteShare)}`,
+          perfect === undefined ? '–' : `${money(perfect)} (${ratio(c.costPerConversation / perfect)})`,
+          c.compactionCostPerConversation === undefined || c.compactionCostPerConversation === 0
+            ? '–'
+            : money(c.compactionCostPerConversation),
         ];
       }),
     ]),
@@ -159,13 +172,19 @@ function costHeadline(result: BenchResult): string[] {
   const floor = (dataset: string, preset: string) =>
     result.datasets.find((d) => d.name === dataset)?.floorCost.find((c) => c.preset === preset)?.costPerConversation ??
     Number.NaN;
+  const perfect = (dataset: string, preset: string) =>
+    result.datasets.find((d) => d.name === dataset)?.perfectCacheCost?.find((c) => c.preset === preset)?.costPerConversation ??
+    Number.NaN;
   return [
     `## What a conversation costs: this library against \`${LANGCHAIN_PEER}\` at equal answer-in-context`,
     '',
     'Per dataset, budget and provider preset: the cheapest of our strategies whose answer-in-context is at least',
     `\`${LANGCHAIN_PEER}\`'s, in this run (prompt cache modelled, see session-compaction's \`docs/cost.md\`). The floor is the cost of`,
     'sending every message exactly once, uncached, plus the replies, plus the system messages re-read from the cache on',
-    'every later call: no policy that keeps the instructions in its prompts can be cheaper.',
+    'every later call: no policy that keeps the instructions in its prompts can be cheaper. The second reference,',
+    '"whole history, perfect cache", sends the whole history at every call with perfect caching — each message written',
+    'once, re-read from the cache on every later call — plus the replies: what keeping everything costs when the cache',
+    "never misses. Each contender's own perfect-cache cost (its prompts, so cached) is in the tables per budget below.",
     '',
     table(
       [
@@ -179,6 +198,7 @@ function costHeadline(result: BenchResult): string[] {
         'answer in context',
         `× \`${LANGCHAIN_PEER}\``,
         'floor ×',
+        'whole history, perfect cache ×',
       ],
       rows.map(({ dataset, budget, preset, peer, best }) => {
         const theirs = peer.cost.find((c) => c.preset === preset)!.costPerConversation;
@@ -194,6 +214,7 @@ function costHeadline(result: BenchResult): string[] {
           best === null ? '–' : pct(best.answerFound),
           ratio(ours / theirs),
           ratio(floor(dataset, preset) / theirs),
+          ratio(perfect(dataset, preset) / theirs),
         ];
       }),
     ),
@@ -246,6 +267,8 @@ export interface ChartFiles {
   retention: Map<string, string>;
   /** Cost per conversation against answer-in-context, per dataset and preset. */
   cost?: Map<string, string>;
+  /** Cost × trimMessages against answer-in-context with the references, per dataset and budget (one panel per preset). */
+  costByBudget?: Map<string, string>;
   sawtooth: Map<string, string>;
   /** Answer in context against tokens sent, per dataset (runs with recall contenders). */
   fidelity?: Map<string, string>;
@@ -269,6 +292,11 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
   out.push(`Summariser: ${result.summarizer}. Repository for the replays: \`${config.repository}\`.`);
   out.push(
     `Probes are asked ${config.probeAt === 'end' ? 'at the end of each session' : `${config.probeAt} model calls after their last evidence event`}.`,
+  );
+  out.push(
+    config.recordedTimes === false
+      ? 'Events were replayed one second apart (`--no-recorded-times`), not at their recorded times.'
+      : 'Events carry the times their dataset recorded, where it has them (LoCoMo, mini-swe-agent).',
   );
   out.push("What every column means, and how the replay works: session-compaction's `docs/benchmarking.md`.", '');
 
@@ -294,15 +322,17 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
       table(
         [
           'strategy / peer',
+          'evidence',
+          'all evidence',
           'retention',
-          'evidence verbatim',
           'mean tokens sent',
           `time ratio vs \`${LANGCHAIN_PEER}\` (ours / theirs)`,
         ],
         headline.map((s) => [
           `\`${s.contender}\``,
-          pct(s.retention),
+          pct(s.evidenceShare),
           pct(s.evidenceVerbatim),
+          pct(s.retention),
           int(s.meanTokensSent),
           ratio(timeRatioVsLangChain(s, summaries)),
         ]),
@@ -346,10 +376,19 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
         `Floor — the same plus the system messages re-read from the cache on every later call (no policy that keeps the instructions in every prompt can cost less): ${info.floorCost.map((c) => `${c.preset} ${money(c.costPerConversation)}`).join(', ')} per conversation.`,
         '',
       );
+      if (info.perfectCacheCost !== undefined)
+        out.push(
+          `Whole history, perfect cache — every call sends the whole history, each message written to the cache once and re-read on every later call, plus the replies: ${info.perfectCacheCost.map((c) => `${c.preset} ${money(c.costPerConversation)}`).join(', ')} per conversation.`,
+          '',
+        );
     }
     for (const [key, file] of charts.cost ?? []) {
       if (key.startsWith(`${dataset}\u0000`))
         out.push(`![cost vs answer in context, ${dataset}, ${key.split('\u0000')[1]}](${file})`, '');
+    }
+    for (const [key, file] of charts.costByBudget ?? []) {
+      if (key.startsWith(`${dataset}\u0000`))
+        out.push(`![cost × trimMessages vs answer in context, ${dataset}, budget ${key.split('\u0000')[1]}](${file})`, '');
     }
   }
 

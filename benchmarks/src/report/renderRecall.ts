@@ -1,5 +1,6 @@
 import type { ContenderSummary } from '../metrics/aggregateRuns.js';
 import type { BenchResult } from '../runBench.js';
+import { evidenceAgeLabel } from '../metrics/evidenceAge.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (n: number) => (Number.isNaN(n) ? '–' : `${(n * 100).toFixed(1)} %`);
@@ -28,7 +29,10 @@ export function renderRecall(result: BenchResult, charts: ReadonlyMap<string, st
   out.push(
     'Each strategy compacts as it does alone; with recall, every prompt is built by `ContextAssembler` within the same',
     'budget, and each probe is asked as a user would ask it: its question is the query and its tokens are reserved.',
-    '**answer in context** counts probes with an answer (LoCoMo’s adversarial ones are left out); cells read',
+    '**evidence** is the headline: the share of the evidence events the probes cite (the turns a question needs)',
+    'whose whole text is in the prompt — an excerpt or snippet of a turn does not count; **all evidence** is the share',
+    'of probes with every evidence event present. **answer in context** counts probes with an answer (LoCoMo’s',
+    'adversarial ones are left out), matched as words: most gold answers are never written word for word. Cells read',
     '_without recall → **with recall**_. **max probe prompt** is the largest prompt of any probe, question included;',
     'retrieval latency covers every retriever call of the replay, index updates included.',
     '',
@@ -49,8 +53,9 @@ export function renderRecall(result: BenchResult, charts: ReadonlyMap<string, st
         rows.push([
           int(budget),
           `\`${reference.contender}\` (reference)`,
-          pct(reference.answerInContext),
+          pct(reference.evidenceShare),
           pct(reference.evidenceVerbatim),
+          pct(reference.answerInContext),
           pct(reference.retention),
           int(reference.meanTokensSent),
           int(reference.maxTokensSent),
@@ -63,8 +68,9 @@ export function renderRecall(result: BenchResult, charts: ReadonlyMap<string, st
         [
           'budget',
           'strategy',
+          'evidence',
+          'all evidence',
           'answer in context',
-          'evidence verbatim',
           'retention',
           'mean tokens sent',
           'max probe prompt',
@@ -74,6 +80,42 @@ export function renderRecall(result: BenchResult, charts: ReadonlyMap<string, st
       ),
       '',
     );
+    out.push(
+      ...lostInCompaction(
+        result.summaries.filter((s) => s.dataset === dataset),
+        budgets,
+      ),
+    );
+  }
+  return out;
+}
+
+/**
+ * Evidence present against its age when asked (events logged after it), each recall contender beside its
+ * strategy alone: without recall the share falls as compaction archives older turns; recall should hold it.
+ */
+function lostInCompaction(rows: readonly ContenderSummary[], budgets: readonly number[]): string[] {
+  const out: string[] = [];
+  for (const budget of budgets) {
+    const at = rows.filter((s) => s.budgetTokens === budget);
+    const pairs = at
+      .filter((s) => s.recall !== undefined)
+      .map((r) => ({ r, base: at.find((s) => s.contender === recallBase(r.contender) && s.recall === undefined) }));
+    if (pairs.length === 0 || pairs[0]!.r.evidenceByAge.every((g) => g.turns === 0)) continue;
+    const header = ['evidence age (events after it)', 'evidence events'];
+    for (const { r } of pairs) header.push(`\`${recallBase(r.contender)}\` → + ${r.recall === 'bm25' ? 'BM25' : 'hybrid'}`);
+    const body = pairs[0]!.r.evidenceByAge.map((g, i) => {
+      const cells = [evidenceAgeLabel(i), int(g.turns)];
+      for (const { r, base } of pairs) {
+        const present = (s: ContenderSummary) => {
+          const c = s.evidenceByAge[i]!;
+          return pct(c.turns === 0 ? Number.NaN : c.present / c.turns);
+        };
+        cells.push(pair(base === undefined ? '–' : present(base), present(r)));
+      }
+      return cells;
+    });
+    out.push(`#### Lost in compaction, budget ${int(budget)}`, '', table(header, body), '');
   }
   return out;
 }
@@ -84,12 +126,16 @@ function recallRow(budget: number, r: ContenderSummary, base: ContenderSummary |
     int(budget),
     `\`${recallBase(r.contender)}\` + ${r.recall === 'bm25' ? 'BM25' : 'hybrid'}`,
     pair(
-      b((s) => pct(s.answerInContext)),
-      pct(r.answerInContext),
+      b((s) => pct(s.evidenceShare)),
+      pct(r.evidenceShare),
     ),
     pair(
       b((s) => pct(s.evidenceVerbatim)),
       pct(r.evidenceVerbatim),
+    ),
+    pair(
+      b((s) => pct(s.answerInContext)),
+      pct(r.answerInContext),
     ),
     pair(
       b((s) => pct(s.retention)),

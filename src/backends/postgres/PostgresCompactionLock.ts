@@ -49,6 +49,7 @@ export class PostgresCompactionLock implements CompactionLock {
   private readonly namespace: string;
   private readonly logger: Logger;
   private readonly held = new Map<string, Held>();
+  private closing: Promise<void> | undefined;
   private readonly onPoolError = (error: Error) =>
     this.logger.warn('an idle PostgreSQL connection of the compaction lock failed', { error: error.message });
 
@@ -107,8 +108,16 @@ export class PostgresCompactionLock implements CompactionLock {
     held.client.release(failure);
   }
 
-  /** Ends the pool when the lock created it; leases still held are released with their connections. */
-  async close(): Promise<void> {
+  /**
+   * Ends the pool when the lock created it; leases still held are released with their connections.
+   * Idempotent: every later (or concurrent) call shares the first one's outcome.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     for (const held of this.held.values()) {
       held.client.off('error', held.onError);
       held.client.release(new Error('compaction lock closed'));

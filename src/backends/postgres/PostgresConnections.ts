@@ -19,6 +19,7 @@ export class PostgresConnections {
   private readonly onPoolError = (error: Error) =>
     this.logger.warn('an idle PostgreSQL connection failed; the pool replaces it', { error: error.message });
   private readonly guards = new WeakMap<pg.PoolClient, (error: Error) => void>();
+  private closing: Promise<void> | undefined;
   private readonly onAcquire = (client: pg.PoolClient) => {
     const guard = (error: Error) => {
       if (!this.lost.has(client)) this.lost.set(client, error);
@@ -99,8 +100,16 @@ export class PostgresConnections {
     }
   }
 
-  /** Ends the pool only when the repository created it; a caller's pool keeps running, minus our listener. */
-  async close(): Promise<void> {
+  /**
+   * Ends the pool only when the repository created it; a caller's pool keeps running, minus our listener.
+   * Idempotent: pg rejects a second `end()`, so every later (or concurrent) call shares the first one's outcome.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
     this.pool.off('error', this.onPoolError);
     this.pool.off('acquire', this.onAcquire);

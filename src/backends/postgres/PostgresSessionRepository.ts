@@ -6,7 +6,9 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
-import { buildEventQuery, buildNeighbourQuery } from './eventQuery.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
+import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS } from './eventQuery.js';
 import {
   mergeNeighbourWindows,
   requireNeighbourRequest,
@@ -35,6 +37,13 @@ import type { BatchAppendRepository } from '../../repository/BatchAppendReposito
 import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
 import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
 import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListing,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from '../../repository/SessionListingRepository.js';
+import {
   isTombstonedFailure,
   ownerHash,
   sessionDeletedError,
@@ -54,6 +63,8 @@ import {
 } from '../../repository/RetentionRepository.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import { PostgresErasure } from './erasure.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
 import { PostgresEventRewrites, type EventColumnArrays } from './eventRewrites.js';
 import { PostgresRetention } from './retention.js';
 
@@ -103,7 +114,7 @@ interface SessionRow {
   user_id: string;
   created_at: Date;
   expires_at: Date | null;
-  metadata: Record<string, unknown>;
+  metadata: unknown;
 }
 
 /** The column arrays for a multi-row insert through `unnest`, so any batch is one statement with 10 parameters. */
@@ -152,12 +163,12 @@ function rowToEvent(row: EventRow): SessionEvent {
 }
 
 function rowToSession(row: SessionRow): Session {
-  return Session.create({
+  return decodeSession({
     id: row.id,
     userId: row.user_id,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
-    metadata: row.metadata ?? {},
+    metadata: row.metadata,
   });
 }
 
@@ -177,15 +188,19 @@ export class PostgresSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     SearchableRepository,
     EventNeighbourhoodRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
-    MigratableRepository
+    MigratableRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   private readonly pool: pg.Pool;
   private readonly connections: PostgresConnections;
@@ -257,12 +272,16 @@ export class PostgresSessionRepository
     return this.connections.idempotent('schemaStatus', () => postgresSchemaStatus(this.pool, this.tables));
   }
 
+  /** A new id is checked against the owner's erasure mark in the same transaction as the insert. */
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
     return this.connections.idempotent('save', async () => {
       await this.ready();
       await this.refuseTombstoned(s.id, () =>
-        this.pool.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]),
+        this.connections.transaction(async (client) => {
+          if ((await client.query(this.sql.version, [s.id])).rowCount === 0) await this.refuseErasing(client, s);
+          await client.query(this.sql.upsertSession, [s.id, s.userId, s.createdAt, s.expiresAt, JSON.stringify(s.metadata)]);
+        }),
       );
       return s;
     });
@@ -273,8 +292,82 @@ export class PostgresSessionRepository
     // Not retried: had a lost first attempt inserted, the retry would report the session as someone else's.
     return this.connections.once('saveIfAbsent', async () => {
       await this.ready();
-      return this.refuseTombstoned(s.id, () => this.insertIfAbsent(this.pool, s));
+      return this.refuseTombstoned(s.id, () =>
+        this.connections.transaction(async (client) => {
+          await this.refuseErasing(client, s);
+          return this.insertIfAbsent(client, s);
+        }),
+      );
     });
+  }
+
+  /**
+   * One transaction: the source row share-locked (an erasure of it waits, or ran before and the source is
+   * gone) and its state compared, the owner's erasure mark, the fork's id (the tombstone trigger), the
+   * session and every copied event. Not retried: a lost commit's retry would report its own fork as 'exists'.
+   */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const sourceId = requireText(request.sourceId, 'sourceId');
+    const c = toColumns(request.events);
+    const { version, purgeGeneration } = request.expected;
+    return this.connections.once('forkSession', async () => {
+      await this.ready();
+      const counted = purgeGeneration !== null && (await this.purgeGenerationMigrated(this.pool));
+      return this.refuseTombstoned(s.id, () =>
+        this.connections.transaction(async (client): Promise<ForkOutcome> => {
+          const { rows } = await client.query<{ event_version: string; purge_generation?: string }>(
+            counted ? this.sql.lockLogState : this.sql.lockVersion,
+            [sourceId],
+          );
+          const row = rows[0];
+          if (row === undefined) return 'source-missing';
+          if (Number(row.event_version) !== version || (counted && Number(row.purge_generation) !== purgeGeneration))
+            return 'changed';
+          await this.refuseErasing(client, s);
+          if (!(await this.insertIfAbsent(client, s))) return 'exists';
+          if (request.events.length === 0) return 'forked';
+          const inserted = await client.query(this.bulk.appendMany, [
+            s.id,
+            c.ids,
+            c.types,
+            c.texts,
+            c.lowered,
+            c.data,
+            c.synthetic,
+            request.events.map((e) => e.archived),
+            c.branches,
+            c.metadata,
+            c.timestamps,
+          ]);
+          const added = inserted.rowCount ?? 0;
+          if (added > 0) await client.query(this.bulk.bumpVersionBy, [s.id, added]);
+          return 'forked';
+        }),
+      );
+    });
+  }
+
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    const hash = ownerHash(requireText(userId, 'userId'));
+    await this.connections.idempotent('beginUserErasure', async () => {
+      await this.ready();
+      await this.connections.transaction((client) => this.erasure.markUser(client, hash, until));
+    });
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    const hash = ownerHash(requireText(userId, 'userId'));
+    await this.connections.idempotent('endUserErasure', async () => {
+      await this.ready();
+      await this.erasure.unmarkUser(this.pool, hash);
+    });
+  }
+
+  /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
+  private async refuseErasing(client: pg.PoolClient, s: Session): Promise<void> {
+    if (await this.erasure.userMarked(client, ownerHash(s.userId))) throw userErasureInProgressError(s.id);
   }
 
   private async insertIfAbsent(db: pg.Pool | pg.PoolClient, s: Session): Promise<boolean> {
@@ -323,7 +416,7 @@ export class PostgresSessionRepository
       const { rows } = await this.pool.query<SessionRow>(`${this.sql.selectSession} WHERE user_id = $1 ORDER BY created_at, id`, [
         userId,
       ]);
-      return rows.map(rowToSession);
+      return readableSessions(rows, rowToSession, this.logger, userId);
     });
   }
 
@@ -413,6 +506,28 @@ export class PostgresSessionRepository
       });
     }
     return this.hasPurgeGeneration;
+  }
+
+  /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    const e = this.tables.events;
+    const rows = await this.connections.idempotent('findRedactionScope', async () => {
+      await this.ready();
+      const target = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
+        id,
+        eventId,
+      ]);
+      if (target.rows[0] === undefined) return [];
+      const from = rowToEvent(target.rows[0]).metadata[MASKED_FROM];
+      const root = typeof from === 'string' ? from : eventId;
+      const scope = await this.pool.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1
+           AND (synthetic OR id = $2 OR id = $3 OR metadata->>'${MASKED_FROM}' = $3) ORDER BY seq`,
+        [id, eventId, root],
+      );
+      return scope.rows;
+    });
+    return redactionScopeOf(rows.map(rowToEvent), eventId);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -677,6 +792,66 @@ export class PostgresSessionRepository
     return { ids: page, cursor: rows.length > limit ? page[page.length - 1]! : null };
   }
 
+  /**
+   * One statement per page. The page is cut first (a seek on the primary key or the user index), then each of its
+   * sessions gets its counts (on the window index) and its last event (one step back on the log index): with
+   * the counts beside a sort they would run for every matching row. The id prefix is compared with
+   * starts_with, whatever the column's collation orders.
+   */
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
+    const { sessions: s, events: e, compactions: c } = this.tables;
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const bind = (value: string | number) => `$${params.push(value)}`;
+    if (cursor !== null) where.push(`s.id > ${bind(cursor)}`);
+    if (userId !== null) where.push(`s.user_id = ${bind(userId)}`);
+    if (idPrefix !== null) where.push(`starts_with(s.id, ${bind(idPrefix)})`);
+    const sql = `SELECT s.id, s.user_id, s.created_at, s.expires_at, s.metadata, s.event_version,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = false) AS active_events,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = true) AS archived_events,
+        (SELECT "timestamp" FROM ${e} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) AS last_event_at,
+        (SELECT count(*) FROM ${c} WHERE session_id = s.id AND reverted_at IS NULL) AS compactions
+      FROM (SELECT id, user_id, created_at, expires_at, metadata, event_version FROM ${s} s
+            ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ${bind(limit + 1)}) s
+      ORDER BY s.id`;
+    type Row = SessionRow & {
+      event_version: string;
+      active_events: string;
+      archived_events: string;
+      last_event_at: Date | null;
+      compactions: string;
+    };
+    const { rows, windows } = await this.connections.idempotent('listSessions', async () => {
+      await this.ready();
+      const listed = await this.pool.query<Row>(sql, params);
+      const ids = listed.rows.slice(0, limit).map((r) => r.id);
+      // The page's active windows in one more statement, not one per session.
+      const events =
+        withActiveEvents && ids.length > 0
+          ? await this.pool.query<EventRow>(
+              `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ANY($1::text[]) AND archived = false ORDER BY session_id, seq`,
+              [ids],
+            )
+          : null;
+      return { rows: listed.rows, windows: events?.rows ?? null };
+    });
+    const page: SessionListing[] = rows.slice(0, limit).map((row) => ({
+      session: rowToSession(row),
+      version: Number(row.event_version),
+      activeEvents: Number(row.active_events),
+      archivedEvents: Number(row.archived_events),
+      lastEventAt: row.last_event_at,
+      compactions: Number(row.compactions),
+    }));
+    if (windows !== null) {
+      const byId = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
+      for (const row of windows) byId.get(row.session_id)!.push(rowToEvent(row));
+      for (const l of page) l.activeWindow = byId.get(l.session.id)!;
+    }
+    return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
+  }
+
   // Erasure, recreation, rewrites and purges are not retried: whether a lost commit went through is unknown,
   // and a blind second attempt would report nothing erased, refuse its own recreation or lose its CAS.
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
@@ -699,7 +874,10 @@ export class PostgresSessionRepository
     return this.connections.once('recreateSession', async () => {
       await this.ready();
       return this.connections.transaction((client) =>
-        this.erasure.recreate(client, s.id, ownerHash(s.userId), () => this.insertIfAbsent(client, s)),
+        this.erasure.recreate(client, s.id, ownerHash(s.userId), async () => {
+          await this.refuseErasing(client, s);
+          return this.insertIfAbsent(client, s);
+        }),
       );
     });
   }
@@ -793,6 +971,8 @@ function statements(t: PostgresTables) {
     hasPurgeGeneration: `SELECT EXISTS (SELECT 1 FROM pg_attribute
       WHERE attrelid = to_regclass($1) AND attname = 'purge_generation' AND NOT attisdropped) AS found`,
     lockSession: `SELECT 1 FROM ${t.sessions} WHERE id = $1 FOR UPDATE`,
+    lockVersion: `SELECT event_version FROM ${t.sessions} WHERE id = $1 FOR SHARE`,
+    lockLogState: `SELECT event_version, purge_generation FROM ${t.sessions} WHERE id = $1 FOR SHARE`,
     bumpPurgeGeneration: `UPDATE ${t.sessions} SET purge_generation = purge_generation + 1 WHERE id = $1`,
     // One statement, one round trip: lock the session row, insert unless the id exists, bump the version
     // only when a row was inserted. The lock makes seq order equal commit order within the session.

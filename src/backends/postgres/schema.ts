@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
+import { MAX_INDEXED_CHARACTERS } from '../../repository/eventSearch.js';
 
 /** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
 export interface PostgresTables {
@@ -39,6 +40,13 @@ export function postgresTables(prefix: string): PostgresTables {
  * what a reader compares, with the version, to see an archive purge in one row read.
  */
 export const POSTGRES_PURGE_GENERATION_SCHEMA_VERSION = 5;
+
+/**
+ * The schema version whose full-text column holds a bounded prefix of each event's searchable text
+ * (MAX_INDEXED_CHARACTERS): a 600 KB tool result or 2 MB of prose no longer exceeds PostgreSQL's 1 MB
+ * tsvector limit. Not 6: versions are unique across branches, and 6–8 are left to work landing beside it.
+ */
+export const BOUNDED_SEARCH_INDEX_SCHEMA_VERSION = 9;
 
 export interface Migration {
   version: number;
@@ -160,5 +168,25 @@ export const MIGRATIONS: readonly Migration[] = [
     // search. The purge bumps this column in its own transaction instead. A constant default makes the
     // ALTER a catalog change (no table rewrite). Existing sessions start at 0.
     statements: (t) => [`ALTER TABLE ${t.sessions} ADD COLUMN purge_generation BIGINT NOT NULL DEFAULT 0`],
+  },
+  {
+    version: BOUNDED_SEARCH_INDEX_SCHEMA_VERSION,
+    name: 'full-text index over a bounded prefix of each event',
+    // The searchable text is the text, then the string values of the data (as in version 2 and in SQLite),
+    // cut at MAX_INDEXED_CHARACTERS before it is parsed: the whole event is still stored, only words past the
+    // prefix are not indexed. A generated column may call only immutable functions, hence the SQL function
+    // (jsonb_path_query is immutable). Re-adding the column rewrites the table once, like version 2.
+    statements: (t) => [
+      `CREATE OR REPLACE FUNCTION ${t.prefix}_searchable_text(body TEXT, data JSONB) RETURNS TEXT
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+          SELECT left(coalesce(body, '') || ' ' || coalesce((
+            SELECT string_agg(v #>> '{}', ' ') FROM jsonb_path_query(coalesce(data, '{}'::jsonb), 'strict $.**') AS v
+            WHERE jsonb_typeof(v) = 'string'), ''), ${MAX_INDEXED_CHARACTERS})
+        $fn$`,
+      `ALTER TABLE ${t.events} DROP COLUMN text_tsv`,
+      `ALTER TABLE ${t.events} ADD COLUMN text_tsv tsvector
+        GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, ${t.prefix}_searchable_text(text, data))) STORED`,
+      `CREATE INDEX ${t.prefix}_events_text_tsv_idx ON ${t.events} USING GIN (text_tsv)`,
+    ],
   },
 ];

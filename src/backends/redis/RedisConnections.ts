@@ -22,6 +22,7 @@ class RedisTimeout extends RepositoryConnectionError {}
 export class RedisConnections {
   private readonly onError = (error: Error) =>
     this.logger.warn('Redis connection error; ioredis reconnects', { error: error.message });
+  private closing: Promise<void> | undefined;
 
   constructor(
     readonly client: Redis,
@@ -48,7 +49,13 @@ export class RedisConnections {
     return this.bounded(operation, work);
   }
 
-  async close(): Promise<void> {
+  /** Idempotent: every later (or concurrent) call shares the first one's outcome. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     if (this.ownsClient) {
       // QUIT needs a connection: while reconnecting it would wait in the offline queue, so drop the socket.
       if (this.client.status !== 'ready') this.client.disconnect();

@@ -13,11 +13,13 @@ export class RedisScript {
   }
 
   async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    // One array, which ioredis flattens: spreading a large batch into the call's arguments overflows the stack.
+    const keysAndArgs: string[] = [...keys, ...args.map(String)];
     try {
-      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+      return await client.evalsha(this.sha, keys.length, keysAndArgs);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-      return client.eval(this.source, keys.length, ...keys, ...args);
+      return client.eval(this.source, keys.length, keysAndArgs);
     }
   }
 }

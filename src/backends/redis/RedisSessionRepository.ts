@@ -7,16 +7,19 @@ import {
   type CompactionRecord,
 } from '../../repository/CompactionRecord.js';
 import type { Redis } from 'ioredis';
-import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
+import { CorruptedRecordError, IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import { applyEventWindow, EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
 import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { RedisConnections } from './RedisConnections.js';
 import { RedisScript } from './RedisScript.js';
 import { APPEND_MANY_SCRIPT } from './scripts.js';
+import { withScriptPairs } from './stagedPairs.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
 import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
@@ -28,12 +31,16 @@ import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport
 import { migrateRedis, redisPendingVersions, redisSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
 import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
   COMPACT_SCRIPT,
+  REDACTION_SCOPE_SCRIPT,
   DELETE_SCRIPT,
   ERASE_SCRIPT,
+  FORK_SCRIPT,
   PURGE_ARCHIVED_SCRIPT,
   PURGE_TOMBSTONES_SCRIPT,
   READ_SCRIPT,
@@ -119,10 +126,30 @@ const scripts = {
   purgeTombstones: new RedisScript(PURGE_TOMBSTONES_SCRIPT),
   activity: new RedisScript(ACTIVITY_SCRIPT),
   setMetadata: new RedisScript(SET_METADATA_SCRIPT),
+  redactionScope: new RedisScript(REDACTION_SCOPE_SCRIPT),
+  fork: new RedisScript(FORK_SCRIPT),
 };
 
-/** SAVE_SCRIPT's reply when a tombstone refuses the id. */
+/** A staged write whose stage expired before its commit (only after minutes of stalling): nothing was written. */
+function stageExpired(operation: string, sessionId: string): IllegalStateError {
+  return new IllegalStateError(
+    `${operation} of session ${sessionId}: its staged events expired before the commit; nothing was written, try again`,
+  );
+}
+
+/** SAVE_SCRIPT's (and FORK_SCRIPT's) reply when a tombstone refuses the id. */
 const TOMBSTONED = -2;
+/** SAVE_SCRIPT's (and FORK_SCRIPT's) reply when the owner's erasure is in progress. */
+const USER_ERASING = -5;
+
+/** FORK_SCRIPT's events argument: each id and value as '<UTF-8 bytes>:<text>', one argument for any count. */
+function packPairs(pairs: readonly (readonly [string, string])[]): string {
+  const parts: string[] = [];
+  for (const [id, value] of pairs) {
+    parts.push(`${Buffer.byteLength(id, 'utf8')}:`, id, `${Buffer.byteLength(value, 'utf8')}:`, value);
+  }
+  return parts.join('');
+}
 
 /** The stored value: one flag character ('1' archived) then the codec's JSON, so Lua can archive in place. */
 function encodeValue(event: SessionEvent, archived: boolean): string {
@@ -135,8 +162,17 @@ function encodeJson(event: SessionEvent): string {
   return JSON.stringify(stored);
 }
 
-function decodeValue(value: string): SessionEvent {
-  const stored = JSON.parse(value.slice(1)) as StoredEvent;
+/** The id an unreadable value still shows, to name it in the error (a constant pattern, never user input). */
+const STORED_ID = /"id":"((?:[^"\\]|\\.)*)"/;
+
+function decodeValue(value: string, sessionId: string): SessionEvent {
+  let stored: StoredEvent;
+  try {
+    stored = JSON.parse(value.slice(1)) as StoredEvent;
+  } catch (error) {
+    const eventId = STORED_ID.exec(value)?.[1] ?? '(unreadable id)';
+    throw new CorruptedRecordError({ sessionId, eventId, field: 'value', problem: 'is not JSON' }, { cause: error });
+  }
   return decodeEvent({ ...stored, archived: value.startsWith('1') });
 }
 
@@ -152,13 +188,16 @@ export class RedisSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
-    MigratableRepository
+    MigratableRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   private readonly client: Redis;
   private readonly connections: RedisConnections;
@@ -233,25 +272,33 @@ export class RedisSessionRepository
     return s;
   }
 
-  /** The save script refuses when the stored owner differs from the expected one: expecting none is insert-if-absent. */
+  /**
+   * The save script refuses when the stored owner differs from the expected one: expecting none is
+   * insert-if-absent. The call's token is stored with the session, so a re-send of an insert that had been
+   * applied (ioredis re-sends a command whose reply was lost; this method retries once) reports it as
+   * inserted instead of finding the caller's own new session taken.
+   */
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
-    return this.connections.once('saveIfAbsent', async () => {
+    const token = randomUUID();
+    return this.connections.idempotent('saveIfAbsent', async () => {
       await this.ready();
-      return (await this.refuseTombstoned(s.id, await this.runSave(s, ''))) === 1;
+      return (await this.refuseTombstoned(s.id, await this.runSave(s, '', '', token))) === 1;
     });
   }
 
   private async refuseTombstoned(id: string, reply: unknown): Promise<number> {
     if (Number(reply) === TOMBSTONED) throw sessionDeletedError(id, await this.findTombstone(id));
+    if (Number(reply) === USER_ERASING) throw userErasureInProgressError(id);
     return Number(reply);
   }
 
   /**
    * One atomic save, valid only while the stored owner is still `expectedOwner` ('' = no session). A tombstone
-   * refuses it, unless it belongs to `replaceTombstoneOf` (an owner hash), which the save then removes.
+   * refuses it, unless it belongs to `replaceTombstoneOf` (an owner hash), which the save then removes; a new
+   * id is refused while its owner's erasure is in progress. `token` ('' = none) recognises a re-send.
    */
-  private runSave(s: Session, expectedOwner: string, replaceTombstoneOf = '') {
+  private runSave(s: Session, expectedOwner: string, replaceTombstoneOf = '', token = '') {
     const [k1, k2, k3, k4, k5] = this.sessionKeys(s.id);
     return scripts.save.run(
       this.client,
@@ -268,6 +315,7 @@ export class RedisSessionRepository
         this.tombstoneIndexKey(),
         this.compactionsKey(s.id),
         this.appliedKey(s.id),
+        this.userErasureKey(s.userId),
       ],
       [
         expectedOwner,
@@ -278,8 +326,69 @@ export class RedisSessionRepository
         JSON.stringify(s.metadata),
         this.ttlFlag,
         replaceTombstoneOf,
+        token,
       ],
     );
+  }
+
+  /**
+   * One script (FORK_SCRIPT): the source's state, the id, the owner's erasure mark, the session and every
+   * copied event — all or nothing. Its token makes a re-sent fork that had been applied report 'forked'.
+   */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const sourceId = requireText(request.sourceId, 'sourceId');
+    const token = requireText(request.token, 'token');
+    const events = packPairs(request.events.map((e) => [e.id, encodeValue(e, e.archived)] as const));
+    const { version, purgeGeneration } = request.expected;
+    const reply = await this.connections.idempotent('forkSession', async () => {
+      await this.ready();
+      return scripts.fork.run(
+        this.client,
+        [
+          this.sessionKeys(sourceId)[0],
+          ...this.sessionKeys(s.id),
+          this.userKey(s.userId),
+          this.expiryKey(),
+          this.tombstoneKey(s.id),
+          this.userErasureKey(s.userId),
+        ],
+        [
+          token,
+          String(version),
+          purgeGeneration === null ? '' : String(purgeGeneration),
+          s.id,
+          s.userId,
+          s.createdAt.getTime(),
+          s.expiresAt === null ? '' : s.expiresAt.getTime(),
+          JSON.stringify(s.metadata),
+          this.ttlFlag,
+          events,
+        ],
+      );
+    });
+    const code = await this.refuseTombstoned(s.id, reply);
+    return code === 1 ? 'forked' : code === 0 ? 'changed' : code === -1 ? 'source-missing' : 'exists';
+  }
+
+  /** The mark is a key that Redis itself expires at `until`. */
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    const key = this.userErasureKey(requireText(userId, 'userId'));
+    await this.connections.idempotent('beginUserErasure', async () => {
+      await this.ready();
+      // A mark already past its end blocks nothing (as on the other stores): no key at all.
+      if (until.getTime() <= Date.now()) await this.client.del(key);
+      else await this.client.set(key, String(Date.now()), 'PXAT', until.getTime());
+    });
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    const key = this.userErasureKey(requireText(userId, 'userId'));
+    await this.connections.idempotent('endUserErasure', async () => {
+      await this.ready();
+      await this.client.del(key);
+    });
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -357,15 +466,16 @@ export class RedisSessionRepository
     const pipeline = this.client.pipeline();
     for (const id of ids) pipeline.hgetall(this.sessionKeys(id)[0]);
     const replies = (await pipeline.exec()) ?? [];
-    const out: Session[] = [];
+    const owned: { id: string; hash: Record<string, string> }[] = [];
     const stale: string[] = [];
     ids.forEach((id, i) => {
-      const [error, hash] = replies[i] ?? [null, {}];
+      const [error, reply] = replies[i] ?? [null, {}];
       if (error) throw error;
-      const session = this.toSession(id, hash as Record<string, string>);
-      if (session !== null && session.userId === userId) out.push(session);
+      const hash = reply as Record<string, string>;
+      if (hash.userId === userId) owned.push({ id, hash });
       else stale.push(id);
     });
+    const out = readableSessions(owned, ({ id, hash }) => this.toSession(id, hash)!, this.logger, userId);
     // Index entries of sessions whose keys Redis expired (keyTtlFromSession) are dropped lazily.
     if (stale.length > 0) await this.client.srem(key, ...stale);
     return out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -425,6 +535,30 @@ export class RedisSessionRepository
         purgeGeneration: generation === null || generation === undefined ? 0 : Number(generation),
       };
     });
+  }
+
+  /**
+   * The event by its id, then the server keeps only the synthetic values and those that name its original.
+   * An id with characters JSON escapes (quotes, backslashes, control characters) cannot be matched as a
+   * substring of the stored JSON: then the whole log is read.
+   */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    const keys = this.sessionKeys(id);
+    const target = await this.connections.idempotent('findRedactionScope', async () => {
+      await this.ready();
+      return this.client.hget(keys[1], eventId);
+    });
+    if (target === null) return [];
+    const from = decodeValue(target, id).metadata[MASKED_FROM];
+    const root = typeof from === 'string' ? from : eventId;
+    if (/["\\\p{Cc}]/u.test(root)) return redactionScopeOf(await this.read(id, 'all'), eventId);
+    const values = (await this.connections.idempotent('findRedactionScope', () =>
+      scripts.redactionScope.run(this.client, keys.slice(0, 4), [root]),
+    )) as string[];
+    return redactionScopeOf(
+      values.map((value) => decodeValue(value, id)),
+      eventId,
+    );
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -505,7 +639,7 @@ export class RedisSessionRepository
     expectedVersion: number,
     recordField: readonly [field: string, value: string, mustExist: string],
   ): Promise<boolean> {
-    const args: (string | number)[] = [
+    const head: (string | number)[] = [
       String(expectedVersion),
       this.ttlFlag,
       archived.length,
@@ -513,15 +647,23 @@ export class RedisSessionRepository
       ...recordField,
       this.appliedRetentionMs,
     ];
-    for (const e of archived) args.push(e.id, encodeValue(e, true));
+    const pairs: string[] = [];
+    for (const e of archived) pairs.push(e.id, encodeValue(e, true));
     // Retained events form the active window: an archived flag on one would hide it from active().
-    for (const e of retained) args.push(e.id, encodeValue(e, false));
-    const result = await this.connections.idempotent(operation, async () => {
-      await this.ready();
-      return scripts.compact.run(this.client, [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id)], args);
-    });
+    for (const e of retained) pairs.push(e.id, encodeValue(e, false));
+    await this.connections.idempotent(operation, () => this.ready());
+    const result = await withScriptPairs(this.client, this.connections, this.sessionKeyBase(id), operation, pairs, (p) =>
+      this.connections.idempotent(operation, () =>
+        scripts.compact.run(
+          this.client,
+          [...this.sessionKeys(id), this.compactionsKey(id), this.appliedKey(id), p.stageKey],
+          [...head, p.staged, ...p.inline],
+        ),
+      ),
+    );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${id}`);
     if (result === -4) throw new InvalidArgumentError(`Compaction not found: ${recordField[2].slice(2)}`);
+    if (result === -5) throw stageExpired(operation, id);
     if (result === 0) this.logger.debug(`${operation}: version mismatch`, { sessionId: id, expectedVersion });
     return result === 1;
   }
@@ -529,16 +671,23 @@ export class RedisSessionRepository
   /** One script call for the batch: atomic, in order. */
   async appendEvents(sessionId: string, events: readonly SessionEvent[]): Promise<number> {
     requireEventsOf(sessionId, events);
-    const args: (string | number)[] = [this.ttlFlag];
-    for (const e of events) args.push(e.id, encodeValue(e, e.archived));
+    const pairs: string[] = [];
+    for (const e of events) pairs.push(e.id, encodeValue(e, e.archived));
+    await this.connections.idempotent('appendEvents', () => this.ready());
     // Retried once: the script inserts only absent event ids.
     const result = Number(
-      await this.connections.idempotent('appendEvents', async () => {
-        await this.ready();
-        return scripts.appendMany.run(this.client, this.sessionKeys(sessionId), args);
-      }),
+      await withScriptPairs(this.client, this.connections, this.sessionKeyBase(sessionId), 'appendEvents', pairs, (p) =>
+        this.connections.idempotent('appendEvents', () =>
+          scripts.appendMany.run(
+            this.client,
+            [...this.sessionKeys(sessionId), p.stageKey],
+            [this.ttlFlag, p.staged, ...p.inline],
+          ),
+        ),
+      ),
     );
     if (result === -1) throw new InvalidArgumentError(`Session not found: ${sessionId}`);
+    if (result === -5) throw stageExpired('appendEvents', sessionId);
     return result;
   }
 
@@ -727,7 +876,7 @@ export class RedisSessionRepository
       await this.ready();
       return scripts.read.run(this.client, this.sessionKeys(id), args);
     })) as string[];
-    return values.map(decodeValue);
+    return values.map((value) => decodeValue(value, id));
   }
 
   /**
@@ -745,18 +894,23 @@ export class RedisSessionRepository
 
   private toSession(id: string, hash: Record<string, string>): Session | null {
     if (hash.userId === undefined) return null;
-    return Session.create({
+    return decodeSession({
       id,
       userId: hash.userId,
       createdAt: new Date(Number(hash.createdAt)),
       expiresAt: hash.expiresAt === undefined || hash.expiresAt === '' ? null : new Date(Number(hash.expiresAt)),
-      metadata: JSON.parse(hash.metadata ?? '{}') as Record<string, unknown>,
+      metadata: hash.metadata ?? '{}',
     });
+  }
+
+  /** Every key of a session starts with this: one hash tag, one slot. */
+  private sessionKeyBase(id: string): string {
+    return `${this.prefix}:{${id}}`;
   }
 
   /** Session hash, events hash, active list, archived list, pending-archive set: one hash tag, one slot. */
   private sessionKeys(id: string): [string, string, string, string, string] {
-    const base = `${this.prefix}:{${id}}`;
+    const base = this.sessionKeyBase(id);
     return [`${base}:session`, `${base}:events`, `${base}:active`, `${base}:archived`, `${base}:pending`];
   }
 
@@ -781,6 +935,11 @@ export class RedisSessionRepository
 
   private userKey(userId: string): string {
     return `${this.prefix}:user:${userId}`;
+  }
+
+  /** The mark of a user erasure in progress: keyed by the owner hash, never by the user id. */
+  private userErasureKey(userId: string): string {
+    return `${this.prefix}:erasing:${ownerHash(userId)}`;
   }
 
   private expiryKey(): string {

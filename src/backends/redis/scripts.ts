@@ -29,6 +29,42 @@ end
 `;
 
 /**
+ * (id, value) pairs of a write, given inline in ARGV or staged beforehand (STAGE_SCRIPT) in a hash of the same
+ * session, field = position, value = '<byte length of id>:' .. id .. value. Staging keeps every call bounded
+ * (a 200,000-event compaction is many small calls and one commit) while the commit stays one atomic script.
+ * `staged` is '' for inline pairs (from ARGV[first]) or the number of staged pairs; nil when one is missing
+ * (the stage expired).
+ */
+const PAIRS = `
+local function read_pairs(stage_key, staged, first)
+  local ids, vals = {}, {}
+  if staged == '' then
+    for i = first, #ARGV, 2 do ids[#ids + 1] = ARGV[i]; vals[#vals + 1] = ARGV[i + 1] end
+    return ids, vals
+  end
+  for p = 1, tonumber(staged) do
+    local packed = redis.call('HGET', stage_key, tostring(p))
+    if not packed then return nil end
+    local len = string.match(packed, '^(%d+):')
+    local start = #len + 2
+    ids[p] = string.sub(packed, start, start + tonumber(len) - 1)
+    vals[p] = string.sub(packed, start + tonumber(len))
+  end
+  return ids, vals
+end
+`;
+
+/**
+ * KEYS[1] a stage hash (same hash tag as its session). ARGV: expiry (ms), then (position, packed pair) pairs.
+ * Idempotent (a re-send writes the same fields). The stage expires by itself if its commit never comes.
+ */
+export const STAGE_SCRIPT = `
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`;
+
+/**
  * The tokens of a session's recently applied compactions and metadata writes: a sorted set, token → server
  * time (ms) of the write. A call re-sent after a lost reply carries the token of its first send, so finding
  * it here means "already applied" whatever other writers did in between (a single last-token field would be
@@ -74,21 +110,24 @@ return 1
 `;
 
 /**
- * KEYS[7] the applied-writes set. ARGV: expected version, ttl flag, number of archived events, a token unique
- * to the call, a field to write into the record hash KEYS[6] ('' = none) and its value, a record field that
- * must exist ('' = none), the applied-token retention (ms), then (id, value) pairs of the archived events,
- * then (id, value) pairs of the retained ones. Returns -1 missing session, -4 missing record, 0 stale
- * version, 1 committed — also when this very call (same token) committed before: a re-send, even after other
+ * KEYS[7] the applied-writes set, KEYS[8] the stage hash (see PAIRS). ARGV: expected version, ttl flag, number
+ * of archived events, a token unique to the call, a field to write into the record hash KEYS[6] ('' = none)
+ * and its value, a record field that must exist ('' = none), the applied-token retention (ms), the number of
+ * staged pairs ('' = inline), then inline (id, value) pairs: those of the archived events, then those of the
+ * retained ones. Returns -1 missing session, -4 missing record, -5 stage expired, 0 stale version, 1
+ * committed — also when this very call (same token) committed before: a re-send, even after other
  * compactions. The record field is written only with a committed compaction (a compaction record, or a
  * revert's mark). Touches only the active window and the given events: cost independent of the archive's
  * length.
  */
-export const COMPACT_SCRIPT = `${ALIGN_TTL}${APPLIED}
+export const COMPACT_SCRIPT = `${ALIGN_TTL}${APPLIED}${PAIRS}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return -1 end
 if applied(KEYS[7], ARGV[4]) then return 1 end
 if version ~= ARGV[1] then return 0 end
 if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[7]) == 0 then return -4 end
+local ids, vals = read_pairs(KEYS[8], ARGV[9], 10)
+if not ids then return -5 end
 local active = redis.call('LRANGE', KEYS[3], 0, -1)
 local was_active = {}
 for _, id in ipairs(active) do was_active[id] = true end
@@ -100,25 +139,23 @@ for _, id in ipairs(active) do
   if pending[id] then to_archive[#to_archive + 1] = id; keep[id] = true end
 end
 redis.call('DEL', KEYS[5])
-local i = 9
-for _ = 1, tonumber(ARGV[3]) do
-  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-  to_archive[#to_archive + 1] = ARGV[i]
-  keep[ARGV[i]] = true
-  i = i + 2
+local archived_count = tonumber(ARGV[3])
+for k = 1, archived_count do
+  redis.call('HSET', KEYS[2], ids[k], vals[k])
+  to_archive[#to_archive + 1] = ids[k]
+  keep[ids[k]] = true
 end
 local window = {}
-while i <= #ARGV do
-  local id = ARGV[i]
+for k = archived_count + 1, #ids do
+  local id = ids[k]
   if not was_active[id] and not keep[id] then
     local old = redis.call('HGET', KEYS[2], id)
     -- An id is unique per session: a retained copy of an archived event replaces it (rare: an O(archive) scan).
     if old and string.sub(old, 1, 1) == '1' then redis.call('LREM', KEYS[4], 0, id) end
   end
-  redis.call('HSET', KEYS[2], id, ARGV[i + 1])
+  redis.call('HSET', KEYS[2], id, vals[k])
   window[#window + 1] = id
   keep[id] = true
-  i = i + 2
 end
 for _, id in ipairs(active) do
   if not keep[id] then redis.call('HDEL', KEYS[2], id) end
@@ -198,21 +235,29 @@ return out
 /**
  * KEYS[1] session hash, KEYS[2] new user's set, KEYS[3] expiry zset, KEYS[4] previous user's set, KEYS[5..8]
  * the other per-session keys, KEYS[9] the id's tombstone hash, KEYS[10] the tombstone index, KEYS[11] the
- * compaction records, KEYS[12] the applied-writes set (its expiry only shortened, to the new expiresAt).
- * ARGV: previous userId ('' = none), id, userId, createdAt, expiresAt ('' = never), metadata JSON, ttl flag,
- * and the owner hash whose tombstone may be replaced ('' = none: a tombstone refuses the save). Returns 0 when
- * the stored userId changed since it was read (the caller retries), -2 when a tombstone refuses the id.
+ * compaction records, KEYS[12] the applied-writes set (its expiry only shortened, to the new expiresAt),
+ * KEYS[13] the new owner's erasure mark (USER_ERASING_KEY). ARGV: previous userId ('' = none), id, userId,
+ * createdAt, expiresAt ('' = never), metadata JSON, ttl flag, the owner hash whose tombstone may be replaced
+ * ('' = none: a tombstone refuses the save), and a token unique to the call ('' = none), stored in the
+ * session as 'createToken'. Returns 0 when the stored userId changed since it was read (the caller retries),
+ * -2 when a tombstone refuses the id, -5 when the id is new and its owner's erasure is in progress, 1 saved —
+ * also when this very call (same token) created the session before: a re-send after a lost reply.
  */
 export const SAVE_SCRIPT = `${APPLIED}
 local previous = redis.call('HGET', KEYS[1], 'userId')
+if previous and ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'createToken') == ARGV[9] then return 1 end
 if (previous or '') ~= ARGV[1] then return 0 end
 local tomb = redis.call('HGET', KEYS[9], 'ownerHash')
 if tomb then
   if ARGV[8] == '' or tomb ~= ARGV[8] then return -2 end
+end
+if not previous and redis.call('EXISTS', KEYS[13]) == 1 then return -5 end
+if tomb then
   redis.call('DEL', KEYS[9])
   redis.call('ZREM', KEYS[10], ARGV[2])
 end
 redis.call('HSET', KEYS[1], 'id', ARGV[2], 'userId', ARGV[3], 'createdAt', ARGV[4], 'expiresAt', ARGV[5], 'metadata', ARGV[6])
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'createToken', ARGV[9]) end
 redis.call('HSETNX', KEYS[1], 'version', 0)
 if previous and previous ~= ARGV[3] then redis.call('SREM', KEYS[4], ARGV[2]) end
 redis.call('SADD', KEYS[2], ARGV[2])
@@ -224,6 +269,62 @@ if ARGV[7] == '1' then
   end
   if ARGV[5] ~= '' then cap_expiry(KEYS[12], ARGV[5]) end
 end
+return 1
+`;
+
+/** Reads the packed (id, value) pairs of FORK_SCRIPT: each as '<bytes>:<bytes of id>' then '<bytes>:<bytes of value>'. */
+const UNPACK = `
+local function unpack_pairs(blob)
+  local pairs_out = {}
+  local pos = 1
+  local function take()
+    local colon = string.find(blob, ':', pos, true)
+    local n = tonumber(string.sub(blob, pos, colon - 1))
+    local value = string.sub(blob, colon + 1, colon + n)
+    pos = colon + n + 1
+    return value
+  end
+  while pos <= #blob do
+    local id = take()
+    pairs_out[#pairs_out + 1] = { id, take() }
+  end
+  return pairs_out
+end
+`;
+
+/**
+ * A whole fork in one script, so it is all or nothing. KEYS[1] the source's session hash, KEYS[2..6] the
+ * fork's per-session keys, KEYS[7] the owner's user set, KEYS[8] expiry zset, KEYS[9] the fork id's
+ * tombstone hash, KEYS[10] the owner's erasure mark. ARGV: a token unique to the call, the source's expected
+ * version, its expected purge generation ('' = unchecked), the fork's id, userId, createdAt, expiresAt
+ * ('' = never), metadata JSON, ttl flag, then the events packed into one argument (UNPACK), so a fork of any
+ * length is a fixed number of arguments. Returns 1 forked — also when this very call (same token) forked
+ * before: a re-send after a lost reply —, 0 the source changed, -1 no source, -2 tombstoned id, -5 the
+ * owner's erasure is in progress, 2 the id is taken.
+ */
+export const FORK_SCRIPT = `${ALIGN_TTL}${UNPACK}
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[2], 'createToken') == ARGV[1] then return 1 end
+local source = redis.call('HMGET', KEYS[1], 'version', 'purgeGeneration')
+if not source[1] then return -1 end
+if source[1] ~= ARGV[2] then return 0 end
+if ARGV[3] ~= '' and (source[2] or '0') ~= ARGV[3] then return 0 end
+if redis.call('EXISTS', KEYS[9]) == 1 then return -2 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+if redis.call('EXISTS', KEYS[10]) == 1 then return -5 end
+redis.call('HSET', KEYS[2], 'id', ARGV[4], 'userId', ARGV[5], 'createdAt', ARGV[6], 'expiresAt', ARGV[7],
+  'metadata', ARGV[8], 'version', 0, 'createToken', ARGV[1])
+redis.call('SADD', KEYS[7], ARGV[4])
+if ARGV[7] ~= '' then redis.call('ZADD', KEYS[8], ARGV[7], ARGV[4]) end
+local added = 0
+for _, pair in ipairs(unpack_pairs(ARGV[10])) do
+  if redis.call('HSETNX', KEYS[3], pair[1], pair[2]) == 1 then
+    redis.call('RPUSH', KEYS[4], pair[1])
+    if string.sub(pair[2], 1, 1) == '1' then redis.call('SADD', KEYS[6], pair[1]) end
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('HINCRBY', KEYS[2], 'version', added) end
+if ARGV[9] == '1' then align_ttl({ KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6] }) end
 return 1
 `;
 
@@ -242,16 +343,19 @@ return 1
 `;
 
 /**
- * APPEND_SCRIPT for a batch, in order. ARGV: ttl flag, then (id, value) pairs. Returns -1 missing session,
+ * APPEND_SCRIPT for a batch, in order. KEYS[6] the stage hash (see PAIRS). ARGV: ttl flag, the number of
+ * staged pairs ('' = inline), then inline (id, value) pairs. Returns -1 missing session, -5 stage expired,
  * else how many ids were new (the version grows by that much).
  */
-export const APPEND_MANY_SCRIPT = `${ALIGN_TTL}
+export const APPEND_MANY_SCRIPT = `${ALIGN_TTL}${PAIRS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local ids, vals = read_pairs(KEYS[6], ARGV[2], 3)
+if not ids then return -5 end
 local added = 0
-for i = 2, #ARGV, 2 do
-  if redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1]) == 1 then
-    redis.call('RPUSH', KEYS[3], ARGV[i])
-    if string.sub(ARGV[i + 1], 1, 1) == '1' then redis.call('SADD', KEYS[5], ARGV[i]) end
+for k = 1, #ids do
+  if redis.call('HSETNX', KEYS[2], ids[k], vals[k]) == 1 then
+    redis.call('RPUSH', KEYS[3], ids[k])
+    if string.sub(vals[k], 1, 1) == '1' then redis.call('SADD', KEYS[5], ids[k]) end
     added = added + 1
   end
 end
@@ -318,13 +422,14 @@ return counts
 export const REWRITE_SCRIPT = `${ALIGN_TTL}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return -1 end
+-- The version first: a stale rewrite loses its compare-and-set even when its events are gone by now.
+if version ~= ARGV[1] then return 0 end
 local flags = {}
 for i = 3, #ARGV, 2 do
   local old = redis.call('HGET', KEYS[2], ARGV[i])
   if not old then return { -2, ARGV[i] } end
   flags[ARGV[i]] = string.sub(old, 1, 1)
 end
-if version ~= ARGV[1] then return 0 end
 for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], flags[ARGV[i]] .. ARGV[i + 1]) end
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 if ARGV[2] == '1' then align_ttl(KEYS) end
@@ -446,4 +551,23 @@ for k = 2, #KEYS do
   end
 end
 return removed
+`;
+
+/**
+ * What a redaction reads (RedactionScopeRepository), narrowed on the server: KEYS[1..4] per-session keys;
+ * ARGV[1] the original's id. Returns, in log order, the values that are synthetic or contain the id
+ * (a superset, narrowed after decoding): a few events cross the network instead of the whole log.
+ */
+export const REDACTION_SCOPE_SCRIPT = `${FIELDS}
+local out = {}
+for _, key in ipairs({ KEYS[4], KEYS[3] }) do
+  local ids = redis.call('LRANGE', key, 0, -1)
+  for s = 1, #ids, 1000 do
+    local values = redis.call('HMGET', KEYS[2], unpack(ids, s, math.min(s + 999, #ids)))
+    for _, v in ipairs(values) do
+      if v and (is_synthetic(v) or string.find(v, ARGV[1], 1, true)) then out[#out + 1] = v end
+    end
+  end
+end
+return out
 `;

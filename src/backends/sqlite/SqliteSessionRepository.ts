@@ -6,6 +6,8 @@ import { requireOptional } from '../../optionalDependency.js';
 import { Session, type SessionLike } from '../../session/Session.js';
 import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
+import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
+import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
 import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
@@ -14,9 +16,16 @@ import type { BatchAppendRepository } from '../../repository/BatchAppendReposito
 import type { CompactionRecordRepository } from '../../repository/CompactionRecordRepository.js';
 import type { EnumerableRepository, ListSessionIdsOptions, SessionIdPage } from '../../repository/EnumerableRepository.js';
 import {
+  resolveListSessionsOptions,
+  type ListSessionsOptions,
+  type SessionListingPage,
+  type SessionListingRepository,
+} from '../../repository/SessionListingRepository.js';
+import {
   isTombstonedFailure,
   ownerHash,
   sessionDeletedError,
+  TOMBSTONE_SCHEMA_VERSION,
   type ErasedSession,
   type EraseSessionOptions,
   type ErasureRepository,
@@ -34,10 +43,12 @@ import {
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import type { StorageReclaimingRepository } from '../../repository/StorageReclaimingRepository.js';
 import { SqliteErasure } from './erasure.js';
+import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
+import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, buildNeighbourQuery, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import {
   mergeNeighbourWindows,
   requireNeighbourRequest,
@@ -147,16 +158,20 @@ export class SqliteSessionRepository
     AtomicInsertRepository,
     MetadataUpdatingRepository,
     EventLogStateRepository,
+    RedactionScopeRepository,
     CompactionRecordRepository,
     BatchAppendRepository,
     EnumerableRepository,
+    SessionListingRepository,
     SearchableRepository,
     EventNeighbourhoodRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
     StorageReclaimingRepository,
-    MigratableRepository
+    MigratableRepository,
+    ForkingRepository,
+    UserErasureRepository
 {
   readonly path: string;
   readonly prefix: string;
@@ -170,6 +185,7 @@ export class SqliteSessionRepository
   private closed = false;
   private readonly secureDelete: boolean;
   private erasureStatements: SqliteErasure | undefined;
+  private guardedTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
   private rewriteStatements: SqliteEventRewrites | undefined;
   private retentionStatements: SqliteRetention | undefined;
   private compactionStatements: SqliteCompactions | undefined;
@@ -243,14 +259,85 @@ export class SqliteSessionRepository
   async save(session: SessionLike): Promise<Session> {
     const s = Session.from(session);
     const st = this.ready();
-    this.refuseTombstoned(s.id, () => st.save.run(sessionParams(s)));
+    this.refuseTombstoned(s.id, () =>
+      this.guarded(() => {
+        if (st.version.get(s.id) === undefined) this.refuseErasing(s);
+        st.save.run(sessionParams(s));
+      }),
+    );
     return s;
   }
 
   async saveIfAbsent(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
     const st = this.ready();
-    return this.refuseTombstoned(s.id, () => st.insertSession.run(sessionParams(s)).changes > 0);
+    return this.refuseTombstoned(s.id, () =>
+      this.guarded(() => {
+        if (st.version.get(s.id) !== undefined) return false;
+        this.refuseErasing(s);
+        return st.insertSession.run(sessionParams(s)).changes > 0;
+      }),
+    );
+  }
+
+  /**
+   * One IMMEDIATE transaction: the source's state, the owner's erasure mark, the fork's id, the session and
+   * every copied event. A crash keeps all of it or none; an erasure either ran before (the source is gone)
+   * or waits for the commit and then finds the fork under the user.
+   */
+  async forkSession(request: ForkRequest): Promise<ForkOutcome> {
+    const s = Session.from(request.fork);
+    requireEventsOf(s.id, request.events);
+    const sourceId = requireText(request.sourceId, 'sourceId');
+    const st = this.ready();
+    const params = request.events.map((e) => toParams(s.id, encodeEvent(e)));
+    const { version, purgeGeneration } = request.expected;
+    return this.refuseTombstoned(s.id, () =>
+      this.guarded((): ForkOutcome => {
+        const generation = purgeGeneration === null ? null : this.purgeGenerationIfMigrated();
+        const state = (generation === null ? st.version.get(sourceId) : generation.read.get(sourceId)) as
+          { version: number; purgeGeneration?: number } | undefined;
+        if (state === undefined) return 'source-missing';
+        if (state.version !== version || (generation !== null && state.purgeGeneration !== purgeGeneration)) return 'changed';
+        if (st.version.get(s.id) !== undefined) return 'exists';
+        this.refuseErasing(s);
+        if (st.insertSession.run(sessionParams(s)).changes === 0) return 'exists';
+        let added = 0;
+        for (const row of params) added += st.insertEvent.run(row).changes;
+        if (added > 0)
+          this.statement(`UPDATE ${this.tables.sessions} SET event_version = event_version + ? WHERE id = ?`).run(added, s.id);
+        return 'forked';
+      }),
+    );
+  }
+
+  async beginUserErasure(userId: string, until: Date): Promise<void> {
+    this.erasure().markUser(ownerHash(requireText(userId, 'userId')), until);
+  }
+
+  async endUserErasure(userId: string): Promise<void> {
+    this.erasure().unmarkUser(ownerHash(requireText(userId, 'userId')));
+  }
+
+  /** `write` in one IMMEDIATE transaction (checks and write under the same write lock). */
+  private guarded<T>(write: () => T): T {
+    this.guardedTx ??= this.db.transaction((run: () => unknown) => run());
+    return this.guardedTx.immediate(write) as T;
+  }
+
+  /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
+  private refuseErasing(s: Session): void {
+    const erasure = this.erasureIfMigrated();
+    if (erasure !== undefined && erasure.userMarked(ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+  }
+
+  private erasureIfMigrated(): SqliteErasure | undefined {
+    this.erasureStatements ??= this.preparedIfMigrated(
+      () => new SqliteErasure(this.db, this.tables),
+      TOMBSTONE_SCHEMA_VERSION,
+      'deleted session ids get no tombstone until the schema is migrated',
+    );
+    return this.erasureStatements;
   }
 
   async findById(id: string): Promise<Session | null> {
@@ -264,7 +351,7 @@ export class SqliteSessionRepository
   }
 
   async findByUserId(userId: string): Promise<Session[]> {
-    return (this.ready().findByUserId.all(userId) as SessionRow[]).map(toSession);
+    return readableSessions(this.ready().findByUserId.all(userId) as SessionRow[], toSession, this.logger, userId);
   }
 
   async findExpiredSessionIds(before: Date): Promise<string[]> {
@@ -293,6 +380,22 @@ export class SqliteSessionRepository
     if (generation === null) return { version: await this.getEventVersion(id), purgeGeneration: null };
     const row = generation.read.get(id) as EventLogState | undefined;
     return row ?? { version: 0, purgeGeneration: 0 };
+  }
+
+  /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
+  async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
+    this.ready();
+    const e = this.tables.events;
+    const target = this.statement(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ? AND id = ?`).get(id, eventId) as
+      EventRow | undefined;
+    if (target === undefined) return [];
+    const from = fromRow(target).metadata[MASKED_FROM];
+    const root = typeof from === 'string' ? from : eventId;
+    const rows = this.statement(
+      `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = @id AND (synthetic = 1 OR id = @eventId OR id = @root
+         OR (json_valid(metadata) AND json_extract(metadata, '$.${MASKED_FROM}') = @root)) ORDER BY seq`,
+    ).all({ id, eventId, root }) as EventRow[];
+    return redactionScopeOf(rows.map(fromRow), eventId);
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -507,6 +610,67 @@ export class SqliteSessionRepository
     return { ids: page, cursor: ids.length > limit ? page[page.length - 1]! : null };
   }
 
+  /**
+   * One statement per page. The page is cut first (a seek on the primary key or the user index), then each of its
+   * sessions gets its index-only counts (window index) and its last event (one step back on the log index).
+   */
+  async listSessions(options?: ListSessionsOptions): Promise<SessionListingPage> {
+    const { cursor, limit, userId, idPrefix, withActiveEvents } = resolveListSessionsOptions(options);
+    this.ready();
+    const { sessions: s, events: e, compactions: c } = this.tables;
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (cursor !== null) {
+      where.push('s.id > ?');
+      params.push(cursor);
+    }
+    if (userId !== null) {
+      where.push('s.user_id = ?');
+      params.push(userId);
+    }
+    if (idPrefix !== null) {
+      // The range bound lets the primary key seek to the prefix; substr (not LIKE) keeps the prefix literal.
+      where.push('s.id >= ? AND substr(s.id, 1, length(?)) = ?');
+      params.push(idPrefix, idPrefix, idPrefix);
+    }
+    const sql = `SELECT s.id, s.user_id AS userId, s.created_at AS createdAt, s.expires_at AS expiresAt, s.metadata,
+        s.event_version AS version,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = 0) AS activeEvents,
+        (SELECT count(*) FROM ${e} WHERE session_id = s.id AND archived = 1) AS archivedEvents,
+        (SELECT timestamp FROM ${e} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) AS lastEventAt,
+        (SELECT count(*) FROM ${c} WHERE session_id = s.id AND reverted_at IS NULL) AS compactions
+      FROM (SELECT * FROM ${s} s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.id LIMIT ?) s
+      ORDER BY s.id`;
+    const rows = this.statement(sql).all(...params, limit + 1) as (SessionRow & {
+      version: number;
+      activeEvents: number;
+      archivedEvents: number;
+      lastEventAt: number | null;
+      compactions: number;
+    })[];
+    const page = rows.slice(0, limit).map((row) => ({
+      session: toSession(row),
+      version: row.version,
+      activeEvents: row.activeEvents,
+      archivedEvents: row.archivedEvents,
+      lastEventAt: row.lastEventAt === null ? null : new Date(row.lastEventAt),
+      compactions: row.compactions,
+    }));
+    if (withActiveEvents && page.length > 0) {
+      // One statement whatever the page size: the ids as one JSON array parameter.
+      const windows = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
+      const events = this.statement(
+        `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id IN (SELECT value FROM json_each(?)) AND archived = 0 ORDER BY session_id, seq`,
+      ).all(JSON.stringify(page.map((l) => l.session.id))) as EventRow[];
+      for (const row of events) windows.get(row.sessionId)!.push(fromRow(row));
+      return {
+        sessions: page.map((l) => ({ ...l, activeWindow: windows.get(l.session.id)! })),
+        cursor: rows.length > limit ? page[page.length - 1]!.session.id : null,
+      };
+    }
+    return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
+  }
+
   async eraseSession(id: string, options: EraseSessionOptions): Promise<ErasedSession | null> {
     return this.erasure().erase(requireText(id, 'sessionId'), options, ownerHash);
   }
@@ -518,7 +682,10 @@ export class SqliteSessionRepository
   async recreateSession(session: SessionLike): Promise<boolean> {
     const s = Session.from(session);
     const st = this.ready();
-    return this.erasure().recreate(s.id, ownerHash(s.userId), () => st.insertSession.run(sessionParams(s)).changes > 0);
+    return this.erasure().recreate(s.id, ownerHash(s.userId), () => {
+      this.refuseErasing(s);
+      return st.insertSession.run(sessionParams(s)).changes > 0;
+    });
   }
 
   async purgeTombstones(before: Date, limit: number, sessionId?: string): Promise<number> {
@@ -566,6 +733,7 @@ export class SqliteSessionRepository
     this.compactionStatements = undefined;
     this.purgeGenerationStatements = undefined;
     this.recordedWrite = undefined;
+    this.guardedTx = undefined;
     this.db.close();
   }
 
@@ -742,12 +910,12 @@ function sessionParams(s: Session): SessionRow {
 }
 
 function toSession(row: SessionRow): Session {
-  return Session.create({
+  return decodeSession({
     id: row.id,
     userId: row.userId,
     createdAt: new Date(row.createdAt),
     expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: row.metadata,
   });
 }
 

@@ -39,10 +39,12 @@ export class SqliteEventRewrites {
 
     this.rewriteTx = db.transaction((id: string, params: SqliteEventParams[], expectedVersion: number): boolean => {
       if (st.version.get(id) === undefined) throw new InvalidArgumentError(`Session not found: ${id}`);
+      // The version first: a stale rewrite loses its compare-and-set even when its events are gone by now.
+      // A missing event after the claim throws, which rolls the claim back.
+      if (st.casVersion.run(id, expectedVersion).changes === 0) return false;
       for (const e of params) {
         if (st.eventExists.get(id, e.id) === undefined) throw new InvalidArgumentError(`Event not found: ${e.id}`);
       }
-      if (st.casVersion.run(id, expectedVersion).changes === 0) return false;
       for (const e of params) st.rewrite.run(e);
       return true;
     });

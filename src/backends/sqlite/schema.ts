@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
+import { MAX_INDEXED_CHARACTERS } from '../../repository/eventSearch.js';
 
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/i;
 
@@ -49,6 +50,13 @@ export const FORGETTING_FTS_SCHEMA_VERSION = 5;
  * what a reader compares, with the version, to see an archive purge in one row read.
  */
 export const SQLITE_PURGE_GENERATION_SCHEMA_VERSION = 6;
+
+/**
+ * The schema version whose full-text index holds a bounded prefix of each event's searchable text
+ * (MAX_INDEXED_CHARACTERS), as on every backend. Not 7: versions are unique across branches, and 7 and 8 are
+ * left to work landing beside it (orderedMigrations applies a lower version a database lacks).
+ */
+export const BOUNDED_SEARCH_INDEX_SCHEMA_VERSION = 9;
 
 export interface SqliteMigration {
   version: number;
@@ -206,5 +214,34 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     sql: (t: SqliteTables) => `
       ALTER TABLE ${t.sessions} ADD COLUMN purge_generation INTEGER NOT NULL DEFAULT 0;
     `,
+  },
+  {
+    version: BOUNDED_SEARCH_INDEX_SCHEMA_VERSION,
+    name: 'full-text index over a bounded prefix of each event',
+    // The same prefix of the same searchable text as PostgreSQL (which refuses a tsvector over 1 MB) and the
+    // in-process retriever, so a search finds the same events on every backend. The index is rebuilt: the
+    // 'delete' command must be given exactly the words that were indexed, and the old rows were indexed whole.
+    sql: (t: SqliteTables) => {
+      const body = (row: string) =>
+        `substr(coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), ''), 1, ${MAX_INDEXED_CHARACTERS})`;
+      return `
+      DROP TRIGGER IF EXISTS ${t.events}_fts_insert;
+      DROP TRIGGER IF EXISTS ${t.events}_fts_delete;
+      DROP TRIGGER IF EXISTS ${t.events}_fts_update;
+      DROP TABLE IF EXISTS ${t.fts};
+      CREATE VIRTUAL TABLE ${t.fts} USING fts5(body, content='', tokenize='unicode61 remove_diacritics 2');
+      CREATE TRIGGER ${t.events}_fts_insert AFTER INSERT ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
+      END;
+      CREATE TRIGGER ${t.events}_fts_delete AFTER DELETE ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (${t.fts}, rowid, body) VALUES ('delete', old.seq, ${body('old')});
+      END;
+      CREATE TRIGGER ${t.events}_fts_update AFTER UPDATE OF text, data ON ${t.events} BEGIN
+        INSERT INTO ${t.fts} (${t.fts}, rowid, body) VALUES ('delete', old.seq, ${body('old')});
+        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
+      END;
+      INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
+    `;
+    },
   },
 ]);

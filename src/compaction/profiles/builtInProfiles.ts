@@ -129,9 +129,10 @@ export const BUILT_IN_PROFILES: readonly CompactionProfile[] = Object.freeze([
   },
   {
     name: 'cache-aware',
-    description: 'Compact rarely, preferably when the provider’s prompt cache has expired; appended summaries with a summariser.',
+    description:
+      'Compact rarely, preferably when the provider’s prompt cache has expired; appended summaries with a summariser; with maskToolResults, consumed tool results masked in the same step.',
     needsChatClient: false,
-    optionNames: ['keptRatio', 'summaryRatio', 'coldRatio', 'cacheTtlMs'],
+    optionNames: ['keptRatio', 'summaryRatio', 'coldRatio', 'cacheTtlMs', 'maskToolResults'],
     create(context, settings) {
       const setup = cacheAwareCompaction({
         ...common(context),
@@ -147,7 +148,7 @@ export const BUILT_IN_PROFILES: readonly CompactionProfile[] = Object.freeze([
     description:
       'Graduated by context pressure: mask tool output at 80 %, strip reasoning and arguments at 85 %, summarise at 90 % (with a summariser), truncate at 99 %.',
     needsChatClient: false,
-    optionNames: ['thresholds', 'emergencyTargetRatio', 'maxEventsToKeep', 'overlapSize'],
+    optionNames: ['thresholds', 'emergencyTargetRatio', 'maxEventsToKeep', 'overlapSize', 'minSavedTokens', 'cacheTtlMs'],
     create(context, settings) {
       const { maxEventsToKeep, overlapSize, ...options } = (settings.options ?? {}) as Partial<
         PressureBandCompactionStrategyOptions & RecursiveSummarizationCompactionStrategyOptions

@@ -14,6 +14,7 @@ import {
   type CompactionStrategyLike,
   type StrategyPreview,
 } from '../CompactionStrategy.js';
+import { RewriteDeferral, type RewriteDeferralOptions } from './rewriteDeferral.js';
 
 /** A stage with a name for the report and, optionally, the window size from which it runs. */
 export interface CompactionPipelineStage {
@@ -27,7 +28,7 @@ export interface CompactionPipelineStage {
   minTokens?: number;
 }
 
-export interface CompactionPipelineOptions {
+export interface CompactionPipelineOptions extends RewriteDeferralOptions {
   /** Run in order, each on the window the previous one left; e.g. mask → strip → summarise → token budget. */
   stages: readonly (CompactionStrategyLike | CompactionPipelineStage)[];
   /** Stop as soon as the window costs at most this many tokens (scaled by the session's calibration ratio). */
@@ -75,6 +76,8 @@ export class CompactionPipeline implements CompactionStrategy {
   readonly tokenCountEstimator: TokenCountEstimator;
   private readonly names: readonly string[];
   private readonly minTokens: readonly number[];
+  /** The in-place rewrite deferral over the whole run (`minSavedTokens` 0: none). */
+  readonly deferral: RewriteDeferral;
 
   constructor(options: CompactionPipelineOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -92,6 +95,7 @@ export class CompactionPipeline implements CompactionStrategy {
     );
     this.maxTokens = requirePositiveInt(options.maxTokens, 'maxTokens');
     this.tokenCountEstimator = options.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.deferral = new RewriteDeferral(options);
   }
 
   async compact(request: CompactionRequest): Promise<CompactionResult> {
@@ -166,14 +170,15 @@ export class CompactionPipeline implements CompactionStrategy {
     const archivedEvents = original.events.filter((e) => archived.has(e.id));
     // Every stage's summariser calls were made, whichever stage's window is kept.
     const usage = usages.length === 0 ? undefined : addUsage(...usages);
-    const result =
+    const proposed =
       archivedEvents.length === 0
         ? new CompactionResult(original.events, [], 0, skipReason ?? 'nothing-to-archive', usage)
         : new CompactionResult(window, archivedEvents, cost(original.events) - tokens, undefined, usage);
+    const result = this.deferral.apply(original, proposed);
     return {
       result,
       stages,
-      fits: fits(tokens),
+      fits: fits(result === proposed ? tokens : cost(original.events)),
       modelCalled,
       ...(anySummarized ? { summarizedEvents: summarized } : {}),
     };

@@ -6,8 +6,9 @@ import { requireRequest, type CompactionRequest } from '../CompactionRequest.js'
 import type { CompactionResult } from '../CompactionResult.js';
 import type { CompactionStrategy } from '../CompactionStrategy.js';
 import { consumedToolMessages, replaceInPlace } from './replaceInPlace.js';
+import { RewriteDeferral, type RewriteDeferralOptions } from './rewriteDeferral.js';
 
-export interface ObservationMaskingCompactionStrategyOptions {
+export interface ObservationMaskingCompactionStrategyOptions extends RewriteDeferralOptions {
   /** Length of each masked tool response, marker included; default 300 characters. */
   maxChars?: number;
   /**
@@ -44,12 +45,18 @@ export function maskExcerpt(text: string, maxChars: number): string {
  * synthetic events are never changed. Each masked event's original is archived (still readable with
  * `EventFilter.all()`) and a copy with `maskedFrom: <original id>` takes its place in the window, so the
  * conversation keeps its shape: every tool call still has its result.
+ *
+ * Masking rewrites messages inside the prompt prefix the provider has cached. With `minSavedTokens` it masks in
+ * steps — only when that many tokens are saved at once, or when the cache has probably expired (`cacheTtlMs`) —
+ * instead of one result per turn, each of which would make every later call miss the cache from there on.
  */
 export class ObservationMaskingCompactionStrategy implements CompactionStrategy {
   static readonly DEFAULT_MAX_CHARS = 300;
   readonly maxChars: number;
   readonly consumedBy: 'assistant' | 'assistant-text';
   readonly tokenCountEstimator: TokenCountEstimator;
+  /** The in-place rewrite deferral (`minSavedTokens` 0: none). */
+  readonly deferral: RewriteDeferral;
 
   constructor(options: ObservationMaskingCompactionStrategyOptions = {}) {
     const opts = options ?? {};
@@ -61,6 +68,7 @@ export class ObservationMaskingCompactionStrategy implements CompactionStrategy 
     }
     this.consumedBy = consumedBy;
     this.tokenCountEstimator = opts.tokenCountEstimator ?? defaultTokenCountEstimator();
+    this.deferral = new RewriteDeferral(opts);
   }
 
   async compact(request: CompactionRequest): Promise<CompactionResult> {
@@ -78,6 +86,9 @@ export class ObservationMaskingCompactionStrategy implements CompactionStrategy 
       });
       if (changed) replacements.set(i, { type: 'tool', responses });
     }
-    return replaceInPlace(events, replacements, OBSERVATION_MASKING_SOURCE, this.tokenCountEstimator);
+    return this.deferral.apply(
+      request,
+      replaceInPlace(events, replacements, OBSERVATION_MASKING_SOURCE, this.tokenCountEstimator),
+    );
   }
 }

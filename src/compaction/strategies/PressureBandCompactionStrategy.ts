@@ -11,6 +11,7 @@ import { ContextWindowTrigger, type ContextWindowTriggerOptions } from '../trigg
 import { CompactionPipeline, type PipelineRun } from './CompactionPipeline.js';
 import { ContentPolicyCompactionStrategy } from './ContentPolicyCompactionStrategy.js';
 import { ObservationMaskingCompactionStrategy } from './ObservationMaskingCompactionStrategy.js';
+import type { RewriteDeferralOptions } from './rewriteDeferral.js';
 import { TokenCountCompactionStrategy } from './TokenCountCompactionStrategy.js';
 
 /** One graduated measure: from `threshold` context pressure on, `strategy` is applied. */
@@ -22,7 +23,8 @@ export interface PressureBand {
   strategy: CompactionStrategyLike;
 }
 
-export interface PressureBandCompactionStrategyOptions extends Omit<ContextWindowTriggerOptions, 'thresholdRatio'> {
+export interface PressureBandCompactionStrategyOptions
+  extends Omit<ContextWindowTriggerOptions, 'thresholdRatio'>, RewriteDeferralOptions {
   /** In ascending threshold order; default: mask 0.80, strip 0.85, summarise 0.90 (with `summarizer`), truncate 0.99. */
   bands?: readonly PressureBand[];
   /** The summarising strategy of the default 0.90 band; without it the default bands do not summarise. */
@@ -83,6 +85,10 @@ function requireBands(value: unknown): PressureBand[] {
  * window under 99 %. Below the first band nothing changes. Built on CompactionPipeline (the bands are its
  * stages, the report names them) and on ContextWindowTrigger's pressure (calibration and instruction
  * overhead included); `trigger` fires at the first band.
+ *
+ * Cache-aware (`minSavedTokens`, see CompactionPipeline): while the milder bands would only mask or strip a few
+ * tokens in place, the window is left as it is and the pressure keeps rising, until a batch is worth rewriting
+ * the cached prefix, the cache has expired, or a harsher band cuts anyway.
  */
 export class PressureBandCompactionStrategy implements CompactionStrategy {
   readonly bands: readonly Readonly<PressureBand>[];
@@ -92,7 +98,7 @@ export class PressureBandCompactionStrategy implements CompactionStrategy {
 
   constructor(options: PressureBandCompactionStrategyOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
-    const { bands, summarizer, emergencyTargetRatio, thresholds, ...window } = options;
+    const { bands, summarizer, emergencyTargetRatio, thresholds, minSavedTokens, cacheTtlMs, now, ...window } = options;
     // The pressure arithmetic (window, reserve, overhead, calibration) is ContextWindowTrigger's, validated there.
     const probe = new ContextWindowTrigger({ ...window, thresholdRatio: DEFAULT_PRESSURE_THRESHOLDS.mask });
     const budget = probe.contextWindowTokens - probe.reserveTokens;
@@ -113,6 +119,10 @@ export class PressureBandCompactionStrategy implements CompactionStrategy {
       // Done as soon as the pressure is below the first band.
       maxTokens: Math.max(1, windowTokensAt(this.bands[0]!.threshold) - 1),
       tokenCountEstimator: probe.tokenCountEstimator,
+      // Masking and stripping bands rewrite in place: in steps, when the pipeline is cache-aware.
+      ...(minSavedTokens !== undefined ? { minSavedTokens } : {}),
+      ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+      ...(now !== undefined ? { now } : {}),
     });
   }
 

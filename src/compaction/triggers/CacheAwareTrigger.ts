@@ -1,6 +1,7 @@
 import { InvalidArgumentError, requirePositiveInt } from '../../errors.js';
 import { defaultTokenCountEstimator } from '../../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../../tokens/TokenCountEstimator.js';
+import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { CompactionRequest } from '../CompactionRequest.js';
 import type { CompactionTrigger } from '../CompactionTrigger.js';
 import { CompositeCompactionTrigger } from './CompositeCompactionTrigger.js';
@@ -24,6 +25,18 @@ export interface CacheAwareTriggerOptions {
   now?: () => Date;
   /** Defaults to the shared js-tiktoken (o200k_base) estimator. */
   tokenCountEstimator?: TokenCountEstimator;
+}
+
+/**
+ * Milliseconds from the newest model call in `events` (the newest non-synthetic assistant event: when the
+ * provider last read the prompt prefix) to `now`, or null when the window has none (it was never cached).
+ */
+export function idleSinceLastModelCall(events: readonly SessionEvent[], now: Date): number | null {
+  let newest = -Infinity;
+  for (const e of events) {
+    if (e.messageType === 'assistant' && !e.isSynthetic()) newest = Math.max(newest, e.timestamp.getTime());
+  }
+  return newest === -Infinity ? null : now.getTime() - newest;
 }
 
 /**
@@ -60,11 +73,7 @@ export class CacheAwareTrigger implements CompactionTrigger {
 
   /** Milliseconds since the last model call (the newest assistant event), or null when there was none. */
   idleSinceLastCall(request: CompactionRequest): number | null {
-    let newest = -Infinity;
-    for (const e of request.events) {
-      if (e.messageType === 'assistant' && !e.isSynthetic()) newest = Math.max(newest, e.timestamp.getTime());
-    }
-    return newest === -Infinity ? null : this.now().getTime() - newest;
+    return idleSinceLastModelCall(request.events, this.now());
   }
 
   /** Whether the provider has probably dropped the cached prefix by now. */

@@ -51,8 +51,14 @@ export interface AnthropicChatTypes extends ChatProviderTypes {
   completion: AnthropicReply;
 }
 
-/** The part of the `@anthropic-ai/sdk` client this provider calls. */
-export type AnthropicClient = Pick<Anthropic, 'messages'>;
+/**
+ * The part of the `@anthropic-ai/sdk` client this provider calls: `messages`, and `beta.messages` for a prompt
+ * that opens with a stored compaction block (without `beta`, such a summary is sent as its text).
+ */
+export type AnthropicClient = Pick<Anthropic, 'messages'> & Partial<Pick<Anthropic, 'beta'>>;
+
+/** The beta that compaction requests and compaction blocks need (`compaction: { type: 'summarize' }`). */
+export const ANTHROPIC_COMPACTION_BETA = 'compact-2026-09-04';
 
 export interface AnthropicChatProviderOptions extends ToAnthropicOptions {
   /** `max_tokens` of a request that does not set it; default 4096. */
@@ -102,7 +108,9 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
       throw new InvalidArgumentError("cacheBreakpoints must be 'auto' or 'off'");
     }
     this.cacheBreakpoints = cacheBreakpoints ?? 'auto';
-    this.promptOptions = promptOptions;
+    // A compaction block goes only through the beta endpoint: without one, summaries are sent as their text.
+    this.promptOptions =
+      typeof client.beta?.messages?.create === 'function' ? promptOptions : { ...promptOptions, nativeCompaction: 'text' };
     this.logger = logger;
     // Validates the thinking policy now rather than on the first request.
     anthropicPrompt([], [], undefined, promptOptions);
@@ -153,13 +161,14 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
   }
 
   async call(call: ChatProviderCall<AnthropicChatTypes>): Promise<ChatProviderOutcome<AnthropicChatTypes>> {
-    const reply = await this.client.messages.create(
-      { ...this.body(call), stream: false },
-      {
-        ...(call.signal === undefined ? {} : { signal: call.signal }),
-        ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
-      },
-    );
+    const options = {
+      ...(call.signal === undefined ? {} : { signal: call.signal }),
+      ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
+    };
+    const body = { ...this.body(call), stream: false as const };
+    const reply = hasCompactionBlock(body.messages)
+      ? ((await this.client.beta!.messages.create(withCompactionBeta(body) as never, options)) as unknown as AnthropicReply)
+      : await this.client.messages.create(body, options);
     return outcome(reply, true);
   }
 
@@ -168,10 +177,16 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
     onChunk: (chunk: MessageStreamEvent) => void,
   ): Promise<ChatProviderOutcome<AnthropicChatTypes>> {
     // The SDK's own accumulator folds the events (text, tool input JSON, thinking and signature deltas).
-    const stream = this.client.messages.stream(this.body(call), {
+    const options = {
       ...(call.signal === undefined ? {} : { signal: call.signal }),
       ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
-    });
+    };
+    const body = this.body(call);
+    const stream = hasCompactionBlock(body.messages)
+      ? (this.client.beta!.messages.stream(withCompactionBeta(body) as never, options) as unknown as ReturnType<
+          Anthropic['messages']['stream']
+        >)
+      : this.client.messages.stream(body, options);
     for await (const event of stream) onChunk(event);
     return outcome(await stream.finalMessage(), false);
   }
@@ -190,6 +205,19 @@ export class AnthropicChatProvider implements ChatProvider<AnthropicChatTypes> {
       messages: call.prompt.messages,
     };
   }
+}
+
+/** True when the prompt replays a stored compaction block (see `ToAnthropicOptions.nativeCompaction`). */
+function hasCompactionBlock(messages: readonly MessageParam[]): boolean {
+  const first = messages[0];
+  return first !== undefined && Array.isArray(first.content) && first.content.some((b) => (b.type as string) === 'compaction');
+}
+
+/** The body with the compaction beta added to the caller's own betas (a beta request takes them as `betas`). */
+function withCompactionBeta(body: MessageCreateParamsNonStreaming): Record<string, unknown> {
+  const own = (body as { betas?: unknown }).betas;
+  const betas = Array.isArray(own) ? (own as string[]) : [];
+  return { ...body, betas: betas.includes(ANTHROPIC_COMPACTION_BETA) ? betas : [...betas, ANTHROPIC_COMPACTION_BETA] };
 }
 
 function outcome(reply: AnthropicReply, withCompletion: boolean): ChatProviderOutcome<AnthropicChatTypes> {

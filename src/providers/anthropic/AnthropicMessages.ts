@@ -13,6 +13,7 @@ import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
 import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
 import { planToolPairing, type ToolExchangeMessage } from '../../session/toolCallPairing.js';
+import { ANTHROPIC_NATIVE_COMPACTION, nativeCompactionPlan } from '../../compaction/nativeCompaction.js';
 
 /** The `format` of Anthropic content kept in event metadata. */
 export const ANTHROPIC_FORMAT = 'anthropic';
@@ -33,6 +34,15 @@ export interface ToAnthropicOptions {
   thinking?: 'keep' | 'drop';
   /** Content of the `tool_result` (with `is_error`) a prompt gets for a `tool_use` the user moved on from. */
   missingToolResult?: string;
+  /**
+   * A summary that carries an Anthropic compaction (`NativeCompactionStrategy` with `AnthropicCompactor`):
+   * 'replay' (default) sends its `compaction` block back verbatim, as the first message, in place of the
+   * summary pair — only when it opens the conversation (the API refuses a compaction block anywhere else, and
+   * more than one), otherwise its text; 'text' always sends the summary's text. A compaction block needs the
+   * beta Messages endpoint (`client.beta.messages`, beta `compact-2026-09-04`): `AnthropicChatProvider` sends
+   * such a prompt there.
+   */
+  nativeCompaction?: 'replay' | 'text';
 }
 
 export interface FromAnthropicOptions {
@@ -244,6 +254,28 @@ function partOf(item: SessionEvent | Message, system: Content[], origin: number)
   }
 }
 
+/**
+ * The Anthropic compaction that opens the conversation (only system messages and its own shadow prompt before
+ * it): its item index, its blocks, and the items it leaves out. Null when there is none: any other native
+ * summary is sent as its text, since the API takes one compaction block, first.
+ */
+function leadingCompaction(
+  items: ReadonlyArray<SessionEvent | Message>,
+): { index: number; blocks: Blocks; skip: Set<number> } | null {
+  const plan = nativeCompactionPlan(items, ANTHROPIC_NATIVE_COMPACTION);
+  if (plan.size === 0) return null;
+  for (let i = 0; i < items.length; i++) {
+    if (messageOf(items[i]!).type === 'system') continue;
+    const entry = plan.get(i);
+    if (entry === null) continue; // the shadow prompt of the summary that follows
+    if (!Array.isArray(entry) || entry.length === 0) return null;
+    const skip = new Set<number>();
+    for (const [k, v] of plan) if (v === null && k === i - 1) skip.add(k);
+    return { index: i, blocks: entry as Blocks, skip };
+  }
+  return null;
+}
+
 function part(role: Part['role'], content: Content, origin: number): Part {
   const blocks = typeof content === 'string' ? (content === '' ? 0 : 1) : content.length;
   return { role, content, origins: new Array<number>(blocks).fill(origin) };
@@ -444,10 +476,16 @@ export function renderAnthropicPrompt(
   if (!Array.isArray(items)) throw new InvalidArgumentError('items must not be null');
   const thinking = options.thinking ?? 'keep';
   if (thinking !== 'keep' && thinking !== 'drop') throw new InvalidArgumentError("thinking must be 'keep' or 'drop'");
+  const nativeCompaction = options.nativeCompaction ?? 'replay';
+  if (nativeCompaction !== 'replay' && nativeCompaction !== 'text') {
+    throw new InvalidArgumentError("nativeCompaction must be 'replay' or 'text'");
+  }
   const system: Content[] = [];
   const parts: Part[] = [];
+  const native = nativeCompaction === 'replay' ? leadingCompaction(items) : null;
   items.forEach((item, i) => {
-    const p = partOf(item, system, i);
+    if (native !== null && native.skip.has(i)) return;
+    const p = native !== null && native.index === i ? part('assistant', native.blocks, i) : partOf(item, system, i);
     if (p !== null) parts.push(p);
   });
   request.forEach((message, i) => {

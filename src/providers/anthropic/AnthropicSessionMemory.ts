@@ -20,13 +20,14 @@ export interface AnthropicSessionMemoryOptions
  */
 export class AnthropicSessionMemory extends SessionMemory<AnthropicChatTypes> {
   constructor(options: AnthropicSessionMemoryOptions) {
-    const { client, maxTokens, thinking, missingToolResult, cacheBreakpoints, ...rest } =
+    const { client, maxTokens, thinking, missingToolResult, cacheBreakpoints, nativeCompaction, ...rest } =
       options ?? ({} as AnthropicSessionMemoryOptions);
     const provider = new AnthropicChatProvider(client, {
       ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(thinking !== undefined ? { thinking } : {}),
       ...(missingToolResult !== undefined ? { missingToolResult } : {}),
       ...(cacheBreakpoints !== undefined ? { cacheBreakpoints } : {}),
+      ...(nativeCompaction !== undefined ? { nativeCompaction } : {}),
       ...(rest.logger !== undefined ? { logger: rest.logger } : {}),
     });
     super({ ...rest, provider });

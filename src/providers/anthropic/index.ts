@@ -18,6 +18,9 @@ export {
   type AnthropicChatTypes,
   type AnthropicClient,
 } from './AnthropicChatProvider.js';
+export { ANTHROPIC_COMPACTION_BETA } from './AnthropicChatProvider.js';
+export { AnthropicCompactor, type AnthropicCompactorOptions, type AnthropicCompactionClient } from './AnthropicCompactor.js';
+export { ANTHROPIC_NATIVE_COMPACTION } from '../../compaction/nativeCompaction.js';
 export { AnthropicSessionMemory, type AnthropicSessionMemoryOptions } from './AnthropicSessionMemory.js';
 export { anthropicRefusal } from './anthropicRefusal.js';
 export { METADATA_NATIVE, type NativeRecord } from '../../chat/nativeMessages.js';

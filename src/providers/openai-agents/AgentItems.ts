@@ -1,10 +1,15 @@
 import type { AgentInputItem, FunctionCallItem, FunctionCallResultItem } from '@openai/agents';
 import { InvalidArgumentError } from '../../errors.js';
 import { Messages, type Message } from '../../session/Message.js';
-import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
 import { messageOf, nativeValue, stableJson, withNative } from '../../chat/nativeMessages.js';
 import { planToolPairing, type ToolExchangeMessage } from '../../session/toolCallPairing.js';
+import {
+  isNativeCompactionShadow,
+  nativeCompactionPayload,
+  OPENAI_NATIVE_COMPACTION,
+} from '../../compaction/nativeCompaction.js';
+import { SessionEvent } from '../../session/SessionEvent.js';
 
 /** The `format` of Agents SDK items kept in event metadata. */
 export const OPENAI_AGENTS_FORMAT = 'openai-agents';
@@ -137,10 +142,43 @@ function derivedItems(message: Message): Item[] {
   }
 }
 
-/** The items one event stands for: its stored item, or the conversion of its Message. */
+/**
+ * The items one event stands for: its stored item, or the conversion of its Message. A summary carrying an
+ * OpenAI compaction (`NativeCompactionStrategy` with `OpenAIResponsesCompactor`) stands for the compaction's
+ * output items — the user messages it kept, then its `compaction` item, `encrypted_content` verbatim — and its
+ * shadow prompt for none: the runner sends them to the Responses API in place of the summary pair.
+ */
 export function itemsOf(item: SessionEvent | Message): Item[] {
+  if (item instanceof SessionEvent) {
+    const compaction = nativeCompactionPayload(item, OPENAI_NATIVE_COMPACTION);
+    if (Array.isArray(compaction)) return compaction.map(agentItemOfCompactionOutput);
+    if (isNativeCompactionShadow(item, OPENAI_NATIVE_COMPACTION)) return [];
+  }
   const native = nativeValue(item, OPENAI_AGENTS_FORMAT);
   return Array.isArray(native) ? (native as Item[]) : derivedItems(messageOf(item));
+}
+
+/**
+ * One item of a `/responses/compact` output as an Agents input item, as `OpenAIResponsesCompactionSession`
+ * stores it: a user message keeps its id and content (text parts reduced to `{ type, text }`, images and files
+ * in the SDK's own form), the `compaction` item is kept as it is.
+ */
+function agentItemOfCompactionOutput(wire: unknown): Item {
+  const item = wire as Loose;
+  if (item.type !== 'message' || item.role !== 'user' || !Array.isArray(item.content)) return item as Item;
+  const content = (item.content as Loose[]).map((part): Loose => {
+    if (part.type === 'input_text') return { type: 'input_text', text: part.text };
+    if (part.type === 'input_image') {
+      const image = typeof part.image_url === 'string' && part.image_url !== '' ? part.image_url : { id: part.file_id };
+      return { type: 'input_image', image, ...(part.detail !== undefined ? { detail: part.detail } : {}) };
+    }
+    if (part.type === 'input_file') {
+      const file = part.file_data ?? part.file_url ?? { id: part.file_id };
+      return { type: 'input_file', file, ...(part.filename !== undefined ? { filename: part.filename } : {}) };
+    }
+    return part;
+  });
+  return { ...(item.id !== undefined ? { id: item.id } : {}), type: 'message', role: 'user', content } as Item;
 }
 
 const outputCall = (item: Item): string | undefined => OUTPUT_KINDS.get(String((item as Loose).type));

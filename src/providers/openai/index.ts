@@ -30,3 +30,10 @@ export { RecallTools, type RecallToolsOptions } from './RecallTools.js';
 export { ChatCompletionChunkAggregator, type AggregatedCompletion } from './ChatCompletionChunkAggregator.js';
 export { openAIEmbeddings } from './openAIEmbeddings.js';
 export { openAIRefusal } from './openAIRefusal.js';
+export {
+  OpenAIResponsesCompactor,
+  type OpenAIResponsesCompactorOptions,
+  type OpenAIResponsesCompactionClient,
+} from './OpenAIResponsesCompactor.js';
+export { toResponsesInput } from './responsesInput.js';
+export { OPENAI_NATIVE_COMPACTION } from '../../compaction/nativeCompaction.js';

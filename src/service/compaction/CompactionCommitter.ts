@@ -9,6 +9,7 @@ import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { CompactionTelemetry } from '../../telemetry/CompactionTelemetry.js';
 import { buildCompactionRecord } from './compactionRecords.js';
+import { verifyCompactionResult } from './verifyCompactionResult.js';
 
 export interface CompactionCommitterOptions {
   repository: SessionRepository;
@@ -29,6 +30,8 @@ export interface CommitTarget {
   sessionId: string;
   /** The strategy's name, kept in the compaction record. */
   strategy: string;
+  /** The trigger's name, kept in the compaction record. */
+  trigger?: string;
   /** The range the compaction was limited to; null for the whole window. */
   range: CompactionRecordRange | null;
 }
@@ -52,7 +55,10 @@ export interface CommittedCompaction {
 export class CompactionCommitter {
   constructor(private readonly options: CompactionCommitterOptions) {}
 
-  /** The committed compaction, or null when the CAS was lost (and could not be rebased): nothing was written. */
+  /**
+   * The committed compaction, or null when the CAS was lost (and could not be rebased): nothing was written.
+   * A result that loses or invents events is refused first (IllegalStateError naming the strategy).
+   */
   async commit(
     target: CommitTarget,
     window: readonly SessionEvent[],
@@ -60,6 +66,8 @@ export class CompactionCommitter {
     version: number,
     telemetry: CompactionTelemetry,
   ): Promise<CommittedCompaction | null> {
+    // Every write of a strategy's result passes here, whatever strategy or range produced it.
+    verifyCompactionResult(target.strategy, window, result);
     const committed = await this.write(target, window, result.archivedEvents, result.compactedEvents, version);
     if (committed !== false) return { result, rebased: false, versionBefore: version, ...committed };
     telemetry.casConflict();
@@ -121,6 +129,7 @@ export class CompactionCommitter {
       sessionId,
       createdAt: this.options.now(),
       strategy: target.strategy,
+      ...(target.trigger !== undefined ? { trigger: target.trigger } : {}),
       versionBefore: version,
       windowBefore,
       archived,

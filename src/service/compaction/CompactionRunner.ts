@@ -60,6 +60,8 @@ interface CompactionJob {
   strategy: CompactionStrategy;
   /** The strategy's name, kept in the compaction record. */
   strategyName: string;
+  /** The trigger's name, kept in the compaction record too. */
+  triggerName: string;
   /** The part of the window the strategy sees; undefined for all of it. */
   range: CompactionRange | undefined;
   /** The strategy's own chat client, which rewrites summaries tainted by a redaction before it runs. */
@@ -122,6 +124,7 @@ export class CompactionRunner {
         trigger: t,
         strategy: s,
         strategyName: name,
+        triggerName: strategyName(trigger),
         range,
         chatClient: (s as { chatClient?: ChatClient }).chatClient,
         telemetry,
@@ -176,7 +179,15 @@ export class CompactionRunner {
     if (redactor.hasTainted(window.request.events)) {
       // A summary written from since-redacted content must not be fed to the next summary: rewrite it first.
       const chatClient = job.chatClient;
-      await redactor.regenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {});
+      const regenerated = await redactor.tryRegenerate(sessionId, undefined, chatClient !== undefined ? { chatClient } : {});
+      if (regenerated === null) {
+        // Writers kept changing the log: like any lost race, a no-op (the next compaction regenerates).
+        return this.skip(job, {
+          reason: 'cas-conflict',
+          events: window.request.events,
+          log: { level: 'debug', message: 'regenerating tainted summaries lost its CAS race; skipped' },
+        });
+      }
       await reclaimStorage(repository);
       window = await readCompactionWindow(repository, sessionId);
     }
@@ -217,6 +228,7 @@ export class CompactionRunner {
     const target: CommitTarget = {
       sessionId,
       strategy: job.strategyName,
+      trigger: job.triggerName,
       range: scope === null ? null : rangeBounds(events, scope),
     };
     this.options.emit('compactionStarted', { sessionId });

@@ -6,6 +6,8 @@ export interface CompactionRecordInput {
   sessionId: string;
   createdAt: Date;
   strategy: string;
+  /** The trigger's name, kept in the record. */
+  trigger?: string;
   versionBefore: number;
   /** The active window the compaction is committed against (for a rebase: the window at commit time). */
   windowBefore: readonly SessionEvent[];
@@ -26,6 +28,7 @@ export function buildCompactionRecord(input: CompactionRecordInput): CompactionR
     sessionId: input.sessionId,
     createdAt: input.createdAt,
     strategy: input.strategy,
+    ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
     compactionSource: typeof source === 'string' ? source : null,
     versionBefore: input.versionBefore,
     versionAfter: input.versionBefore + 1,

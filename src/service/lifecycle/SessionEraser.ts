@@ -9,6 +9,7 @@ import {
   type Tombstone,
 } from '../../repository/ErasureRepository.js';
 import { countKinds } from '../../repository/eventKinds.js';
+import { isUserErasureRepository } from '../../repository/UserErasureRepository.js';
 import type { Session } from '../../session/Session.js';
 import type { DataLifecycleContext } from './DataLifecycleContext.js';
 import { reclaimStorage } from './reclaimStorage.js';
@@ -16,6 +17,11 @@ import { emptyErasureReport, mergeErasureReports, type ErasureReason, type Erasu
 
 /** eraseUser repeats its sweep while sessions of the user keep appearing (created concurrently), this often. */
 const MAX_USER_SWEEPS = 5;
+/**
+ * How long the mark of a user erasure in progress blocks new sessions of the user, renewed before every
+ * sweep: long enough for one sweep, short enough that a crashed erasure does not lock the user out for long.
+ */
+const USER_ERASURE_MARK_MS = 10 * 60_000;
 
 /**
  * Deletes sessions with their logs and tombstones, and answers for tombstones when a session is created
@@ -59,13 +65,29 @@ export class SessionEraser {
     return report;
   }
 
-  /** Every session of the user, swept again while new ones appear; sessions created after it returns are not included. */
+  /**
+   * Every session of the user, swept again while new ones appear; sessions created after it returns are not
+   * included. On a UserErasureRepository the user is marked first: from then until the last sweep, every
+   * write that would add a session of the user (create, fork, copy, import) is refused inside the store, so
+   * the sweeps see everything and nothing written before the erasure began can reappear after it.
+   */
   async eraseUser(userId: string): Promise<ErasureReport> {
+    const { repository } = this.ctx;
     const total = emptyErasureReport();
-    for (let sweep = 0; sweep < MAX_USER_SWEEPS; sweep++) {
-      const sessions = await this.ctx.repository.findByUserId(userId);
-      if (sessions.length === 0) break;
-      for (const s of sessions) mergeErasureReports(total, await this.eraseSession(s.id, 'erase-user'));
+    const marks = isUserErasureRepository(repository);
+    try {
+      for (let sweep = 0; sweep < MAX_USER_SWEEPS; sweep++) {
+        if (marks) await repository.beginUserErasure(userId, new Date(Date.now() + USER_ERASURE_MARK_MS));
+        const sessions = await repository.findByUserId(userId);
+        if (sessions.length === 0) break;
+        for (const s of sessions) mergeErasureReports(total, await this.eraseSession(s.id, 'erase-user'));
+      }
+    } finally {
+      if (marks)
+        await repository.endUserErasure(userId).catch((error: unknown) =>
+          // The mark expires by itself; until then the user's new sessions are refused.
+          this.ctx.logger.warn('could not remove the mark of a user erasure', { error: String(error) }),
+        );
     }
     return total;
   }

@@ -12,7 +12,14 @@ import {
 } from 'session-compaction';
 import { PG_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { describeChaos, runConnectionChaos } from '../../repository/connectionFaults.js';
-import { describeCrashSummary, runCrashes } from '../../repository/crashHarness.js';
+import {
+  describeCrashSummary,
+  describeForkCrashSummary,
+  runCrashes,
+  runForkCrashes,
+  seedForkSource,
+  type CrashBackend,
+} from '../../repository/crashHarness.js';
 import { dropPostgresTables, probePostgres } from '../../support/postgres.js';
 
 const silent = createDefaultLogger({ silent: true });
@@ -230,29 +237,35 @@ describe('PostgresSessionRepository under connection faults', function () {
       if (admin !== undefined) await dropPostgresTables(admin, crashPrefix);
     });
 
+    const crashBackend = (): CrashBackend => ({
+      backend: 'postgres',
+      target: PG_URL,
+      prefix: crashPrefix,
+      open: async () => new PostgresSessionRepository({ pool: admin, prefix: crashPrefix, logger: silent }),
+      // The worker names its connections `${prefix}-${tag}` (crashWorker.ts).
+      settled: async (tag) => {
+        for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 5))) {
+          const { rows } = await admin.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+            [`${crashPrefix}-${tag}`],
+          );
+          if (rows[0]!.n === 0) return;
+          if (Date.now() > deadline) throw new Error(`the server kept ${rows[0]!.n} connection(s) of killed worker ${tag}`);
+        }
+      },
+    });
+
     it('20 kills of a process appending and compacting: every acknowledged append survives once, no compaction is half-applied', async function () {
       this.timeout(180_000);
-      const summary = await runCrashes(
-        {
-          backend: 'postgres',
-          target: PG_URL,
-          prefix: crashPrefix,
-          open: async () => new PostgresSessionRepository({ pool: admin, prefix: crashPrefix, logger: silent }),
-          // The worker names its connections `${prefix}-${tag}` (crashWorker.ts).
-          settled: async (tag) => {
-            for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 5))) {
-              const { rows } = await admin.query<{ n: number }>(
-                'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
-                [`${crashPrefix}-${tag}`],
-              );
-              if (rows[0]!.n === 0) return;
-              if (Date.now() > deadline) throw new Error(`the server kept ${rows[0]!.n} connection(s) of killed worker ${tag}`);
-            }
-          },
-        },
-        'crash',
-      );
+      const summary = await runCrashes(crashBackend(), 'crash');
       console.log(`      ${describeCrashSummary('PostgreSQL', summary)}`);
+    });
+
+    it('10 kills inside a fork: every fork in the store is a whole copy, none empty or partial', async function () {
+      this.timeout(180_000);
+      await seedForkSource(new PostgresSessionRepository({ pool: admin, prefix: crashPrefix, logger: silent }), 'fork-source');
+      const summary = await runForkCrashes(crashBackend(), 'fork-source');
+      console.log(`      ${describeForkCrashSummary('PostgreSQL', summary)}`);
     });
   });
 });

@@ -2,6 +2,8 @@ import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import {
+  DefaultSessionService,
+  EventFilter,
   Messages,
   RepositoryConnectionError,
   Session,
@@ -10,12 +12,18 @@ import {
   RedisSessionRepository,
 } from 'session-compaction';
 import { RedisScript } from '../../../src/backends/redis/RedisScript.js';
-import { COMPACT_SCRIPT, SET_METADATA_SCRIPT } from '../../../src/backends/redis/scripts.js';
+import { COMPACT_SCRIPT, FORK_SCRIPT, SAVE_SCRIPT, SET_METADATA_SCRIPT } from '../../../src/backends/redis/scripts.js';
 import { ReplyDroppingProxy } from '../../support/ReplyDroppingProxy.js';
 import { deleteRedisKeys, probeRedis } from '../../support/redis.js';
 import { REDIS_URL, freshServicePrefix, requireService } from '../../support/services.js';
 import { describeChaos, runConnectionChaos } from '../../repository/connectionFaults.js';
-import { describeCrashSummary, runCrashes } from '../../repository/crashHarness.js';
+import {
+  describeCrashSummary,
+  describeForkCrashSummary,
+  runCrashes,
+  runForkCrashes,
+  seedForkSource,
+} from '../../repository/crashHarness.js';
 
 const silent = createDefaultLogger({ silent: true });
 
@@ -172,10 +180,12 @@ describe('RedisSessionRepository under connection faults', function () {
     const events = ['a', 'b', 'c'].map((t) => SessionEvent.create({ sessionId: id, message: Messages.user(t) }));
     for (const e of events) await repo.appendEvent(e);
     const base = `${prefix}:{${id}}`;
-    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions', 'applied'].map((k) => `${base}:${k}`);
+    const keys = ['session', 'events', 'active', 'archived', 'pending', 'compactions', 'applied', 'stage:none'].map(
+      (k) => `${base}:${k}`,
+    );
     const value = (e: SessionEvent, archived: boolean) =>
       (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
-    // No record field to write ('', ''), none required (''); tokens kept for a minute.
+    // No record field to write ('', ''), none required (''); tokens kept for a minute; pairs inline ('').
     const noRecord = ['', '', ''];
     const args = [
       '3',
@@ -184,6 +194,7 @@ describe('RedisSessionRepository under connection faults', function () {
       'token-1',
       ...noRecord,
       60_000,
+      '',
       events[0]!.id,
       value(events[0]!, true),
       events[1]!.id,
@@ -288,6 +299,69 @@ describe('RedisSessionRepository under connection faults', function () {
     });
   });
 
+  describe('a create or a fork whose reply is lost (ioredis re-sends the applied insert-if-absent)', function () {
+    const saveSha = new RedisScript(SAVE_SCRIPT).sha;
+    const forkSha = new RedisScript(FORK_SCRIPT).sha;
+    let proxy: ReplyDroppingProxy;
+    before(async function () {
+      proxy = await ReplyDroppingProxy.start(REDIS_URL);
+    });
+    after(async function () {
+      await proxy?.close();
+    });
+
+    it("create({ id }) whose insert was applied but whose reply was lost returns the caller's session, not 'already exists'", async function () {
+      const through = new RedisSessionRepository({ url: proxy.url, prefix, logger: silent });
+      const direct = new RedisSessionRepository({ client: admin, prefix, logger: silent });
+      try {
+        const service = new DefaultSessionService(through, { logger: silent });
+        // Cached by the server from here on: the insert below is an EVALSHA.
+        await service.create({ userId: 'u', id: `warm-${prefix}` });
+        const id = `lost-create-${prefix}`;
+        let appliedBeforeResend = false;
+        const lost = proxy.drop({
+          request: (chunk) => chunk.includes(saveSha) && chunk.includes(id),
+          between: async () => {
+            appliedBeforeResend = (await direct.findById(id)) !== null;
+          },
+        });
+        const session = await service.create({ userId: 'u', id });
+        await lost;
+        expect(appliedBeforeResend, 'the first send was applied').to.equal(true);
+        expect(session.id).to.equal(id);
+        expect((await direct.findById(id))?.userId).to.equal('u');
+        // A different caller asking for the same id is still refused.
+        expect(await caught(service.create({ userId: 'u', id }))).to.have.property('message', `Session already exists: ${id}`);
+      } finally {
+        await through.close();
+      }
+    });
+
+    it('forkSession whose write was applied but whose reply was lost returns the fork, whole', async function () {
+      const through = new RedisSessionRepository({ url: proxy.url, prefix, logger: silent });
+      const direct = new RedisSessionRepository({ client: admin, prefix, logger: silent });
+      try {
+        const service = new DefaultSessionService(through, { logger: silent });
+        const source = await service.create({ userId: 'u', id: `fork-source-${prefix}` });
+        for (const text of ['a', 'b', 'c']) await service.appendMessage(source.id, Messages.user(text));
+        await service.forkSession(source.id, { id: `warm-fork-${prefix}` });
+        const forkId = `lost-fork-${prefix}`;
+        const lost = proxy.drop({
+          request: (chunk) => chunk.includes(forkSha) && chunk.includes(forkId),
+          between: async () => {},
+        });
+        const fork = await service.forkSession(source.id, { id: forkId });
+        await lost;
+        expect(fork.id).to.equal(forkId);
+        const copied = await direct.findEvents(forkId, EventFilter.all());
+        expect(copied.map((e) => e.text)).to.deep.equal(['a', 'b', 'c']);
+        expect(await direct.getEventVersion(forkId)).to.equal(3);
+      } finally {
+        await through.close();
+      }
+    });
+  });
+
   describe('SIGKILL mid-compaction', function () {
     const crashPrefix = freshServicePrefix();
     after(async function () {
@@ -306,6 +380,14 @@ describe('RedisSessionRepository under connection faults', function () {
         'crash',
       );
       console.log(`      ${describeCrashSummary('Redis', summary)}`);
+    });
+
+    it('10 kills inside a fork: every fork in the store is a whole copy, none empty or partial', async function () {
+      this.timeout(180_000);
+      const open = async () => new RedisSessionRepository({ client: admin, prefix: crashPrefix, logger: silent });
+      await seedForkSource(await open(), 'fork-source');
+      const summary = await runForkCrashes({ backend: 'redis', target: REDIS_URL, prefix: crashPrefix, open }, 'fork-source');
+      console.log(`      ${describeForkCrashSummary('Redis', summary)}`);
     });
   });
 });

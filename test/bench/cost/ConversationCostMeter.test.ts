@@ -36,6 +36,34 @@ describe('bench: ConversationCostMeter', () => {
     expect(meter.tallies[0]!.cost).to.be.closeTo(0.012, 1e-12);
   });
 
+  it('prices perfect caching per message: written once, re-read on every later call wherever it stands (hand-computed)', () => {
+    const meter = new ConversationCostMeter([gpt41, sonnet]);
+    const a = { key: 0, tokens: 2000 };
+    const b = { key: 1, tokens: 300 };
+    const masked = { key: 2, tokens: 50 };
+    meter.call([a, b], 0, 100);
+    // A rewrite of b (masking) misses the real cache from there on, but the perfect cache still holds a.
+    meter.call([a, masked, { key: 3, tokens: 10 }], 1000, 0);
+    const [openai, anthropic] = meter.tallies;
+    // GPT-4.1: 2,300 × $2/M + 100 × $8/M; then 2,000 × $0.5/M + 60 × $2/M.
+    expect(openai!.costPerfectCache).to.be.closeTo(0.0046 + 0.0008 + 0.001 + 0.00012, 1e-12);
+    // Sonnet 4.5: written at $3.75/M, read at $0.3/M, output $15/M.
+    expect(anthropic!.costPerfectCache).to.be.closeTo(2300 * 3.75e-6 + 100 * 15e-6 + 2000 * 0.3e-6 + 60 * 3.75e-6, 1e-12);
+  });
+
+  it('keeps what compactions cost apart, and adds it to every total', () => {
+    const meter = new ConversationCostMeter([gpt41]);
+    meter.call([{ key: 0, tokens: 100 }], 0, 0);
+    const before = { ...meter.tallies[0]! };
+    meter.summarizer(1000, 200);
+    // 1,000 × $2/M + 200 × $8/M = 0.0036.
+    const after = meter.tallies[0]!;
+    expect(after.compactionCost).to.be.closeTo(0.0036, 1e-12);
+    expect(after.cost - before.cost).to.be.closeTo(0.0036, 1e-12);
+    expect(after.costWithoutCache - before.costWithoutCache).to.be.closeTo(0.0036, 1e-12);
+    expect(after.costPerfectCache - before.costPerfectCache).to.be.closeTo(0.0036, 1e-12);
+  });
+
   it('gives the same text the same key and puts system messages first', () => {
     const coder = new PromptSegmentCoder(new CharacterTokenCountEstimator());
     const request = coder.request([Messages.user('hi'), Messages.system('rules'), Messages.user('hi')]);

@@ -18,6 +18,16 @@ describe('bench: conversationFloors', () => {
     expect(anthropic!.withSystem).to.be.closeTo(0.0495, 1e-12);
   });
 
+  it('prices the whole history perfectly cached: each call writes what is new and re-reads the rest (hand-computed)', () => {
+    const shape = { inputTokens: 3000, outputTokens: 100, systemTokens: 0, calls: 3, historyTokensAtCall: [1000, 2000, 3000] };
+    const [openai, anthropic] = conversationFloors(shape, [gpt41, sonnet]);
+    // GPT-4.1: 3,000 new × $2/M + (1,000 + 2,000) re-read × $0.5/M + 100 × $8/M = 0.006 + 0.0015 + 0.0008.
+    expect(openai!.perfectCache).to.be.closeTo(0.0083, 1e-12);
+    // Sonnet 4.5: 3,000 written × $3.75/M + 3,000 × $0.3/M + 100 × $15/M.
+    expect(anthropic!.perfectCache).to.be.closeTo(0.01125 + 0.0009 + 0.0015, 1e-12);
+    expect(conversationFloors({ ...shape, historyTokensAtCall: undefined }, [gpt41])[0]!.perfectCache).to.be.NaN;
+  });
+
   it('adds nothing for a conversation without system messages or with a single call', () => {
     const [none] = conversationFloors({ inputTokens: 500, outputTokens: 50, systemTokens: 0, calls: 9 }, [gpt41]);
     const [single] = conversationFloors({ inputTokens: 500, outputTokens: 50, systemTokens: 200, calls: 1 }, [gpt41]);
