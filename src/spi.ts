@@ -49,6 +49,11 @@ export {
   isSearchableRepository,
 } from './repository/SearchableRepository.js';
 export {
+  type EventNeighbourhoodRepository,
+  isEventNeighbourhoodRepository,
+  MAX_NEIGHBOUR_RADIUS,
+} from './repository/EventNeighbourhoodRepository.js';
+export {
   type ErasureRepository,
   type EraseSessionOptions,
   type ErasedSession,

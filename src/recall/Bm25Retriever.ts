@@ -11,6 +11,7 @@ import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js
 import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
 import { SessionIndex } from './SessionIndex.js';
 import { subscribeToLifecycle } from './lifecycleHooks.js';
+import { requireNeighbourRequest } from '../repository/EventNeighbourhoodRepository.js';
 
 export interface Bm25RetrieverOptions {
   sessionService: SessionService;
@@ -19,9 +20,26 @@ export interface Bm25RetrieverOptions {
    * dropped and rebuilt from the log when it is searched again.
    */
   maxIndexedSessions?: number;
+  /**
+   * Events indexed across all sessions (default 1,000,000, about 1.6 GB at the measured 1.6 KB per event);
+   * beyond it the least recently searched sessions are dropped. A session larger than this alone is still
+   * indexed, alone.
+   */
+  maxIndexedEvents?: number;
+  /** Events per read when an index is built from the log (default 5,000): a cold build is bounded steps. */
+  readPageSize?: number;
 }
 
 export const DEFAULT_MAX_INDEXED_SESSIONS = 100;
+export const DEFAULT_MAX_INDEXED_EVENTS = 1_000_000;
+export const DEFAULT_INDEX_READ_PAGE_SIZE = 5_000;
+
+/** A compaction committed in this process, applied to the index at its next update without reading the log. */
+interface PendingCompaction {
+  archived: readonly SessionEvent[];
+  retained: readonly SessionEvent[];
+  versionBefore: number;
+}
 
 /**
  * In-process full-text recall: BM25 ranking (minisearch) over the whole log of a session — archived events
@@ -41,12 +59,16 @@ export const DEFAULT_MAX_INDEXED_SESSIONS = 100;
  */
 export class Bm25Retriever implements Retriever {
   readonly maxIndexedSessions: number;
+  readonly maxIndexedEvents: number;
+  readonly readPageSize: number;
   private readonly service: SessionService;
   /** Insertion order is recency order: a search moves its session to the end. */
   private readonly indexes = new Map<string, SessionIndex>();
   private readonly updates = new KeyedMutex();
-  /** Sessions compacted through this service since their index was last brought up to date. */
+  /** Sessions compacted through this service since their index was last brought up to date, without a known base version. */
   private readonly compacted = new Set<string>();
+  /** Compactions and purges of indexed sessions since their last update, applied in order then. */
+  private readonly pendingCompactions = new Map<string, PendingCompaction[]>();
   private readonly unsubscribe: () => void;
   private readonly unsubscribeLifecycle: () => void;
 
@@ -60,12 +82,28 @@ export class Bm25Retriever implements Retriever {
       options.maxIndexedSessions === undefined
         ? DEFAULT_MAX_INDEXED_SESSIONS
         : requirePositiveInt(options.maxIndexedSessions, 'maxIndexedSessions');
+    this.maxIndexedEvents =
+      options.maxIndexedEvents === undefined
+        ? DEFAULT_MAX_INDEXED_EVENTS
+        : requirePositiveInt(options.maxIndexedEvents, 'maxIndexedEvents');
+    this.readPageSize =
+      options.readPageSize === undefined
+        ? DEFAULT_INDEX_READ_PAGE_SIZE
+        : requirePositiveInt(options.readPageSize, 'readPageSize');
     // A compaction can look like appends from the log's tail alone (a strategy may put a summary last);
     // the service's own notice removes the doubt for every compaction run in this process.
     const events = (this.service as { events?: SessionServiceEvents }).events;
     this.unsubscribe =
-      events?.on('compactionCompleted', ({ sessionId }) => {
-        if (this.indexes.has(sessionId)) this.compacted.add(sessionId);
+      events?.on('compactionCompleted', ({ sessionId, result, versionBefore }) => {
+        if (!this.indexes.has(sessionId)) return;
+        // The result says what the log became: the index follows it at its next update, without a read.
+        if (versionBefore === undefined) this.compacted.add(sessionId);
+        else
+          this.pending(this.pendingCompactions, sessionId).push({
+            archived: result.archivedEvents,
+            retained: result.compactedEvents,
+            versionBefore,
+          });
       }) ?? (() => undefined);
     // Erasure and redaction must not leave old words searchable in memory: the index goes, and a later
     // search rebuilds it from the log as it is now.
@@ -76,7 +114,10 @@ export class Bm25Retriever implements Retriever {
         this.compacted.delete(sessionId);
         return entries;
       },
-      forgetEvents: (sessionId) => this.evict(sessionId),
+      // A redacted text stops matching at once; the next search re-reads the log for the new text.
+      forgetEvents: (sessionId, eventIds) => this.indexes.get(sessionId)?.forget(eventIds),
+      // Purged archive events are dropped from the index at its next update, without a read.
+      forgetPurged: (sessionId, eventIds) => this.indexes.get(sessionId)?.remove(eventIds),
     });
   }
 
@@ -107,8 +148,35 @@ export class Bm25Retriever implements Retriever {
 
   /** Drops one session's index (or all); the next search rebuilds it from the log. */
   evict(sessionId?: string): void {
-    if (sessionId === undefined) this.indexes.clear();
-    else this.indexes.delete(sessionId);
+    if (sessionId === undefined) {
+      this.indexes.clear();
+      this.pendingCompactions.clear();
+    } else {
+      this.indexes.delete(sessionId);
+      this.pendingCompactions.delete(sessionId);
+    }
+  }
+
+  /** Events held by all indexes (what `maxIndexedEvents` bounds). */
+  indexedEventCount(): number {
+    let total = 0;
+    for (const index of this.indexes.values()) total += index.size;
+    return total;
+  }
+
+  /**
+   * The events around `eventIds` in the session's log, from the positions its index holds (see
+   * Retriever.findEventNeighbours): no read when the session was just searched, as ContextAssembler does.
+   */
+  async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
+    const ids = requireNeighbourRequest(eventIds, radius);
+    let index = this.indexes.get(sessionId);
+    if (index === undefined) {
+      const session = await this.service.findById(sessionId);
+      if (session === null) return [];
+      index = await this.currentIndex(session);
+    }
+    return index.neighbours(ids, radius);
   }
 
   /** Stops listening to the service and frees every index. */
@@ -117,6 +185,7 @@ export class Bm25Retriever implements Retriever {
     this.unsubscribeLifecycle();
     this.indexes.clear();
     this.compacted.clear();
+    this.pendingCompactions.clear();
   }
 
   private async searchSession(session: Session, r: NormalisedRetrievalRequest): Promise<RetrievedEvent[]> {
@@ -139,25 +208,57 @@ export class Bm25Retriever implements Retriever {
       await this.update(index);
       this.indexes.delete(session.id);
       this.indexes.set(session.id, index);
-      while (this.indexes.size > this.maxIndexedSessions) this.indexes.delete(this.indexes.keys().next().value as string);
+      this.bound();
       return index;
     });
+  }
+
+  /** Least recently searched first, drops indexes until both bounds hold (the latest one always stays). */
+  private bound(): void {
+    let events = this.indexedEventCount();
+    while (this.indexes.size > 1 && (this.indexes.size > this.maxIndexedSessions || events > this.maxIndexedEvents)) {
+      const oldest = this.indexes.keys().next().value as string;
+      events -= this.indexes.get(oldest)!.size;
+      this.evict(oldest);
+    }
+  }
+
+  private pending(map: Map<string, PendingCompaction[]>, sessionId: string): PendingCompaction[] {
+    let list = map.get(sessionId);
+    if (list === undefined) map.set(sessionId, (list = []));
+    return list;
   }
 
   private async update(index: SessionIndex): Promise<void> {
     const id = index.sessionId;
     // The state is read before the events: a change in between only makes the next search catch up.
     const compacted = this.compacted.delete(id);
+    const compactions = this.pendingCompactions.get(id) ?? [];
+    this.pendingCompactions.delete(id);
     const state = await this.logState(id);
     if (state === null) {
-      index.sync(await this.service.getEvents(id, EventFilter.all()), null);
+      index.sync((await this.readLog(id)).log, null);
       return;
     }
     const known = index.state;
+    // Compactions and purges of this process are applied from what they reported; anything else (another
+    // process's compaction, a rewrite) shows as a version or generation the index cannot account for.
+    let applied =
+      known !== null &&
+      !compacted &&
+      compactions.every((c) => index.applyCompaction(c.archived, c.retained, c.versionBefore, known.purgeGeneration));
+    if (applied && index.unseenPurges > 0) {
+      // Purges of this process were applied when they happened; the generation must have moved by that many.
+      const generation = index.state!.purgeGeneration;
+      applied = generation !== null && state.purgeGeneration === generation + index.unseenPurges;
+      if (applied) index.state = { version: index.state!.version, purgeGeneration: state.purgeGeneration };
+      index.unseenPurges = 0;
+    }
+    const now = applied ? index.state : null;
     // A purge removes events without a version step; only a full read shows which.
-    const purged = known === null || known.purgeGeneration !== state.purgeGeneration;
-    if (!purged && !compacted && known.version === state.version) return;
-    const appended = purged || compacted ? -1 : state.version - known.version;
+    const purged = now === null || now.purgeGeneration !== state.purgeGeneration;
+    if (!purged && now.version === state.version) return;
+    const appended = purged ? -1 : state.version - now.version;
     if (appended > 0 && index.lastEventId !== null) {
       // Pure appends leave the last indexed event, unchanged, right before `appended` unknown ones. A
       // synthetic one among them is compaction output: a compaction in another process that put its summary
@@ -173,7 +274,26 @@ export class Bm25Retriever implements Retriever {
       )
         return;
     }
-    index.sync(await this.service.getEvents(id, EventFilter.all()), state);
+    const { log, pages } = await this.readLog(id);
+    // Read in several steps, the log may have changed in between: then the next search reads it again.
+    const consistent = pages === 1 || sameState(state, await this.logState(id));
+    index.sync(log, consistent ? state : null);
+  }
+
+  /** The whole log in pages of `readPageSize`: no single read (or reply) grows with the log. */
+  private async readLog(id: string): Promise<{ log: SessionEvent[]; pages: number }> {
+    const log: SessionEvent[] = [];
+    const seen = new Set<string>();
+    for (let page = 0; ; page++) {
+      const events = await this.service.getEvents(id, EventFilter.of({ page, pageSize: this.readPageSize }));
+      // A compaction between two pages can shift an event into the next one: it is kept once.
+      for (const e of events) {
+        if (seen.has(e.id)) continue;
+        seen.add(e.id);
+        log.push(e);
+      }
+      if (events.length < this.readPageSize) return { log, pages: page + 1 };
+    }
   }
 
   /** The version and purge generation to compare; the version alone (generation null) from a service without the state; null without either. */
@@ -183,4 +303,8 @@ export class Bm25Retriever implements Retriever {
       return { version: await this.service.getEventVersion(id), purgeGeneration: null };
     return null;
   }
+}
+
+function sameState(a: EventLogState | null, b: EventLogState | null): boolean {
+  return a !== null && b !== null && a.version === b.version && a.purgeGeneration === b.purgeGeneration;
 }

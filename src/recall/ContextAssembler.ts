@@ -1,3 +1,4 @@
+import { SUMMARY_METADATA } from '../compaction/strategies/summaryEvents.js';
 import { IllegalStateError, InvalidArgumentError, requirePositiveInt, requireText } from '../errors.js';
 import { instrumentRetriever } from './instrumentRetriever.js';
 import { EventFilter } from '../filter/EventFilter.js';
@@ -14,6 +15,7 @@ import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry
 import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { searchableText } from './searchTerms.js';
+import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
 import { summarisesRecallable } from './supersededSummaries.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
@@ -301,14 +303,15 @@ export class ContextAssembler {
     });
     const permitted = recallFilter(r.filter, branch, r.sessionId, sent, window);
     if (!hits.some((h) => permitted(h.event))) return null;
-    const log = await this.service.getEvents(r.sessionId, EventFilter.all());
-    const position = new Map(log.map((e, i) => [e.id, i]));
+    const { log, position } = await this.neighbourhood(r.sessionId, hits, settings.neighbors);
+    const originals = await this.summarisedOriginals(r.sessionId, log, position);
     // A summary is not quoted while the events it stands for can be.
     const quotable = (e: SessionEvent) =>
       permitted(e) &&
       !summarisesRecallable(e, (id) => {
         const at = position.get(id);
-        return at !== undefined && permitted(log[at]!);
+        const original = at !== undefined ? log.get(at) : originals.get(id);
+        return original !== undefined && permitted(original);
       });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
     const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
@@ -343,8 +346,9 @@ export class ContextAssembler {
       const around: SessionEvent[] = [];
       // The best hits come with their neighbours; the rest alone, so the block reaches further down the ranking.
       const n = rank < NEIGHBOURED_HITS ? settings.neighbors : 0;
-      for (let i = Math.max(0, at - n); i <= Math.min(log.length - 1, at + n); i++) {
-        const e = log[i]!;
+      for (let i = at - n; i <= at + n; i++) {
+        const e = log.get(i);
+        if (e === undefined) continue;
         if (i === at || (!chosen.has(e.id) && quotable(e) && searchableText(e) !== null)) around.push(e);
       }
       const group: RecallBlockEntry[] = [];
@@ -376,6 +380,60 @@ export class ContextAssembler {
       groups.pop();
     }
     return null;
+  }
+
+  /**
+   * The part of the log the block is built from: the hits and what lies around them — `neighbors` + 1 on
+   * each side, since a neighbour of a hit may rank and bring its own neighbours. Read by position through the
+   * retriever when it can (an index, or the store's push-down), else from the whole log. Positions are log
+   * order, with a gap of one between runs that are not adjacent, so adjacency (and the block's gap markers)
+   * is what it is in the log.
+   */
+  private async neighbourhood(sessionId: string, hits: readonly RetrievedEvent[], neighbors: number): Promise<LogView> {
+    const radius = neighbors > 0 ? neighbors + 1 : 0;
+    const log = new Map<number, SessionEvent>();
+    const position = new Map<string, number>();
+    const read = this.retriever?.findEventNeighbours;
+    if (read === undefined || radius > MAX_NEIGHBOUR_RADIUS) {
+      (await this.service.getEvents(sessionId, EventFilter.all())).forEach((e, i) => (log.set(i, e), position.set(e.id, i)));
+      return { log, position };
+    }
+    const ids = [...new Set(hits.filter((h) => h.event.sessionId === sessionId).map((h) => h.event.id))];
+    let at = 0;
+    for (const run of await read.call(this.retriever, sessionId, ids, radius)) {
+      for (const e of run) {
+        if (e.sessionId !== sessionId || position.has(e.id)) continue;
+        log.set(at, e);
+        position.set(e.id, at++);
+      }
+      at++;
+    }
+    return { log, position };
+  }
+
+  /**
+   * The events the summaries among `log` stand for that `log` does not hold, read by id (radius 0) so that
+   * deciding whether a summary's originals are quotable never needs the whole log either.
+   */
+  private async summarisedOriginals(
+    sessionId: string,
+    log: ReadonlyMap<number, SessionEvent>,
+    position: ReadonlyMap<string, number>,
+  ): Promise<Map<string, SessionEvent>> {
+    const found = new Map<string, SessionEvent>();
+    const read = this.retriever?.findEventNeighbours;
+    if (read === undefined) return found;
+    const wanted = new Set<string>();
+    for (const e of log.values()) {
+      if (!e.isSynthetic()) continue;
+      const ids = e.metadata[SUMMARY_METADATA.eventIds];
+      if (!Array.isArray(ids)) continue;
+      for (const id of ids) if (typeof id === 'string' && !position.has(id)) wanted.add(id);
+    }
+    if (wanted.size === 0) return found;
+    for (const run of await read.call(this.retriever, sessionId, [...wanted], 0))
+      for (const e of run) if (e.sessionId === sessionId) found.set(e.id, e);
+    return found;
   }
 
   private render(entries: RecallBlockEntry[]): RecallBlock {
@@ -514,9 +572,15 @@ function recallFilter(
  * an event next to strong hits can enter the ranking without matching itself. Only `eligible` events are
  * ranked; equal scores keep log order.
  */
+/** Part of a session's log by position (see ContextAssembler.neighbourhood). */
+interface LogView {
+  log: ReadonlyMap<number, SessionEvent>;
+  position: ReadonlyMap<string, number>;
+}
+
 function rankInContext(
   hits: readonly RetrievedEvent[],
-  log: readonly SessionEvent[],
+  log: ReadonlyMap<number, SessionEvent>,
   position: ReadonlyMap<string, number>,
   eligible: (event: SessionEvent) => boolean,
   withNeighbours: boolean,
@@ -529,15 +593,15 @@ function rankInContext(
   const candidates = new Set<number>();
   for (const at of score.keys()) {
     candidates.add(at);
-    if (withNeighbours) for (const q of [at - 1, at + 1]) if (q >= 0 && q < log.length) candidates.add(q);
+    if (withNeighbours) for (const q of [at - 1, at + 1]) if (log.has(q)) candidates.add(q);
   }
   const ranked: { at: number; value: number }[] = [];
   for (const at of candidates) {
-    if (!eligible(log[at]!)) continue;
+    if (!eligible(log.get(at)!)) continue;
     const own = score.get(at) ?? 0;
     const neighbour = Math.max(score.get(at - 1) ?? 0, score.get(at + 1) ?? 0);
     ranked.push({ at, value: own + NEIGHBOUR_EVIDENCE * neighbour });
   }
   ranked.sort((a, b) => b.value - a.value || a.at - b.at);
-  return ranked.map((r) => log[r.at]!);
+  return ranked.map((r) => log.get(r.at)!);
 }

@@ -25,6 +25,8 @@ export const DEFAULT_RRF_K = 60;
 export class HybridRetriever implements Retriever {
   readonly k: number;
   private readonly retrievers: readonly Retriever[];
+  /** Present when one of the retrievers reads neighbours (see Retriever.findEventNeighbours). */
+  readonly findEventNeighbours?: (sessionId: string, eventIds: readonly string[], radius: number) => Promise<SessionEvent[][]>;
   private readonly weights: readonly number[];
   private readonly candidates: number | undefined;
 
@@ -38,6 +40,10 @@ export class HybridRetriever implements Retriever {
       throw new InvalidArgumentError('every retriever must have a retrieve function');
     }
     this.retrievers = [...retrievers];
+    // Neighbours are positions in the log, the same whoever reads them: the first retriever that can answers.
+    const reader = retrievers.find((r) => typeof r.findEventNeighbours === 'function');
+    if (reader !== undefined)
+      this.findEventNeighbours = (sessionId, eventIds, radius) => reader.findEventNeighbours!(sessionId, eventIds, radius);
     this.k = options.k ?? DEFAULT_RRF_K;
     if (typeof this.k !== 'number' || !Number.isFinite(this.k) || this.k < 0) {
       throw new InvalidArgumentError('k must be a finite number >= 0');

@@ -1,5 +1,11 @@
 import { InvalidArgumentError } from '../errors.js';
 import { isSearchableRepository } from '../repository/SearchableRepository.js';
+import {
+  isEventNeighbourhoodRepository,
+  mergeNeighbourWindows,
+  requireNeighbourRequest,
+} from '../repository/EventNeighbourhoodRepository.js';
+import { EventFilter } from '../filter/EventFilter.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import { DefaultSessionService } from '../service/DefaultSessionService.js';
 import type { SessionService } from '../service/SessionService.js';
@@ -75,6 +81,33 @@ export class RepositoryRetriever implements Retriever {
       .filter((h) => owned(h.event.sessionId))
       .slice(0, r.limit)
       .map((h) => ({ event: h.event, score: h.score }));
+  }
+
+  /**
+   * The events around `eventIds` (see Retriever.findEventNeighbours): the store's positional reads when it has
+   * them (SQLite, PostgreSQL), else the fallback's (Bm25Retriever's index), else the whole log read once.
+   */
+  async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
+    const ids = requireNeighbourRequest(eventIds, radius);
+    if (isEventNeighbourhoodRepository(this.repository)) return this.repository.findEventNeighbours(sessionId, ids, radius);
+    if (typeof this.fallback.findEventNeighbours === 'function') return this.fallback.findEventNeighbours(sessionId, ids, radius);
+    const log = await this.repository.findEvents(sessionId, EventFilter.all());
+    const at = new Map(log.map((e, i) => [e.id, i]));
+    return mergeNeighbourWindows(
+      ids.flatMap((id) => {
+        const p = at.get(id);
+        if (p === undefined) return [];
+        const keys: number[] = [];
+        for (let i = Math.max(0, p - radius); i <= Math.min(log.length - 1, p + radius); i++) keys.push(i);
+        return [
+          {
+            keys,
+            events: keys.map((i) => log[i]!),
+            next: keys[keys.length - 1]! + 1 < log.length ? keys[keys.length - 1]! + 1 : null,
+          },
+        ];
+      }),
+    );
   }
 
   /** Which of the hits' sessions the request may read: the user's own (in scope 'user', checked one by one). */

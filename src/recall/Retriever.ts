@@ -27,6 +27,13 @@ export interface RetrievedEvent {
  */
 export interface Retriever {
   retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]>;
+  /**
+   * Optional: the events around `eventIds` in the session's log, as `EventNeighbourhoodRepository` defines it
+   * (each with up to `radius` events before and after it, runs of consecutive log events that never touch).
+   * ContextAssembler quotes each hit with its neighbours through it; without it, it reads the whole log per
+   * request. Bm25Retriever answers from its index, RepositoryRetriever from the store's positional reads.
+   */
+  findEventNeighbours?(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]>;
 }
 
 export const DEFAULT_RETRIEVAL_LIMIT = 20;

@@ -1,6 +1,7 @@
 import MiniSearch, { type SearchOptions } from 'minisearch';
 import type { EventLogState } from '../repository/SessionRepository.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { mergeNeighbourWindows, type KeyedWindow } from '../repository/EventNeighbourhoodRepository.js';
 import { formatRecallDate } from './recallBlock.js';
 import { processSearchTerm, searchableText } from './searchTerms.js';
 
@@ -50,7 +51,11 @@ export class SessionIndex {
     searchOptions: SEARCH_OPTIONS,
   });
   private readonly entries = new Map<string, Entry>();
+  /** The log in order (entry.position is the index here): neighbours are read from it, not from the store. */
+  private order: Entry[] = [];
   private lastId: string | null = null;
+  /** Purges applied by `remove` since `state` was last set (see there). */
+  unseenPurges = 0;
 
   constructor(
     readonly sessionId: string,
@@ -76,9 +81,9 @@ export class SessionIndex {
   /** Adds events appended after the last one indexed; false (nothing changed) when `tail` repeats a known event. */
   append(tail: readonly SessionEvent[], state: EventLogState): boolean {
     if (tail.some((e) => this.entries.has(e.id))) return false;
-    let position = this.entries.size;
     for (const event of tail) {
-      const entry = { event, position: position++ };
+      const entry = { event, position: this.order.length };
+      this.order.push(entry);
       this.entries.set(event.id, entry);
       this.index(entry);
     }
@@ -90,10 +95,12 @@ export class SessionIndex {
   /** Brings the index to `log` (the whole log, in order): new events added, removed ones dropped, changed ones re-indexed. */
   sync(log: readonly SessionEvent[], state: EventLogState | null): void {
     const present = new Set<string>();
+    const order: Entry[] = [];
     log.forEach((event, position) => {
       present.add(event.id);
       const known = this.entries.get(event.id);
       const entry = { event, position };
+      order.push(entry);
       if (known !== undefined && searchableText(known.event) === searchableText(event)) {
         this.entries.set(event.id, entry);
         return;
@@ -108,8 +115,116 @@ export class SessionIndex {
       this.unindex(entry);
       this.entries.delete(id);
     }
+    this.order = order;
     this.lastId = log.length === 0 ? null : log[log.length - 1]!.id;
     this.state = state;
+    this.unseenPurges = 0;
+  }
+
+  /**
+   * Applies a compaction committed against log version `versionBefore` without reading the log: the log
+   * becomes the archived events it held (unchanged), then `archived`, then `retained` (SessionRepository's
+   * rule). The index must be at that version but for pure appends, which are then in `archived` or `retained`
+   * (non-synthetic events the index has not seen; each took one version step). False, with nothing changed,
+   * when that does not hold (another process compacted or rewrote meanwhile): the caller reads the log.
+   */
+  applyCompaction(
+    archived: readonly SessionEvent[],
+    retained: readonly SessionEvent[],
+    versionBefore: number,
+    purgeGeneration: number | null,
+  ): boolean {
+    const known = this.state;
+    if (known === null || known.purgeGeneration !== purgeGeneration) return false;
+    const output = new Set<string>();
+    let appended = 0;
+    for (const e of [...archived, ...retained]) {
+      if (output.has(e.id)) return false;
+      output.add(e.id);
+      if (!this.entries.has(e.id) && !e.isSynthetic()) appended++;
+    }
+    if (known.version + appended !== versionBefore) return false;
+    // Archived events not in the output stay where they are; the rest is the window the compaction replaced.
+    // An active event in neither list was removed (a superseded summary); a real message removed means a change
+    // the index has not seen.
+    const stays = (e: SessionEvent) => e.archived && !output.has(e.id);
+    let first = this.order.length;
+    for (const entry of this.order) {
+      if (stays(entry.event)) continue;
+      if (first === this.order.length) first = entry.position;
+      if (!output.has(entry.event.id) && !entry.event.isSynthetic()) return false;
+    }
+    const order = this.order.slice(0, first);
+    for (const entry of this.order.slice(first)) {
+      if (stays(entry.event)) order.push(entry);
+      else if (!output.has(entry.event.id)) {
+        this.unindex(entry);
+        this.entries.delete(entry.event.id);
+      }
+    }
+    for (const event of [...archived.map((e) => e.asArchived()), ...retained]) {
+      const previous = this.entries.get(event.id);
+      const entry = { event, position: 0 };
+      if (previous === undefined || searchableText(previous.event) !== searchableText(event)) {
+        if (previous !== undefined) this.unindex(previous);
+        this.index(entry);
+      }
+      this.entries.set(event.id, entry);
+      order.push(entry);
+    }
+    for (let i = first; i < order.length; i++) order[i]!.position = i;
+    this.order = order;
+    this.lastId = order.length === 0 ? null : order[order.length - 1]!.event.id;
+    this.state = { version: versionBefore + 1, purgeGeneration };
+    return true;
+  }
+
+  /**
+   * Drops purged events (retention) at once, without reading the log. The purge moved the log's purge
+   * generation, which the index cannot read here: `unseenPurges` counts them, for the next update to check
+   * that the generation moved by exactly that many (anything else: another process purged too).
+   */
+  remove(eventIds: readonly string[]): void {
+    const gone = new Set(eventIds);
+    const order: Entry[] = [];
+    for (const entry of this.order) {
+      if (!gone.has(entry.event.id)) {
+        entry.position = order.length;
+        order.push(entry);
+        continue;
+      }
+      this.unindex(entry);
+      this.entries.delete(entry.event.id);
+    }
+    this.order = order;
+    this.lastId = order.length === 0 ? null : order[order.length - 1]!.event.id;
+    this.unseenPurges++;
+  }
+
+  /** Stops the words of these events from finding them at once (a redaction); the next update re-reads them. */
+  forget(eventIds: readonly string[]): void {
+    for (const id of eventIds) {
+      const entry = this.entries.get(id);
+      if (entry === undefined) continue;
+      this.unindex(entry);
+      this.entries.delete(id);
+    }
+    this.state = null;
+  }
+
+  /** The events around `eventIds` from the log as last read (see Retriever.findEventNeighbours). */
+  neighbours(eventIds: readonly string[], radius: number): SessionEvent[][] {
+    const windows: KeyedWindow[] = [];
+    for (const id of new Set(eventIds)) {
+      const at = this.entries.get(id)?.position;
+      if (at === undefined) continue;
+      const from = Math.max(0, at - radius);
+      const to = Math.min(this.order.length - 1, at + radius);
+      const keys: number[] = [];
+      for (let i = from; i <= to; i++) keys.push(i);
+      windows.push({ keys, events: keys.map((i) => this.order[i]!.event), next: to + 1 < this.order.length ? to + 1 : null });
+    }
+    return mergeNeighbourWindows(windows);
   }
 
   /** Best first; equal scores newest first. `accept` filters before `limit` is applied. */

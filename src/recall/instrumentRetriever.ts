@@ -41,5 +41,8 @@ export function instrumentRetriever(retriever: Retriever, name?: string): Retrie
       });
     },
   };
+  // Neighbour reads are part of the request that retrieved the hits: passed through as they are.
+  const neighbours = retriever.findEventNeighbours;
+  if (typeof neighbours === 'function') instrumented.findEventNeighbours = neighbours.bind(retriever);
   return instrumented;
 }

@@ -7,6 +7,8 @@ export interface DerivedDataHandlers {
   forgetSession(sessionId: string): number;
   /** These events were rewritten in place (redaction, regenerated summary) or purged by retention. */
   forgetEvents(sessionId: string, eventIds: readonly string[]): void;
+  /** These archived events were purged by retention (default: `forgetEvents`). */
+  forgetPurged?(sessionId: string, eventIds: readonly string[]): void;
 }
 
 /**
@@ -21,7 +23,9 @@ export function subscribeToLifecycle(service: SessionService, kind: string, hand
   const off = [
     events.on('sessionErased', ({ sessionId, forgotten }) => forgotten(kind, handlers.forgetSession(sessionId))),
     events.on('eventsRewritten', ({ sessionId, eventIds }) => handlers.forgetEvents(sessionId, eventIds)),
-    events.on('eventsPurged', ({ sessionId, eventIds }) => handlers.forgetEvents(sessionId, eventIds)),
+    events.on('eventsPurged', ({ sessionId, eventIds }) =>
+      (handlers.forgetPurged ?? handlers.forgetEvents).call(handlers, sessionId, eventIds),
+    ),
   ];
   return () => off.forEach((unsubscribe) => unsubscribe());
 }

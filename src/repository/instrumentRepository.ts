@@ -24,6 +24,7 @@ const BY_SESSION_ID = new Set([
   'compactEvents',
   'appendEvents',
   'searchEvents',
+  'findEventNeighbours',
   'eraseSession',
   'findTombstone',
   'rewriteEvents',

@@ -74,9 +74,12 @@ export interface DefaultSessionServiceOptions {
   /** Counts tokens for previews; default the shared js-tiktoken estimator. */
   tokenCountEstimator?: TokenCountEstimator;
   /**
-   * What to do when the CAS write loses. 'skip' (default, the Java behaviour): return a no-op result.
-   * 'rebase': if the loss was caused only by appends (the window read is still an unchanged prefix), commit
-   * the same result with the new events appended to the retained window — the summary is not thrown away.
+   * What to do when the CAS write loses. 'skip' (default, the Java behaviour and API.md's protocol): every lost
+   * CAS is the no-op result. 'rebase': if the loss was caused only by appends (the window read is still an
+   * unchanged prefix), the same result is committed again with the new events appended to the retained window —
+   * the summary is not thrown away and the strategy is not run again; a loss to anything else (another
+   * compaction) is the no-op result. Either way the version is checked right before the strategy runs, so a
+   * hot session's compaction works on a fresh window (docs/benchmarks/hot-session.md).
    */
   conflictPolicy?: 'skip' | 'rebase';
   /** Rebase attempts before giving up as a no-op; default 5. */

@@ -28,6 +28,11 @@ export interface SessionServiceEventMap {
     rebased: boolean;
     compactionId?: string;
     range?: CompactionRecordRange;
+    /**
+     * The log version the compaction was committed against (it is one more after it): with `result`, what an
+     * in-process index needs to follow the compaction without reading the log.
+     */
+    versionBefore?: number;
   };
   /** A compaction was reverted: the active window changed (derived indexes must follow). */
   compactionReverted: { sessionId: string; compactionId: string; restoredEventIds: readonly string[] };

@@ -109,7 +109,8 @@ describe('SessionMemory storage round trips per chat turn', function () {
       expect(response.compaction?.archivedEvents.map((e) => messageText(e.message))).to.deep.equal(['one', 'an answer']);
       expect(counted.calls).to.deep.equal([
         ...['findById', 'findEvents', 'appendEvent', 'appendEvent', 'updateSessionMetadata'],
-        ...['findById', 'getEventVersion', 'findEvents', 'compactEvents'],
+        // The version is checked again right before the strategy runs (unchanged here: no second read).
+        ...['findById', 'getEventVersion', 'findEvents', 'getEventVersion', 'compactEvents'],
       ]);
       // Once in the first turn; in the second about the turn's window, then about the stored one, then
       // about the window the strategy left (it reached the target: no escalation).
@@ -129,7 +130,13 @@ describe('SessionMemory storage round trips per chat turn', function () {
       await m.call({ sessionId: 'r', messages: [user('one')] });
       counted.calls.length = 0;
       await m.call({ sessionId: 'r', messages: [user('two')] });
-      expect(counted.calls.slice(5)).to.deep.equal(['findById', 'getEventVersion', 'findEvents', 'compactEvents']);
+      expect(counted.calls.slice(5)).to.deep.equal([
+        'findById',
+        'getEventVersion',
+        'findEvents',
+        'getEventVersion',
+        'compactEvents',
+      ]);
     });
   });
 });

@@ -377,6 +377,63 @@ describe('Bm25Retriever', function () {
       expect(service.fullReads()).to.equal(before + 1);
     });
 
+    it("follows this process's compaction from what it reported, without reading the log, also when appends came after the last search", async function () {
+      await session('s', 'alice', ...chat);
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      // The turn's reply lands after the search, then the compaction runs: the index is one append behind it.
+      await service.appendMessage('s', Messages.assistant('A parrot named Kiwi joined the family.'));
+      const before = service.fullReads();
+      await archiveAllBut('s', 2);
+      await service.appendMessage('s', Messages.user('Kiwi says hello.'));
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'nurse hospital Kiwi', includeActive: true, limit: 100 });
+      expect(service.fullReads()).to.equal(before);
+      const fresh = new Bm25Retriever({ sessionService: service });
+      const again = await fresh.retrieve({ sessionId: 's', query: 'nurse hospital Kiwi', includeActive: true, limit: 100 });
+      expect(hits.map((h) => [h.event.id, h.event.archived, h.score.toFixed(9)])).to.deep.equal(
+        again.map((h) => [h.event.id, h.event.archived, h.score.toFixed(9)]),
+      );
+      fresh.close();
+    });
+
+    it('reads the log when a compaction of another process came between (the versions do not add up)', async function () {
+      await session('s', 'alice', ...chat);
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      const other = new DefaultSessionService(repository, { logger: silent });
+      await other.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 4 }));
+      await archiveAllBut('s', 2);
+      const before = service.fullReads();
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'nurse hospital', limit: 100 });
+      expect(service.fullReads()).to.be.greaterThan(before);
+      expect(texts(hits)[0]).to.equal('I work as a nurse at the children hospital.');
+    });
+
+    it("drops events purged by this process's retention at once, and reads nothing but the state afterwards", async function () {
+      await session('s', 'alice', ...chat);
+      await archiveAllBut('s', 2);
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'dog Biscuit' }))).to.include(
+        'Biscuit sounds like a happy dog!',
+      );
+      const reads = service.reads.length;
+      const report = await service.applyRetention({ maxArchivedEventsPerSession: 1 }, { batchSize: 2 });
+      expect(report.archivedEventsRemoved).to.equal(3);
+      const left = (await repository.findEvents('s')).filter((e) => e.archived).map((e) => e.text);
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'dog Biscuit nurse hospital', limit: 100 });
+      expect(service.reads.length).to.equal(reads);
+      for (const hit of hits) expect(left).to.include(hit.event.text);
+    });
+
+    it('builds a cold index in pages of readPageSize, never in one read of the whole log', async function () {
+      await session('s', 'alice', ...chat, ...chat, ...chat);
+      const paged = new Bm25Retriever({ sessionService: service, readPageSize: 4 });
+      const reads = service.reads.length;
+      const hits = await paged.retrieve({ sessionId: 's', query: 'nurse', includeActive: true, limit: 100 });
+      const pages = service.reads.slice(reads);
+      expect(pages.map((f) => f.pageSize)).to.deep.equal(pages.map(() => 4));
+      expect(pages).to.have.length(Math.floor((chat.length * 3) / 4) + 1);
+      const whole = await retriever.retrieve({ sessionId: 's', query: 'nurse', includeActive: true, limit: 100 });
+      expect(hits.map((h) => h.event.id)).to.deep.equal(whole.map((h) => h.event.id));
+      paged.close();
+    });
     it('sees a compaction no event told it about that drops a summary and puts the new one last (one version step, like an append)', async function () {
       const old = SessionEvent.create({
         sessionId: 's',
@@ -433,23 +490,31 @@ describe('Bm25Retriever', function () {
       await service.appendMessage('s', Messages.user('risotto again tomorrow'));
       expect(await risotto()).to.have.length(2);
     });
-    it('property: an index kept current through appends and compactions ranks exactly as one built from scratch', async function () {
+    it("property: an index kept current through appends, compactions (this and another process's) and purges ranks exactly as one built from scratch", async function () {
       const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime'];
       const textArb = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }).map((w) => w.join(' '));
       const stepArb = fc.oneof(
         { weight: 6, arbitrary: fc.record({ append: textArb, branch: fc.constantFrom(null, null, null, 'b') }) },
         { weight: 1, arbitrary: fc.record({ keep: fc.integer({ min: 1, max: 4 }) }) },
         { weight: 2, arbitrary: fc.record({ search: textArb }) },
+        { weight: 1, arbitrary: fc.record({ purge: fc.integer({ min: 0, max: 3 }) }) },
+        { weight: 1, arbitrary: fc.record({ foreign: fc.integer({ min: 1, max: 4 }) }) },
       );
       await fc.assert(
         fc.asyncProperty(fc.array(stepArb, { maxLength: 30 }), textArb, async (steps, query) => {
-          const svc = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+          const repo = new InMemorySessionRepository();
+          const svc = new DefaultSessionService(repo, { logger: silent });
+          // Another process's service on the same store: its compactions are not reported to `live`.
+          const foreign = new DefaultSessionService(repo, { logger: silent });
           const live = new Bm25Retriever({ sessionService: svc });
           await svc.create({ id: 's', userId: 'u' });
           for (const step of steps) {
             if ('append' in step) await svc.appendMessage('s', Messages.user(step.append), { branch: step.branch });
             else if ('keep' in step)
               await svc.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: step.keep }));
+            else if ('purge' in step) await svc.applyRetention({ maxArchivedEventsPerSession: step.purge }, { batchSize: 2 });
+            else if ('foreign' in step)
+              await foreign.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: step.foreign }));
             else await live.retrieve({ sessionId: 's', query: step.search, includeActive: true });
           }
           const fresh = new Bm25Retriever({ sessionService: svc });
@@ -480,6 +545,28 @@ describe('Bm25Retriever', function () {
       expect(await bounded.retrieve({ sessionId: 's2', query: 'topic', includeActive: true })).to.have.length(1);
       expect(service.fullReads()).to.equal(reads + 1);
       expect(bounded.indexedSessionIds()).to.deep.equal(['s3', 's2']);
+      bounded.close();
+    });
+
+    it('keeps at most maxIndexedEvents events across sessions, dropping the least recently searched (the latest stays, even alone over it)', async function () {
+      const bounded = new Bm25Retriever({ sessionService: service, maxIndexedEvents: 5 });
+      await session('s1', 'alice', Messages.user('kite one'), Messages.user('kite two'));
+      await session('s2', 'alice', Messages.user('kite three'), Messages.user('kite four'));
+      await session('s3', 'alice', ...[1, 2, 3, 4, 5, 6].map((i) => Messages.user(`kite ${i}`)));
+      await bounded.retrieve({ sessionId: 's1', query: 'kite' });
+      await bounded.retrieve({ sessionId: 's2', query: 'kite' });
+      expect(bounded.indexedSessionIds()).to.deep.equal(['s1', 's2']);
+      expect(bounded.indexedEventCount()).to.equal(4);
+      await service.appendMessage('s1', Messages.user('kite five'));
+      await bounded.retrieve({ sessionId: 's1', query: 'kite' });
+      expect(bounded.indexedSessionIds()).to.deep.equal(['s2', 's1']);
+      await service.appendMessage('s1', Messages.user('kite six'));
+      await bounded.retrieve({ sessionId: 's1', query: 'kite' });
+      expect(bounded.indexedSessionIds()).to.deep.equal(['s1']);
+      expect(bounded.indexedEventCount()).to.equal(4);
+      await bounded.retrieve({ sessionId: 's3', query: 'kite' });
+      expect(bounded.indexedSessionIds()).to.deep.equal(['s3']);
+      expect(bounded.indexedEventCount()).to.equal(6);
       bounded.close();
     });
 

@@ -366,6 +366,24 @@ export function repositoryContract(name: string, factory: () => Promise<SessionR
         expect(await textsOf(s.id, EventFilter.lastN(9))).to.have.length(5);
       });
 
+      it('pages of the whole log and of the window are slices of the log, across the archive/window boundary', async function () {
+        const s = await newSession();
+        const events = await append(s.id, 'p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6');
+        const window = await repo.findEvents(s.id, EventFilter.active());
+        await repo.compactEvents(s.id, events.slice(0, 3), window.slice(3), await repo.getEventVersion(s.id));
+        const texts = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+        for (const pageSize of [1, 2, 3, 5, 8]) {
+          for (let page = 0; page * pageSize <= texts.length; page++) {
+            expect(await textsOf(s.id, EventFilter.of({ page, pageSize }))).to.deep.equal(
+              texts.slice(page * pageSize, (page + 1) * pageSize),
+            );
+            expect(await textsOf(s.id, EventFilter.of({ page, pageSize, excludeArchived: true }))).to.deep.equal(
+              texts.slice(3).slice(page * pageSize, (page + 1) * pageSize),
+            );
+          }
+        }
+      });
+
       it('realOnly drops synthetic events; active drops archived ones', async function () {
         const s = await newSession();
         const [real] = await append(s.id, 'real');

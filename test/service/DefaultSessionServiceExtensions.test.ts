@@ -144,9 +144,9 @@ describe('DefaultSessionService lifecycle events', function () {
     expect(result.eventsRemoved).to.equal(3);
   });
 
-  it('emits cas-conflict when the write loses to a concurrent append', async function () {
+  it("emits cas-conflict when the write loses to a concurrent append (conflictPolicy 'skip')", async function () {
     const repo = new InMemorySessionRepository();
-    const service = new DefaultSessionService(repo, { logger: silent, lockCompactions: false });
+    const service = new DefaultSessionService(repo, { logger: silent, lockCompactions: false, conflictPolicy: 'skip' });
     const id = await sessionWith(service, 5);
     const reasons: CompactionSkipReason[] = [];
     service.events.on('compactionSkipped', (e) => reasons.push(e.reason));

@@ -86,7 +86,7 @@ describe('conflict rebase', function () {
   });
 
   it('control: the Java-style skip never commits under the same appends', async function () {
-    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger });
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger, conflictPolicy: 'skip' });
     const strategy = new RecursiveSummarizationCompactionStrategy({
       chatClient: slowSummarizer(200),
       maxEventsToKeep: 6,
@@ -94,6 +94,17 @@ describe('conflict rebase', function () {
     });
     const { committed } = await underSteadyAppends(service, strategy, 1000, 20);
     expect(committed).to.equal(0);
+  });
+
+  it('a session written to all the time still compacts, the summariser called once per commit', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger, conflictPolicy: 'rebase' });
+    let calls = 0;
+    const summarizer = slowSummarizer(50);
+    const counting: ChatClient = { model: summarizer.model, call: (r) => (calls++, summarizer.call(r)) };
+    const strategy = new RecursiveSummarizationCompactionStrategy({ chatClient: counting, maxEventsToKeep: 6, overlapSize: 1 });
+    const { committed } = await underSteadyAppends(service, strategy, 600, 10);
+    expect(committed).to.be.greaterThan(0);
+    expect(calls).to.be.at.most(committed + 1);
   });
 
   it('a conflict with another compaction (not only appends) stays a no-op', async function () {

@@ -8,7 +8,13 @@ import { SessionEvent } from '../../session/SessionEvent.js';
 import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eventCodec.js';
 import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
 import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
-import { buildEventQuery, EVENT_COLUMNS } from './eventQuery.js';
+import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS } from './eventQuery.js';
+import {
+  mergeNeighbourWindows,
+  requireNeighbourRequest,
+  type EventNeighbourhoodRepository,
+  type KeyedWindow,
+} from '../../repository/EventNeighbourhoodRepository.js';
 import { PostgresConnections } from './PostgresConnections.js';
 import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
@@ -188,6 +194,7 @@ export class PostgresSessionRepository
     EnumerableRepository,
     SessionListingRepository,
     SearchableRepository,
+    EventNeighbourhoodRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
@@ -537,6 +544,35 @@ export class PostgresSessionRepository
       return applyEventWindow(events, f);
     }
     return events;
+  }
+
+  /** One statement for every event: two index range scans each (before it, from it on), whatever the log's size. */
+  async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
+    const ids = requireNeighbourRequest(eventIds, radius);
+    if (typeof sessionId !== 'string' || ids.length === 0) return [];
+    const sql = buildNeighbourQuery(this.tables.events);
+    const rows = await this.connections.idempotent('findEventNeighbours', async () => {
+      await this.ready();
+      return (await this.pool.query<EventRow & { ord: string; part: number; seq: string }>(sql, [sessionId, ids, radius])).rows;
+    });
+    const byHit = new Map<string, { before: typeof rows; from: typeof rows }>();
+    for (const row of rows) {
+      let hit = byHit.get(row.ord);
+      if (hit === undefined) byHit.set(row.ord, (hit = { before: [], from: [] }));
+      (row.part === 0 ? hit.before : hit.from).push(row);
+    }
+    const windows: KeyedWindow[] = [];
+    for (const { before, from } of byHit.values()) {
+      before.sort((a, b) => Number(a.seq) - Number(b.seq));
+      from.sort((a, b) => Number(a.seq) - Number(b.seq));
+      const ordered = [...before, ...from.slice(0, radius + 1)];
+      windows.push({
+        keys: ordered.map((r) => Number(r.seq)),
+        events: ordered.map(rowToEvent),
+        next: from.length > radius + 1 ? Number(from[radius + 1]!.seq) : null,
+      });
+    }
+    return mergeNeighbourWindows(windows);
   }
 
   /**

@@ -67,3 +67,27 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
   }
   return { sql, params, reversed, windowInJs };
 }
+
+/**
+ * The neighbourhoods of several events in one statement, read by position: for each id of `$2` (in the
+ * session `$1`), up to `$3` events before it (part 0) and the event itself with up to `$3 + 1` after it (part 1;
+ * the last one only tells whether the neighbourhood touches the next one). Each half is a range scan of the
+ * (session_id, seq) index, so the cost does not grow with the log.
+ */
+export function buildNeighbourQuery(table: string): string {
+  return `SELECT h.ord, w.* FROM unnest($2::text[]) WITH ORDINALITY AS h(id, ord)
+    JOIN ${table} hit ON hit.session_id = $1 AND hit.id = h.id
+    CROSS JOIN LATERAL (
+      (SELECT 0 AS part, e.seq, ${qualified('e')} FROM ${table} e
+        WHERE e.session_id = $1 AND e.seq < hit.seq ORDER BY e.seq DESC LIMIT $3::int)
+      UNION ALL
+      (SELECT 1 AS part, e.seq, ${qualified('e')} FROM ${table} e
+        WHERE e.session_id = $1 AND e.seq >= hit.seq ORDER BY e.seq LIMIT $3::int + 2)
+    ) w`;
+}
+
+/** EVENT_COLUMNS of the table aliased `alias`. */
+function qualified(alias: string): string {
+  return `${alias}.id, ${alias}.session_id, ${alias}.message_type, ${alias}.text, ${alias}.data::text AS data, ${alias}.synthetic,
+  ${alias}.archived, ${alias}.branch, ${alias}.metadata::text AS metadata, ${alias}."timestamp"`;
+}

@@ -572,6 +572,14 @@ export class RedisSessionRepository
       const matches = tail.filter((e) => f.matches(e));
       if (matches.length === tail.length || tail.length < f.lastN) return matches;
     }
+    const offset = f.pageSize === undefined ? NaN : (f.page ?? 0) * f.pageSize;
+    // Sizes beyond 2^53 cannot be sent exactly: they are read in full below (and sliced as the filter says).
+    if (f.pageSize !== undefined && Number.isSafeInteger(offset) && Number.isSafeInteger(f.pageSize) && onlyWindowCriteria(f)) {
+      // A page is read by position: LRANGE over the archive then the window, never the whole log.
+      const page = await this.read(id, scope, f.pageSize, offset);
+      const matches = page.filter((e) => f.matches(e));
+      if (matches.length === page.length) return matches;
+    }
     const events = await this.read(id, scope);
     return applyEventWindow(
       events.filter((e) => f.matches(e)),
@@ -862,10 +870,11 @@ export class RedisSessionRepository
     return this.schemaReady;
   }
 
-  private async read(id: string, scope: 'all' | 'active', lastN?: number): Promise<SessionEvent[]> {
+  private async read(id: string, scope: 'all' | 'active', count?: number, offset?: number): Promise<SessionEvent[]> {
+    const args = count === undefined ? [scope] : offset === undefined ? [scope, count] : [scope, count, offset];
     const values = (await this.connections.idempotent('findEvents', async () => {
       await this.ready();
-      return scripts.read.run(this.client, this.sessionKeys(id), lastN === undefined ? [scope] : [scope, lastN]);
+      return scripts.read.run(this.client, this.sessionKeys(id), args);
     })) as string[];
     return values.map((value) => decodeValue(value, id));
   }

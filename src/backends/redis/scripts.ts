@@ -193,7 +193,8 @@ return 1
 
 /**
  * A consistent snapshot of the log in one call. ARGV[1]: 'all' (archive then window), 'active' (window only);
- * ARGV[2]: when set, only the newest N ids of that sequence. Returns the encoded values in log order.
+ * ARGV[2]: when set, only the newest N ids of that sequence; with ARGV[3] (an offset) too, the N ids from that
+ * position on instead (a page: a cold index is built in bounded reads). Returns the encoded values in log order.
  */
 export const READ_SCRIPT = `
 local ids = {}
@@ -201,7 +202,17 @@ local function append_range(key, from, to)
   for _, id in ipairs(redis.call('LRANGE', key, from, to)) do ids[#ids + 1] = id end
 end
 local n = tonumber(ARGV[2])
-if ARGV[1] == 'active' then
+local offset = tonumber(ARGV[3])
+if offset then
+  local from, to = offset, offset + n - 1
+  if ARGV[1] ~= 'active' then
+    local archived_len = redis.call('LLEN', KEYS[4])
+    if from < archived_len then append_range(KEYS[4], from, math.min(to, archived_len - 1)) end
+    from = math.max(0, from - archived_len)
+    to = to - archived_len
+  end
+  if to >= 0 then append_range(KEYS[3], from, to) end
+elseif ARGV[1] == 'active' then
   if n then append_range(KEYS[3], -n, -1) else append_range(KEYS[3], 0, -1) end
 else
   if n then

@@ -48,7 +48,13 @@ import { userErasureInProgressError, type UserErasureRepository } from '../../re
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
+import {
+  mergeNeighbourWindows,
+  requireNeighbourRequest,
+  type EventNeighbourhoodRepository,
+  type KeyedWindow,
+} from '../../repository/EventNeighbourhoodRepository.js';
 import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTables, type SqliteTables } from './schema.js';
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
@@ -158,6 +164,7 @@ export class SqliteSessionRepository
     EnumerableRepository,
     SessionListingRepository,
     SearchableRepository,
+    EventNeighbourhoodRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
@@ -405,6 +412,27 @@ export class SqliteSessionRepository
       events.filter((e) => e.text !== null && textTest(e.text)),
       f,
     );
+  }
+
+  /** Two index range scans per event (before it, from it on): the cost does not grow with the log. */
+  async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
+    this.ready();
+    const ids = requireNeighbourRequest(eventIds, radius);
+    if (typeof sessionId !== 'string' || ids.length === 0) return [];
+    const st = this.statement(buildNeighbourQuery(this.tables.events));
+    const windows: KeyedWindow[] = [];
+    for (const id of ids) {
+      const rows = st.all({ sessionId, id, radius }) as Array<EventRow & { part: number; seq: number }>;
+      const from = rows.filter((r) => r.part === 1);
+      if (from.length === 0 || from[0]!.id !== id) continue;
+      const ordered = [...rows.filter((r) => r.part === 0).reverse(), ...from.slice(0, radius + 1)];
+      windows.push({
+        keys: ordered.map((r) => r.seq),
+        events: ordered.map(fromRow),
+        next: from.length > radius + 1 ? from[radius + 1]!.seq : null,
+      });
+    }
+    return mergeNeighbourWindows(windows);
   }
 
   /**

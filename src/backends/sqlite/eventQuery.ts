@@ -96,3 +96,16 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
 function sqlLimit(n: number): number {
   return Number.isSafeInteger(n) ? n : -1;
 }
+
+/**
+ * The neighbourhood of one event, read by position: up to `@radius` events before it (newest first, part 0)
+ * and the event itself with up to `@radius + 1` after it (part 1; the last one only tells whether the
+ * neighbourhood touches the next one). Each half is a range scan of the (session_id, seq) index.
+ */
+export function buildNeighbourQuery(table: string): string {
+  const anchor = `(SELECT seq FROM ${table} WHERE session_id = @sessionId AND id = @id)`;
+  return (
+    `SELECT * FROM (SELECT 0 AS part, seq, ${EVENT_COLUMNS} FROM ${table} WHERE session_id = @sessionId AND seq < ${anchor} ORDER BY seq DESC LIMIT @radius) ` +
+    `UNION ALL SELECT * FROM (SELECT 1 AS part, seq, ${EVENT_COLUMNS} FROM ${table} WHERE session_id = @sessionId AND seq >= ${anchor} ORDER BY seq LIMIT @radius + 2)`
+  );
+}

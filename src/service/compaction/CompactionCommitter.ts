@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CompactionResult } from '../../compaction/CompactionResult.js';
 import { EventFilter } from '../../filter/EventFilter.js';
 import type { Logger } from '../../logging.js';
@@ -41,6 +42,8 @@ export interface CommittedCompaction {
   rebased: boolean;
   /** The compaction record's id, when the repository keeps records. */
   compactionId?: string;
+  /** The version the write was committed against. */
+  versionBefore: number;
 }
 
 /**
@@ -66,7 +69,7 @@ export class CompactionCommitter {
     // Every write of a strategy's result passes here, whatever strategy or range produced it.
     verifyCompactionResult(target.strategy, window, result);
     const committed = await this.write(target, window, result.archivedEvents, result.compactedEvents, version);
-    if (committed !== false) return { result, rebased: false, ...committed };
+    if (committed !== false) return { result, rebased: false, versionBefore: version, ...committed };
     telemetry.casConflict();
     return this.options.conflictPolicy === 'rebase' ? this.rebase(target, window, result) : null;
   }
@@ -83,6 +86,8 @@ export class CompactionCommitter {
     const { repository, logger, maxRebaseAttempts } = this.options;
     const { sessionId } = target;
     for (let attempt = 0; attempt < maxRebaseAttempts; attempt++) {
+      // Writers that lost together must not retry in lockstep: a short random pause, growing per attempt.
+      if (attempt > 0) await sleep(Math.random() * 2 ** attempt);
       const version = await repository.getEventVersion(sessionId);
       const current = await repository.findEvents(sessionId, EventFilter.active());
       if (current.length < read.length || read.some((e, i) => current[i]!.id !== e.id)) return null;
@@ -94,6 +99,7 @@ export class CompactionCommitter {
         return {
           result: new CompactionResult(retained, result.archivedEvents, result.tokensEstimatedSaved, undefined, result.usage),
           rebased: true,
+          versionBefore: version,
           ...committed,
         };
       }

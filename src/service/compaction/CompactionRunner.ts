@@ -50,6 +50,9 @@ export interface CompactionRunnerOptions extends CompactionCommitterOptions {
   emit: EmitServiceEvent;
 }
 
+/** Reads of the window before the strategy runs, while its version keeps moving (the last one is used as it is). */
+const MAX_WINDOW_READS = 3;
+
 /** One compact() call, as its steps need it. */
 interface CompactionJob {
   sessionId: string;
@@ -188,12 +191,25 @@ export class CompactionRunner {
       await reclaimStorage(repository);
       window = await readCompactionWindow(repository, sessionId);
     }
+    // Resolved before the trigger runs, so that a bad range is an error whatever the trigger says.
+    if (job.range !== undefined) resolveCompactionRange(window.request.events, job.range, now());
+    telemetry.windowRead(window.request.events.length, () => this.tokens(window.request.events));
+    if (!(await job.trigger.shouldCompact(window.request))) {
+      return this.skip(job, { reason: 'trigger-not-fired', events: window.request.events });
+    }
+    // The version is checked again right before the strategy runs (the model is not called yet): a window that
+    // moved meanwhile is read again and the trigger asked again, so a hot session's compaction works on the
+    // current window, and one that another writer has just compacted is not summarised a second time.
+    for (let attempt = 1; attempt <= MAX_WINDOW_READS; attempt++) {
+      if ((await repository.getEventVersion(sessionId)) === window.version) break;
+      window = await readCompactionWindow(repository, sessionId);
+      if (!(await job.trigger.shouldCompact(window.request))) {
+        return this.skip(job, { reason: 'trigger-not-fired', events: window.request.events });
+      }
+    }
     const { version, request: read } = window;
     const events = read.events;
-    // Resolved before the trigger runs, so that a bad range is an error whatever the trigger says.
     const scope = job.range === undefined ? null : resolveCompactionRange(events, job.range, now());
-    telemetry.windowRead(events.length, () => this.tokens(events));
-    if (!(await job.trigger.shouldCompact(read))) return this.skip(job, { reason: 'trigger-not-fired', events });
     telemetry.triggered(true);
     const before = await hooks.before(sessionId, read.session, events);
     if (before.veto) {
@@ -269,6 +285,7 @@ export class CompactionRunner {
         sessionId,
         result: done,
         rebased: committed.rebased,
+        versionBefore: committed.versionBefore,
         ...(committed.compactionId !== undefined ? { compactionId: committed.compactionId } : {}),
         ...rangeOf(target.range),
       });

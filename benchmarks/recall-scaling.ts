@@ -1,0 +1,411 @@
+// Does a chat turn with recall cost the same at 100,000 archived events as at 1,000? SessionMemory turns (with
+// and without recall) on every backend at two archive sizes, `ContextAssembler.assemble` at 10,000 events, and
+// in-process retrieval at 100,000 events side by side with flexsearch on the same texts — all in one run.
+//
+//   node --import tsx benchmarks/recall-scaling.ts [--small 1000] [--large 100000] [--turns 60]
+//        [--backends memory,sqlite,postgres,redis] [--assemble 10000] [--queries 200] [--parts turns,assemble,flexsearch]
+//
+// A turn: the user's question is appended, the prompt assembled (recall: RepositoryRetriever — SQLite FTS5 and
+// PostgreSQL full-text push-down, in-process BM25 for memory and Redis), a model that answers at once (no
+// network: the library's own cost only), the reply appended, and a sliding window of 20 events compacted after
+// every turn (so each turn also archives, and the in-process index follows a compaction every turn). Text:
+// LoCoMo turns and questions ($RECORDED_DIR or $LOCOMO), else a seeded synthetic chat. The first turns after
+// loading (the cold index build) are left out; p50/p95 over the rest. PostgreSQL and Redis from PG_URL /
+// REDIS_URL; an unreachable one is skipped. Writes docs/benchmarks/recall-scaling.md and prints it.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { Index as FlexIndex } from 'flexsearch';
+import {
+  Bm25Retriever,
+  CompactionResult,
+  ContextAssembler,
+  DefaultSessionService,
+  InMemorySessionRepository,
+  Messages,
+  PostgresSessionRepository,
+  RedisSessionRepository,
+  RepositoryRetriever,
+  SessionEvent,
+  SlidingWindowCompactionStrategy,
+  SqliteSessionRepository,
+  createDefaultLogger,
+  type Message,
+  type SessionRepository,
+} from 'session-compaction';
+import type { BatchAppendRepository } from 'session-compaction/spi';
+import { OpenAISessionMemory } from 'session-compaction/openai';
+import { loadLocomo } from './src/loaders/loadLocomo.js';
+import { mulberry32 } from './src/prng.js';
+import { toMessage } from './src/recorded/toMessage.js';
+import { arg } from './support/args.js';
+
+const SMALL = Number(arg('small', '1000'));
+const LARGE = Number(arg('large', '100000'));
+const TURNS = Number(arg('turns', '60'));
+const WARMUP = 5;
+const ASSEMBLE_EVENTS = Number(arg('assemble', '10000'));
+const QUERIES = Number(arg('queries', '200'));
+const BACKENDS = arg('backends', 'memory,sqlite,postgres,redis').split(',');
+const PARTS = new Set(arg('parts', 'turns,assemble,flexsearch').split(','));
+const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const LOCOMO = process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json');
+const WINDOW = 20;
+const logger = createDefaultLogger({ silent: true });
+
+function corpus(): { source: string; turns: Message[]; questions: string[] } {
+  if (existsSync(LOCOMO)) {
+    const sessions = loadLocomo(LOCOMO).sessions;
+    return {
+      source: 'LoCoMo turns and questions (cycled to the archive size)',
+      turns: sessions.flatMap((s) => s.events.map(toMessage)),
+      questions: sessions.flatMap((s) => (s.probes ?? []).filter((p) => p.distractor === undefined).map((p) => p.question)),
+    };
+  }
+  const random = mulberry32(7);
+  const words = (
+    'trip beach dog garden recipe pasta concert guitar painting sunset marathon knee doctor school teacher ' +
+    'project deadline budget meeting flight hotel museum camera puppy kitten bakery coffee novel library'
+  ).split(' ');
+  const pick = () => words[Math.floor(random() * words.length)]!;
+  const sentence = (n: number) => Array.from({ length: n }, pick).join(' ');
+  return {
+    source: 'synthetic chat (seeded; LoCoMo not found)',
+    turns: Array.from({ length: 2000 }, (_, i) =>
+      i % 2 === 0 ? Messages.user(`I ${sentence(12)}.`) : Messages.assistant(sentence(15)),
+    ),
+    questions: Array.from({ length: 500 }, () => `What about the ${pick()} and the ${pick()}?`),
+  };
+}
+
+const { source, turns, questions } = corpus();
+const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const ms = (n: number) => (Number.isNaN(n) ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+const prefix = () => `bench_${randomBytes(4).toString('hex')}`;
+
+type Repo = SessionRepository & BatchAppendRepository;
+interface Backend {
+  name: string;
+  repository: Repo;
+  close: () => Promise<void>;
+}
+
+async function backend(name: string): Promise<Backend | null> {
+  switch (name) {
+    case 'memory':
+      return { name, repository: new InMemorySessionRepository(), close: async () => {} };
+    case 'sqlite': {
+      const repository = new SqliteSessionRepository({ path: ':memory:', logger });
+      return { name, repository, close: () => repository.close() };
+    }
+    case 'postgres': {
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+      try {
+        await pool.query('SELECT 1');
+      } catch {
+        await pool.end();
+        console.error('PostgreSQL unreachable: skipped');
+        return null;
+      }
+      const p = prefix();
+      const repository = new PostgresSessionRepository({ pool, prefix: p, logger });
+      return {
+        name,
+        repository,
+        close: async () => {
+          await repository.close();
+          for (const t of ['events', 'sessions', 'migrations', 'tombstones', 'compactions'])
+            await pool.query(`DROP TABLE IF EXISTS ${p}_${t} CASCADE`).catch(() => undefined);
+          await pool.end();
+        },
+      };
+    }
+    case 'redis': {
+      const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await client.connect();
+      } catch {
+        client.disconnect();
+        console.error('Redis unreachable: skipped');
+        return null;
+      }
+      const p = prefix();
+      const repository = new RedisSessionRepository({ client, prefix: p, logger });
+      return {
+        name,
+        repository,
+        close: async () => {
+          let cursor = '0';
+          do {
+            const [next, keys] = await client.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000);
+            if (keys.length > 0) await client.del(...keys);
+            cursor = next;
+          } while (cursor !== '0');
+          await repository.close();
+          client.disconnect();
+        },
+      };
+    }
+    default:
+      throw new Error(`unknown backend ${name}`);
+  }
+}
+
+/** A session of `archived` archived events and a 20-event window, loaded in batches (each compacted at once). */
+async function fill(service: DefaultSessionService, repository: Repo, id: string, archived: number): Promise<void> {
+  await service.create({ id, userId: 'bench' });
+  const total = archived + WINDOW;
+  const batch = 2_000;
+  for (let from = 0; from < total; from += batch) {
+    const events: SessionEvent[] = [];
+    for (let i = from; i < Math.min(total, from + batch); i++) {
+      events.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: turns[i % turns.length]! }));
+    }
+    await repository.appendEvents(id, events);
+    const keep = Math.max(WINDOW, total - (from + batch) + WINDOW);
+    await service.compact(
+      id,
+      () => true,
+      async (r) =>
+        r.events.length <= keep
+          ? CompactionResult.noop(r.events)
+          : new CompactionResult(r.events.slice(-keep), r.events.slice(0, -keep), 0),
+    );
+  }
+}
+
+/** An OpenAI client that answers at once, without a network: what remains is the library's own work. */
+function instantClient(): ConstructorParameters<typeof OpenAISessionMemory>[0]['client'] {
+  let n = 0;
+  const create = async () => ({
+    id: `c${n++}`,
+    object: 'chat.completion',
+    created: 0,
+    model: 'bench',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: 'Noted.', refusal: null }, finish_reason: 'stop', logprobs: null },
+    ],
+    usage: { prompt_tokens: 100, completion_tokens: 2, total_tokens: 102 },
+  });
+  return { chat: { completions: { create } } } as unknown as ConstructorParameters<typeof OpenAISessionMemory>[0]['client'];
+}
+
+interface Timing {
+  p50: number;
+  p95: number;
+  /** CPU time of this process (user + system): what the call costs here, without waiting for a core. */
+  cpu50: number;
+}
+
+interface TurnRow {
+  backend: string;
+  size: number;
+  withRecall: Timing;
+  without: Timing;
+  firstTurn: number;
+}
+
+/** Wall and CPU milliseconds of each call. */
+async function timed(calls: number, run: (i: number) => Promise<unknown>): Promise<Timing> {
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const c = process.cpuUsage();
+    const t = performance.now();
+    await run(i);
+    wall.push(performance.now() - t);
+    const used = process.cpuUsage(c);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  wall.sort((a, b) => a - b);
+  cpu.sort((a, b) => a - b);
+  return { p50: quantile(wall, 0.5), p95: quantile(wall, 0.95), cpu50: quantile(cpu, 0.5) };
+}
+
+async function measureTurns(b: Backend, size: number): Promise<TurnRow> {
+  const service = new DefaultSessionService(b.repository, { logger });
+  const retriever = new RepositoryRetriever({ repository: b.repository, sessionService: service });
+  const common = {
+    sessionService: service,
+    client: instantClient(),
+    model: 'bench',
+    logger,
+    compactionTrigger: () => true,
+    compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: WINDOW }),
+  };
+  const recalling = new OpenAISessionMemory({ ...common, recall: { retriever } });
+  const plain = new OpenAISessionMemory(common);
+  const result: Partial<TurnRow> = { backend: b.name, size };
+  for (const [key, memory] of [
+    ['withRecall', recalling],
+    ['without', plain],
+  ] as const) {
+    const id = `turns-${key}-${size}-${randomBytes(3).toString('hex')}`;
+    await fill(service, b.repository, id, size);
+    const turn = (i: number) =>
+      memory.call({ sessionId: id, userId: 'bench', messages: [{ role: 'user', content: questions[i % questions.length]! }] });
+    const t = performance.now();
+    await turn(0);
+    if (key === 'withRecall') result.firstTurn = performance.now() - t;
+    for (let i = 1; i < WARMUP; i++) await turn(i);
+    result[key] = await timed(TURNS, (i) => turn(i + WARMUP));
+  }
+  (retriever as unknown as { fallback?: Bm25Retriever }).fallback?.close?.();
+  return result as TurnRow;
+}
+
+interface AssembleRow extends Timing {
+  backend: string;
+  retriever: string;
+}
+
+async function measureAssemble(b: Backend): Promise<AssembleRow> {
+  const service = new DefaultSessionService(b.repository, { logger });
+  const retriever = new RepositoryRetriever({ repository: b.repository, sessionService: service });
+  const assembler = new ContextAssembler({ sessionService: service, retriever });
+  const id = `assemble-${randomBytes(3).toString('hex')}`;
+  await fill(service, b.repository, id, ASSEMBLE_EVENTS - WINDOW);
+  const ask = (q: string) =>
+    assembler.assemble({ sessionId: id, maxTokens: 4_000, reserveTokens: 500, pending: [Messages.user(q)] });
+  for (const q of questions.slice(0, 10)) await ask(q);
+  const timing = await timed(QUERIES, (i) => ask(questions[(i + 10) % questions.length]!));
+  return { backend: b.name, retriever: retriever.pushesDown ? 'push-down' : 'in-process BM25', ...timing };
+}
+
+interface SearchRow extends Timing {
+  contender: string;
+  build: number;
+}
+
+/** Bm25Retriever and flexsearch over the same 100,000 texts, the same queries, limit 20. */
+async function measureFlexsearch(): Promise<SearchRow[]> {
+  const repository = new InMemorySessionRepository();
+  const service = new DefaultSessionService(repository, { logger });
+  await fill(service, repository, 'flex', LARGE - WINDOW);
+  const log = await service.getEvents('flex');
+  const rows: SearchRow[] = [];
+  const run = async (contender: string, build: () => Promise<(q: string) => Promise<unknown>>) => {
+    const t = performance.now();
+    const search = await build();
+    const built = performance.now() - t;
+    for (const q of questions.slice(0, 20)) await search(q);
+    rows.push({ contender, build: built, ...(await timed(QUERIES, (i) => search(questions[(i + 20) % questions.length]!))) });
+  };
+  await run('Bm25Retriever (minisearch, BM25)', async () => {
+    const retriever = new Bm25Retriever({ sessionService: service });
+    await retriever.retrieve({ sessionId: 'flex', query: 'warm up' });
+    return (q) => retriever.retrieve({ sessionId: 'flex', query: q, limit: 20 });
+  });
+  const flex = new FlexIndex();
+  let hits = 0;
+  await run('flexsearch Index (default options; every word must match)', async () => {
+    log.forEach((e, i) => {
+      if (e.text !== null) flex.add(i, e.text);
+    });
+    return async (q) => (hits += flex.search(q, { limit: 20 }).length);
+  });
+  const strict = hits;
+  hits = 0;
+  // `suggest`: documents matching only some of the words are returned too, as BM25's OR does.
+  await run(
+    'flexsearch Index, `suggest: true` (any word may match)',
+    async () => async (q) => (hits += flex.search(q, { limit: 20, suggest: true }).length),
+  );
+  console.error(
+    `flexsearch hits per query: ${(strict / (QUERIES + 20)).toFixed(1)} strict, ${(hits / (QUERIES + 20)).toFixed(1)} with suggest`,
+  );
+  return rows;
+}
+
+const loadAtStart = os.loadavg()[0]!;
+const turnRows: TurnRow[] = [];
+const assembleRows: AssembleRow[] = [];
+let searchRows: SearchRow[] = [];
+for (const name of BACKENDS) {
+  const b = await backend(name);
+  if (b === null) continue;
+  try {
+    if (PARTS.has('turns')) for (const size of [SMALL, LARGE]) turnRows.push(await measureTurns(b, size));
+    if (PARTS.has('assemble')) assembleRows.push(await measureAssemble(b));
+  } finally {
+    await b.close();
+  }
+  console.error(`${name} done`);
+}
+if (PARTS.has('flexsearch')) searchRows = await measureFlexsearch();
+
+const lines: string[] = [
+  '# Recall at any archive size',
+  '',
+  `Generated by \`node --import tsx benchmarks/recall-scaling.ts\` on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Text: ${source}.`,
+  `Load average (1 min) at the start: ${loadAtStart.toFixed(1)} on ${os.cpus().length} cores (the machine is shared: figures are wall times).`,
+  '',
+];
+if (turnRows.length > 0) {
+  lines.push(
+    '## A SessionMemory turn, 1,000 vs 100,000 archived events',
+    '',
+    `${TURNS} turns after ${WARMUP} left out (the first builds the in-process index); a model that answers at once; a 20-event`,
+    'sliding window compacted after every turn. Recall: `RepositoryRetriever` (push-down on SQLite and PostgreSQL,',
+    'in-process BM25 on memory and Redis), default settings (40 hits, 2 neighbours).',
+    '',
+    '| backend | archived | with recall p50 (ms) | p95 (ms) | CPU p50 (ms) | without recall p50 (ms) | p95 (ms) | CPU p50 (ms) | first turn with recall (ms) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of turnRows) {
+    lines.push(
+      `| ${r.backend} | ${r.size.toLocaleString('en-US')} | ${ms(r.withRecall.p50)} | ${ms(r.withRecall.p95)} | ${ms(r.withRecall.cpu50)} | ${ms(r.without.p50)} | ${ms(r.without.p95)} | ${ms(r.without.cpu50)} | ${ms(r.firstTurn)} |`,
+    );
+  }
+  lines.push(
+    '',
+    '| backend | with recall: large ÷ small (wall p50) | (CPU p50) | without recall: large ÷ small (wall p50) | (CPU p50) |',
+    '|---|---:|---:|---:|---:|',
+  );
+  for (const name of BACKENDS) {
+    const small = turnRows.find((r) => r.backend === name && r.size === SMALL);
+    const large = turnRows.find((r) => r.backend === name && r.size === LARGE);
+    if (small === undefined || large === undefined) continue;
+    lines.push(
+      `| ${name} | ${(large.withRecall.p50 / small.withRecall.p50).toFixed(2)}× | ${(large.withRecall.cpu50 / small.withRecall.cpu50).toFixed(2)}× | ${(large.without.p50 / small.without.p50).toFixed(2)}× | ${(large.without.cpu50 / small.without.cpu50).toFixed(2)}× |`,
+    );
+  }
+  lines.push('');
+}
+if (assembleRows.length > 0) {
+  lines.push(
+    `## \`ContextAssembler.assemble\` at ${ASSEMBLE_EVENTS.toLocaleString('en-US')} events`,
+    '',
+    `${QUERIES} questions after 10 warm-up ones, budget 4,000 tokens (500 reserved), the question pending.`,
+    '',
+    '| backend | retrieval | p50 (ms) | p95 (ms) | CPU p50 (ms) |',
+    '|---|---|---:|---:|---:|',
+    ...assembleRows.map((r) => `| ${r.backend} | ${r.retriever} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.cpu50)} |`),
+    '',
+  );
+}
+if (searchRows.length > 0) {
+  lines.push(
+    `## In-process retrieval at ${LARGE.toLocaleString('en-US')} events, side by side with flexsearch`,
+    '',
+    `The same texts and ${QUERIES} questions (after 20 warm-up ones), 20 hits. Bm25Retriever's time is a whole`,
+    '`retrieve` (session lookup, version check, ranking, the archived events returned); flexsearch is its bare',
+    'index search returning ids (no ranking by BM25, no access rules).',
+    '',
+    '| contender | index build (ms) | p50 (ms) | p95 (ms) | CPU p50 (ms) |',
+    '|---|---:|---:|---:|---:|',
+    ...searchRows.map((r) => `| ${r.contender} | ${ms(r.build)} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.cpu50)} |`),
+    '',
+  );
+}
+const out = lines.join('\n');
+const dir = path.resolve('docs/benchmarks');
+if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+writeFileSync(path.join(dir, 'recall-scaling.md'), out + '\n');
+console.log(out);
+process.exit(0);

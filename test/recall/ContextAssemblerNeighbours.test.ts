@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import {
+  Bm25Retriever,
+  ContextAssembler,
+  DefaultSessionService,
+  EventFilter,
+  InMemorySessionRepository,
+  Messages,
+  SlidingWindowCompactionStrategy,
+  type Retriever,
+} from 'session-compaction';
+import { CharacterTokenCountEstimator } from 'session-compaction/spi';
+import { propertyParams } from '../support/arbitraries.js';
+
+const silent = { error() {}, warn() {}, info() {}, debug() {} };
+
+/** Records whole-log reads: with neighbours by position there must be none per request. */
+class CountingService extends DefaultSessionService {
+  wholeLogReads = 0;
+  override async getEvents(sessionId: string, filter: EventFilter = EventFilter.all()) {
+    if (!filter.excludeArchived && filter.lastN === undefined && filter.pageSize === undefined) this.wholeLogReads++;
+    return super.getEvents(sessionId, filter);
+  }
+}
+
+const WORDS = ['kiwi', 'parrot', 'locker', 'code', 'tea', 'garden', 'rain', 'train'];
+const textArb = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 5 }).map((w) => w.join(' '));
+
+describe('ContextAssembler reads neighbours by position', function () {
+  it('property: the prompt is the one the whole log gives, and the log is never read whole', async function () {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(textArb, { minLength: 1, maxLength: 40 }),
+        textArb,
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 60, max: 600 }),
+        async (texts, query, neighbors, maxTokens) => {
+          const service = new CountingService(new InMemorySessionRepository(), { logger: silent });
+          await service.create({ id: 's', userId: 'u' });
+          for (const [i, text] of texts.entries()) {
+            await service.appendMessage('s', i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
+            if (i % 7 === 6) await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
+          }
+          const bm25 = new Bm25Retriever({ sessionService: service });
+          // The same ranking without the method: the assembler falls back to reading the whole log.
+          const wholeLog: Retriever = { retrieve: (r) => bm25.retrieve(r) };
+          const estimator = new CharacterTokenCountEstimator();
+          const request = { sessionId: 's', maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
+          const byPosition = await new ContextAssembler({
+            sessionService: service,
+            retriever: bm25,
+            tokenCountEstimator: estimator,
+          }).assemble(request);
+          const reads = service.wholeLogReads;
+          const reference = await new ContextAssembler({
+            sessionService: service,
+            retriever: wholeLog,
+            tokenCountEstimator: estimator,
+          }).assemble(request);
+          expect(byPosition.messages).to.deep.equal(reference.messages);
+          expect(byPosition.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
+          expect(reads).to.equal(0);
+          bm25.close();
+        },
+      ),
+      propertyParams(100),
+    );
+  });
+});

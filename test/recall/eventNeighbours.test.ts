@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import {
+  Bm25Retriever,
+  CompactionResult,
+  DefaultSessionService,
+  EventFilter,
+  Messages,
+  RepositoryRetriever,
+  SessionEvent,
+  createDefaultLogger,
+  type Retriever,
+} from 'session-compaction';
+import { isEventNeighbourhoodRepository } from 'session-compaction/spi';
+import { propertyParams } from '../support/arbitraries.js';
+import { allBackends } from '../support/backends.js';
+
+const logger = createDefaultLogger({ silent: true });
+
+/** The definition, over the whole log: every event within `radius` of a given one, as maximal runs in log order. */
+function expectedRuns(log: readonly SessionEvent[], ids: readonly string[], radius: number): string[][] {
+  const covered = new Array<boolean>(log.length).fill(false);
+  for (const id of ids) {
+    const at = log.findIndex((e) => e.id === id);
+    if (at < 0) continue;
+    for (let i = Math.max(0, at - radius); i <= Math.min(log.length - 1, at + radius); i++) covered[i] = true;
+  }
+  const runs: string[][] = [];
+  let run: string[] = [];
+  log.forEach((e, i) => {
+    if (covered[i]) run.push(e.id);
+    else if (run.length > 0) (runs.push(run), (run = []));
+  });
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+/**
+ * A log shaped like a real one: appends, compactions that archive a prefix behind a summary and drop the
+ * previous summary (so the stores' sequence numbers have gaps), then more appends.
+ */
+async function buildLog(service: DefaultSessionService, rounds: readonly number[]): Promise<string> {
+  const { id } = await service.create({ id: `n-${randomBytes(6).toString('hex')}`, userId: 'u' });
+  for (const [round, appends] of rounds.entries()) {
+    for (let i = 0; i < appends; i++) await service.appendMessage(id, Messages.user(`round ${round} message ${i} alpha`));
+    await service.compact(
+      id,
+      () => true,
+      async (r) => {
+        const real = r.events.filter((e) => !e.isSynthetic());
+        const archived = real.slice(0, Math.max(0, real.length - 2));
+        if (archived.length === 0) return CompactionResult.noop(r.events);
+        const summary = SessionEvent.create({
+          sessionId: id,
+          message: Messages.assistant(`summary of round ${round}`),
+          metadata: { [SessionEvent.METADATA_SYNTHETIC]: true },
+        });
+        return new CompactionResult([summary, ...real.slice(-2)], archived, 0);
+      },
+    );
+  }
+  await service.appendMessage(id, Messages.user('the last word alpha'));
+  return id;
+}
+
+describe('neighbours by position (findEventNeighbours) on every backend', function () {
+  this.timeout(180_000);
+  for (const backend of allBackends()) {
+    describe(backend.name, function () {
+      let service: DefaultSessionService;
+      before(async function () {
+        await backend.setup(this);
+        service = new DefaultSessionService(backend.repository(), { logger });
+      });
+      after(() => backend.teardown());
+
+      const readers: Record<string, () => Retriever> = {
+        RepositoryRetriever: () => new RepositoryRetriever({ repository: backend.repository(), sessionService: service }),
+        Bm25Retriever: () => new Bm25Retriever({ sessionService: service }),
+      };
+      for (const [name, create] of Object.entries(readers)) {
+        it(`${name} returns the runs the whole log defines, for any ids and radius`, async function () {
+          const retriever = create();
+          await fc.assert(
+            fc.asyncProperty(
+              fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 4 }),
+              fc.array(fc.nat(), { maxLength: 6 }),
+              fc.integer({ min: 0, max: 3 }),
+              fc.boolean(),
+              async (rounds, picks, radius, withUnknown) => {
+                const id = await buildLog(service, rounds);
+                const log = await service.getEvents(id, EventFilter.all());
+                const ids = picks.map((p) => log[p % log.length]!.id);
+                if (withUnknown) ids.push('no-such-event');
+                // Bm25Retriever answers from its index, as ContextAssembler calls it: right after a search.
+                await retriever.retrieve({ sessionId: id, query: 'alpha', includeActive: true });
+                const runs = await retriever.findEventNeighbours!(id, ids, radius);
+                expect(runs.map((r) => r.map((e) => e.id))).to.deep.equal(expectedRuns(log, ids, radius));
+                for (const e of runs.flat()) {
+                  const stored = log.find((l) => l.id === e.id)!;
+                  expect(e.archived).to.equal(stored.archived);
+                  expect(e.text).to.equal(stored.text);
+                }
+              },
+            ),
+            propertyParams(backend.name === 'memory' ? 60 : 15),
+          );
+        });
+      }
+
+      it('the store reads neighbours itself where it can (SQLite, PostgreSQL), and refuses a bad radius', async function () {
+        const repository = backend.repository();
+        if (!isEventNeighbourhoodRepository(repository)) {
+          expect(backend.name).to.be.oneOf(['memory', 'redis']);
+          this.skip();
+        }
+        const id = await buildLog(service, [3, 2]);
+        const log = await service.getEvents(id, EventFilter.all());
+        const runs = await repository.findEventNeighbours(id, [log[2]!.id, log[log.length - 1]!.id], 1);
+        expect(runs.map((r) => r.map((e) => e.id))).to.deep.equal(expectedRuns(log, [log[2]!.id, log[log.length - 1]!.id], 1));
+        expect(await repository.findEventNeighbours('no-such-session', [log[0]!.id], 2)).to.deep.equal([]);
+        try {
+          await repository.findEventNeighbours(id, [log[0]!.id], -1);
+          expect.fail('a negative radius must be refused');
+        } catch (error) {
+          expect((error as Error).message).to.match(/radius must be an integer/);
+        }
+      });
+    });
+  }
+});
