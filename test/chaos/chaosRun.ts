@@ -69,6 +69,13 @@ export interface ChaosReport {
   forksChecked: number;
   /** Errors the operations failed with (documented kinds), by operation and class. */
   errors: Record<string, number>;
+  /**
+   * Tool results in an active window whose call a compaction archived: several workers write interleaved turns
+   * into one session, so another worker's user message can follow a call before its result arrives; the call is
+   * then abandoned, compaction may archive it, and the result that comes late stays active — the documented
+   * late-result case (SessionMemory brings the call back when it builds a prompt), not a split pair.
+   */
+  lateResults: number;
   violations: string[];
 }
 
@@ -102,6 +109,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     erasuresAcknowledged: 0,
     forksChecked: 0,
     errors: {},
+    lateResults: 0,
     violations: [],
   };
   const bundle = await workerBundle(join(here, 'chaosWorker.ts'));
@@ -251,7 +259,14 @@ async function check(options: ChaosOptions, report: ChaosReport, workers: Worker
       const real = active.filter((e) => !e.isSynthetic());
       if (real.length > 0 && !isTurnStart(real[0]!))
         report.violations.push(`${id}: the active window starts inside a turn (${real[0]!.id})`);
-      report.violations.push(...unpairedResults(id, active));
+      const archivedCalls = new Set(
+        all
+          .filter((e) => e.isArchived() && e.message.type === 'assistant')
+          .flatMap((e) => (e.message.type === 'assistant' ? (e.message.toolCalls ?? []).map((c) => c.id) : [])),
+      );
+      const unpaired = unpairedResults(id, active, archivedCalls);
+      report.violations.push(...unpaired.violations);
+      report.lateResults += unpaired.late;
       const coverage = await service.verifyCoverage(id);
       if (coverage.duplicated.length > 0)
         report.violations.push(`${id}: coverage: represented twice: ${coverage.duplicated.slice(0, 5).join(', ')}`);
@@ -294,16 +309,25 @@ async function check(options: ChaosOptions, report: ChaosReport, workers: Worker
 }
 
 /** Tool results in the active window whose call is not in an assistant message before them in the window. */
-function unpairedResults(sessionId: string, active: readonly SessionEvent[]): string[] {
+function unpairedResults(
+  sessionId: string,
+  active: readonly SessionEvent[],
+  archivedCalls: ReadonlySet<string>,
+): { violations: string[]; late: number } {
   const calls = new Set<string>();
   const out: string[] = [];
+  let late = 0;
   for (const e of active) {
     const m = e.message;
     if (m.type === 'assistant') for (const c of m.toolCalls ?? []) calls.add(c.id);
     if (m.type === 'tool')
-      for (const r of m.responses) if (!calls.has(r.id)) out.push(`${sessionId}: tool result ${e.id} without its call`);
+      for (const r of m.responses) {
+        if (calls.has(r.id)) continue;
+        if (archivedCalls.has(r.id)) late++;
+        else out.push(`${sessionId}: tool result ${e.id} without its call`);
+      }
   }
-  return out;
+  return { violations: out, late };
 }
 
 export function describeChaos(r: ChaosReport): string {
@@ -313,6 +337,6 @@ export function describeChaos(r: ChaosReport): string {
   return (
     `${r.backend}, ${r.seconds} s: ${r.processesStarted} processes, ${r.sigkills} SIGKILLs (${during || 'none'}), ` +
     `${r.connectionKills} connections killed, ${r.acknowledgedAppends} acknowledged appends, ` +
-    `${r.erasuresAcknowledged} erasures, ${r.forksChecked} forks checked: ${r.violations.length} violations`
+    `${r.erasuresAcknowledged} erasures, ${r.forksChecked} forks checked, ${r.lateResults} late tool results after an archived call: ${r.violations.length} violations`
   );
 }

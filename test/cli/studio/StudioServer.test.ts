@@ -156,6 +156,7 @@ describe('studio server', function () {
     let printed: (url: string) => void;
     const url = new Promise<string>((resolve) => (printed = resolve));
     const saved = process.exitCode;
+    const before = new Set(process.listeners('SIGTERM'));
     const running = main(['node', 'session-compaction', 'studio', '--url', `sqlite:${path}`, '--no-open'], {
       stdout: (text) => {
         stdout += text;
@@ -172,7 +173,14 @@ describe('studio server', function () {
     ]);
     expect(address).to.match(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
     expect((await fetch(address, { redirect: 'manual' })).status).to.equal(303);
-    process.emit('SIGTERM');
+    // Only the studio's own handler hears this SIGTERM: the test process may hold others (a library's exit hook,
+    // an example server started by another test) that must not run in the middle of the suite.
+    const studioHandlers = process.listeners('SIGTERM').filter((l) => !before.has(l));
+    process.stderr.write(
+      `[studio test] SIGTERM listeners: ${process.listeners('SIGTERM').length}, studio's: ${studioHandlers.length}\n`,
+    );
+    expect(studioHandlers).to.have.length(1);
+    for (const handler of studioHandlers) (handler as () => void)();
     expect(await running).to.equal(0);
     process.exitCode = saved;
     expect(stdout).to.contain('read-only');
