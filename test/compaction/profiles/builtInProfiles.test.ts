@@ -27,6 +27,8 @@ const VALUES: Readonly<Record<string, unknown>> = {
   cacheTtlMs: 1000,
   thresholds: { mask: 0.8 },
   emergencyTargetRatio: 0.5,
+  maskToolResults: true,
+  minSavedTokens: 100,
 };
 
 describe('the built-in compaction profiles', function () {
