@@ -141,10 +141,15 @@ export function buildChatServer(container: Container): FastifyInstance {
     throw new HttpError(404, `conversation '${id}' not found`);
   }
 
-  /** A conversation id sent to continue a chat: a live one goes on (ownership is checked by the memory), a deleted one is refused. */
+  /**
+   * A conversation id sent to continue a chat: the caller's live one goes on, another user's is refused (403) on
+   * this one lookup — before the memory reads any history — and a deleted one is refused as above.
+   */
   async function continuable(id: string | undefined, userId: string): Promise<void> {
-    if (id === undefined || (await sessions().findById(id)) !== null) return;
-    await refuseDeleted(id, userId);
+    if (id === undefined) return;
+    const session = await sessions().findById(id);
+    if (session === null) return refuseDeleted(id, userId);
+    if (session.userId !== userId) throw new HttpError(403, accessDeniedMessage(id, userId));
   }
 
   /** The session must exist and be the caller's; another user's session answers 403, a missing one 404. */
