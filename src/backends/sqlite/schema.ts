@@ -182,26 +182,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // 'delete' command, the same body expression as the insert), which lets FTS5's secure-delete mode remove
     // them from the pages at delete time. Rebuilt from the events, like version 2's backfill.
     sql: (t: SqliteTables) => {
-      const body = (row: string) =>
-        `coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), '')`;
-      return `
-      DROP TRIGGER IF EXISTS ${t.events}_fts_insert;
-      DROP TRIGGER IF EXISTS ${t.events}_fts_delete;
-      DROP TRIGGER IF EXISTS ${t.events}_fts_update;
-      DROP TABLE IF EXISTS ${t.fts};
-      CREATE VIRTUAL TABLE ${t.fts} USING fts5(body, content='', tokenize='unicode61 remove_diacritics 2');
-      CREATE TRIGGER ${t.events}_fts_insert AFTER INSERT ON ${t.events} BEGIN
-        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
-      END;
-      CREATE TRIGGER ${t.events}_fts_delete AFTER DELETE ON ${t.events} BEGIN
-        INSERT INTO ${t.fts} (${t.fts}, rowid, body) VALUES ('delete', old.seq, ${body('old')});
-      END;
-      CREATE TRIGGER ${t.events}_fts_update AFTER UPDATE OF text, data ON ${t.events} BEGIN
-        INSERT INTO ${t.fts} (${t.fts}, rowid, body) VALUES ('delete', old.seq, ${body('old')});
-        INSERT INTO ${t.fts} (rowid, body) VALUES (new.seq, ${body('new')});
-      END;
-      INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
-    `;
+      return contentlessFtsIndex(t, searchableBody);
     },
   },
   {
@@ -222,9 +203,18 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // in-process retriever, so a search finds the same events on every backend. The index is rebuilt: the
     // 'delete' command must be given exactly the words that were indexed, and the old rows were indexed whole.
     sql: (t: SqliteTables) => {
-      const body = (row: string) =>
-        `substr(coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), ''), 1, ${MAX_INDEXED_CHARACTERS})`;
-      return `
+      return contentlessFtsIndex(t, (row) => `substr(${searchableBody(row)}, 1, ${MAX_INDEXED_CHARACTERS})`);
+    },
+  },
+]);
+
+/**
+ * A contentless FTS5 index over `body(row)`, rebuilt from the events and kept in step by triggers that hand the
+ * 'delete' command the words that were indexed (the same expression as the insert). Each migration that changes
+ * what is indexed rebuilds it with its own expression.
+ */
+function contentlessFtsIndex(t: SqliteTables, body: (row: string) => string): string {
+  return `
       DROP TRIGGER IF EXISTS ${t.events}_fts_insert;
       DROP TRIGGER IF EXISTS ${t.events}_fts_delete;
       DROP TRIGGER IF EXISTS ${t.events}_fts_update;
@@ -242,6 +232,9 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       END;
       INSERT INTO ${t.fts} (rowid, body) SELECT e.seq, ${body('e')} FROM ${t.events} e;
     `;
-    },
-  },
-]);
+}
+
+/** What the index holds of an event row: its text, then the string values of its data. */
+function searchableBody(row: string): string {
+  return `coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), '')`;
+}
