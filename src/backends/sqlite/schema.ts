@@ -116,8 +116,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // identifier seen only in a tool output can be recalled. The backfill indexes the events an existing
     // database already holds.
     sql: (t: SqliteTables) => {
-      const body = (row: string) =>
-        `coalesce(${row}.text, '') || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_tree(CASE WHEN json_valid(${row}.data) THEN ${row}.data END) WHERE type = 'text'), '')`;
+      const body = searchableBody;
       return `
       CREATE VIRTUAL TABLE ${t.fts} USING fts5(
         body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
