@@ -9,7 +9,7 @@
 // anywhere. Latency: wall time of `retrieve` (limit 20, the archive only), p50/p95/max after 20 warm-up
 // queries; "cold" is the first query of a fresh retriever (index built from the log), median of 5.
 // Writes docs/benchmarks/recall-latency.md and prints it.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,14 +23,11 @@ import {
   SessionEvent,
   SqliteSessionRepository,
   createDefaultLogger,
-  type Message,
   type SessionRepository,
 } from 'session-compaction';
 import type { BatchAppendRepository } from 'session-compaction/spi';
-import { loadLocomo } from './src/loaders/loadLocomo.js';
-import { mulberry32 } from './src/prng.js';
-import { toMessage } from './src/recorded/toMessage.js';
 import { arg } from './support/args.js';
+import { chatCorpus } from './support/chatCorpus.js';
 
 const EVENTS = Number(arg('events', '10000'));
 const QUERIES = Number(arg('queries', '300'));
@@ -38,34 +35,7 @@ const LOCOMO = process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.
 const logger = createDefaultLogger({ silent: true });
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** Chat turns and questions: LoCoMo's when available, else synthetic sentences over a fixed vocabulary. */
-function corpus(): { source: string; turns: Message[]; questions: string[] } {
-  if (existsSync(LOCOMO)) {
-    const sessions = loadLocomo(LOCOMO).sessions;
-    return {
-      source: 'LoCoMo turns and questions',
-      turns: sessions.flatMap((s) => s.events.map(toMessage)),
-      questions: sessions.flatMap((s) => (s.probes ?? []).filter((p) => p.distractor === undefined).map((p) => p.question)),
-    };
-  }
-  const random = mulberry32(7);
-  const words = (
-    'trip beach dog garden recipe pasta concert guitar painting sunset marathon knee doctor school teacher ' +
-    'project deadline budget meeting flight hotel museum camera puppy kitten bakery coffee novel library ' +
-    'hiking mountain lake festival wedding birthday cake present job interview promotion office laptop'
-  ).split(' ');
-  const pick = () => words[Math.floor(random() * words.length)]!;
-  const sentence = (n: number) => Array.from({ length: n }, pick).join(' ');
-  return {
-    source: 'synthetic chat (seeded; LoCoMo not found)',
-    turns: Array.from({ length: 2000 }, (_, i) =>
-      i % 2 === 0 ? Messages.user(`I ${sentence(12)}.`) : Messages.assistant(sentence(15)),
-    ),
-    questions: Array.from({ length: 500 }, () => `What about the ${pick()} and the ${pick()}?`),
-  };
-}
-
-const { source, turns, questions } = corpus();
+const { source, turns, questions } = chatCorpus(LOCOMO);
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const ms = (n: number) => n.toFixed(2);
 

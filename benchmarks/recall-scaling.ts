@@ -34,15 +34,12 @@ import {
   SlidingWindowCompactionStrategy,
   SqliteSessionRepository,
   createDefaultLogger,
-  type Message,
   type SessionRepository,
 } from 'session-compaction';
 import type { BatchAppendRepository } from 'session-compaction/spi';
 import { OpenAISessionMemory } from 'session-compaction/openai';
-import { loadLocomo } from './src/loaders/loadLocomo.js';
-import { mulberry32 } from './src/prng.js';
-import { toMessage } from './src/recorded/toMessage.js';
 import { arg } from './support/args.js';
+import { chatCorpus } from './support/chatCorpus.js';
 
 const SMALL = Number(arg('small', '1000'));
 const LARGE = Number(arg('large', '100000'));
@@ -58,32 +55,7 @@ const LOCOMO = process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.
 const WINDOW = 20;
 const logger = createDefaultLogger({ silent: true });
 
-function corpus(): { source: string; turns: Message[]; questions: string[] } {
-  if (existsSync(LOCOMO)) {
-    const sessions = loadLocomo(LOCOMO).sessions;
-    return {
-      source: 'LoCoMo turns and questions (cycled to the archive size)',
-      turns: sessions.flatMap((s) => s.events.map(toMessage)),
-      questions: sessions.flatMap((s) => (s.probes ?? []).filter((p) => p.distractor === undefined).map((p) => p.question)),
-    };
-  }
-  const random = mulberry32(7);
-  const words = (
-    'trip beach dog garden recipe pasta concert guitar painting sunset marathon knee doctor school teacher ' +
-    'project deadline budget meeting flight hotel museum camera puppy kitten bakery coffee novel library'
-  ).split(' ');
-  const pick = () => words[Math.floor(random() * words.length)]!;
-  const sentence = (n: number) => Array.from({ length: n }, pick).join(' ');
-  return {
-    source: 'synthetic chat (seeded; LoCoMo not found)',
-    turns: Array.from({ length: 2000 }, (_, i) =>
-      i % 2 === 0 ? Messages.user(`I ${sentence(12)}.`) : Messages.assistant(sentence(15)),
-    ),
-    questions: Array.from({ length: 500 }, () => `What about the ${pick()} and the ${pick()}?`),
-  };
-}
-
-const { source, turns, questions } = corpus();
+const { source, turns, questions } = chatCorpus(LOCOMO);
 const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const ms = (n: number) => (Number.isNaN(n) ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 const prefix = () => `bench_${randomBytes(4).toString('hex')}`;
