@@ -40,6 +40,8 @@ import { PostgresCompactionLock } from 'session-compaction/postgres';
 import { RedisCompactionLock } from 'session-compaction/redis';
 import { SqliteCompactionLock } from 'session-compaction/sqlite';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
+import { deleteRedisPrefix } from './support/redis.js';
 
 const WRITERS = Number(arg('writers', '8'));
 const ROUNDS = Number(arg('rounds', '25'));
@@ -97,8 +99,7 @@ async function store(name: string): Promise<Store | null> {
       lock: () => new PostgresCompactionLock({ pool, prefix: p }),
       close: async () => {
         await repository.close();
-        for (const t of ['events', 'sessions', 'migrations', 'tombstones', 'compactions'])
-          await pool.query(`DROP TABLE IF EXISTS ${p}_${t} CASCADE`).catch(() => undefined);
+        await dropPostgresStore(pool, p).catch(() => undefined);
         await pool.end();
       },
     };
@@ -117,12 +118,7 @@ async function store(name: string): Promise<Store | null> {
     repository,
     lock: () => new RedisCompactionLock({ client, prefix: p }),
     close: async () => {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000);
-        if (keys.length > 0) await client.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteRedisPrefix(client, p);
       await repository.close();
       client.disconnect();
     },

@@ -39,6 +39,8 @@ import {
 import type { BatchAppendRepository } from 'session-compaction/spi';
 import { OpenAISessionMemory } from 'session-compaction/openai';
 import { arg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
+import { deleteRedisPrefix } from './support/redis.js';
 import { chatCorpus } from './support/chatCorpus.js';
 
 const SMALL = Number(arg('small', '1000'));
@@ -91,8 +93,7 @@ async function backend(name: string): Promise<Backend | null> {
         repository,
         close: async () => {
           await repository.close();
-          for (const t of ['events', 'sessions', 'migrations', 'tombstones', 'compactions'])
-            await pool.query(`DROP TABLE IF EXISTS ${p}_${t} CASCADE`).catch(() => undefined);
+          await dropPostgresStore(pool, p).catch(() => undefined);
           await pool.end();
         },
       };
@@ -112,12 +113,7 @@ async function backend(name: string): Promise<Backend | null> {
         name,
         repository,
         close: async () => {
-          let cursor = '0';
-          do {
-            const [next, keys] = await client.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000);
-            if (keys.length > 0) await client.del(...keys);
-            cursor = next;
-          } while (cursor !== '0');
+          await deleteRedisPrefix(client, p);
           await repository.close();
           client.disconnect();
         },
