@@ -91,8 +91,12 @@ export { type MigratableRepository, isMigratableRepository } from './repository/
 export {
   encodeCompactionRecord,
   decodeCompactionRecord,
+  summarizeCompactionRecord,
+  encodeCompactionSummary,
+  decodeCompactionSummary,
   COMPACTION_RECORD_SCHEMA_VERSION,
   type CompactionRecordRange,
+  type StoredCompactionSummary,
 } from './repository/CompactionRecord.js';
 export { type CompactionAccessOptions } from './service/CompactionReverter.js';
 export { METADATA_FORKED_FROM, type ForkOrigin } from './service/SessionForker.js';

@@ -24,10 +24,14 @@ import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport
 import { bulkStatements } from './bulkStatements.js';
 import {
   COMPACTION_RECORD_SCHEMA_VERSION,
+  COMPACTION_RECORD_ARRAYS,
   decodeCompactionRecord,
+  decodeCompactionSummary,
   encodeCompactionRecord,
   requireRecordOf,
   type CompactionRecord,
+  type CompactionRecordSummary,
+  type StoredCompactionSummary,
 } from '../../repository/CompactionRecord.js';
 import { buildSearchQuery } from './search.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from '../../repository/eventSearch.js';
@@ -666,6 +670,18 @@ export class PostgresSessionRepository
     });
   }
 
+  async listCompactionSummaries(id: string): Promise<CompactionRecordSummary[]> {
+    await this.requireRecords();
+    return this.connections.idempotent('listCompactionSummaries', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ body: StoredCompactionSummary; reverted_at: Date | null }>(
+        this.sql.listCompactionSummaries,
+        [id],
+      );
+      return rows.map((r) => decodeCompactionSummary(r.body, r.reverted_at));
+    });
+  }
+
   async revertCompactionEvents(
     id: string,
     compactionId: string,
@@ -1004,6 +1020,15 @@ function statements(t: PostgresTables) {
     insertCompaction: `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, archived_ids, body)
       VALUES ($1, $2, $3, $4, $5::text[], $6)`,
     listCompactions: `SELECT body, reverted_at FROM ${t.compactions} WHERE session_id = $1 ORDER BY version_after DESC`,
+    // The summary is built in the server: the body is parsed once, its id arrays counted and dropped, so only
+    // a few hundred bytes per record cross the wire (field names are constants, not input).
+    listCompactionSummaries: `SELECT (j.b ${Object.keys(COMPACTION_RECORD_ARRAYS)
+      .map((array) => `- '${array}'`)
+      .join(' ')}) || jsonb_build_object(${Object.entries(COMPACTION_RECORD_ARRAYS)
+      .map(([array, count]) => `'${count}', jsonb_array_length(j.b -> '${array}')`)
+      .join(', ')}) AS body, c.reverted_at
+      FROM ${t.compactions} c CROSS JOIN LATERAL (SELECT c.body::jsonb AS b) j
+      WHERE c.session_id = $1 ORDER BY c.version_after DESC`,
     markReverted: `UPDATE ${t.compactions} SET reverted_at = $3 WHERE session_id = $1 AND id = $2`,
     dropCoveringCompactions: `DELETE FROM ${t.compactions} WHERE session_id = $1 AND archived_ids && $2::text[]`,
   };

@@ -61,7 +61,12 @@ import type { MigratableRepository } from '../../repository/MigratableRepository
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import { buildSqliteSearch } from './search.js';
 import { SqliteCompactions } from './compactions.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from '../../repository/CompactionRecord.js';
+import {
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  requireRecordOf,
+  type CompactionRecord,
+  type CompactionRecordSummary,
+} from '../../repository/CompactionRecord.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -476,6 +481,10 @@ export class SqliteSessionRepository
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {
     return this.compactions().list(id);
+  }
+
+  async listCompactionSummaries(id: string): Promise<CompactionRecordSummary[]> {
+    return this.compactions().listSummaries(id);
   }
 
   async revertCompactionEvents(

@@ -1,5 +1,12 @@
 import type Database from 'better-sqlite3';
-import { decodeCompactionRecord, encodeCompactionRecord, type CompactionRecord } from '../../repository/CompactionRecord.js';
+import {
+  COMPACTION_RECORD_ARRAYS,
+  decodeCompactionRecord,
+  decodeCompactionSummary,
+  encodeCompactionRecord,
+  type CompactionRecord,
+  type CompactionRecordSummary,
+} from '../../repository/CompactionRecord.js';
 import type { SqliteTables } from './schema.js';
 
 interface RecordRow {
@@ -11,6 +18,7 @@ interface RecordRow {
 export class SqliteCompactions {
   private readonly insertStatement: Database.Statement;
   private readonly listStatement: Database.Statement;
+  private readonly listSummariesStatement: Database.Statement;
   private readonly markStatement: Database.Statement;
   private readonly existsStatement: Database.Statement;
   private readonly dropStatement: Database.Statement;
@@ -21,6 +29,15 @@ export class SqliteCompactions {
     );
     this.listStatement = db.prepare(
       `SELECT body, reverted_at AS revertedAt FROM ${t.compactions} WHERE session_id = ? ORDER BY version_after DESC`,
+    );
+    // The summary is built by SQLite's JSON functions: the id arrays are counted and dropped before the row
+    // leaves the database, so the listing moves no id (field names are constants, not input).
+    const arrays = Object.entries(COMPACTION_RECORD_ARRAYS);
+    const counted = arrays.map(([array, count]) => `'$.${count}', json_array_length(body, '$.${array}')`).join(', ');
+    const dropped = arrays.map(([array]) => `'$.${array}'`).join(', ');
+    this.listSummariesStatement = db.prepare(
+      `SELECT json_set(json_remove(body, ${dropped}), ${counted}) AS body, reverted_at AS revertedAt
+       FROM ${t.compactions} WHERE session_id = ? ORDER BY version_after DESC`,
     );
     this.markStatement = db.prepare(`UPDATE ${t.compactions} SET reverted_at = ? WHERE session_id = ? AND id = ?`);
     this.existsStatement = db.prepare(`SELECT 1 FROM ${t.compactions} WHERE session_id = ? AND id = ?`);
@@ -47,6 +64,10 @@ export class SqliteCompactions {
 
   list(sessionId: string): CompactionRecord[] {
     return (this.listStatement.all(sessionId) as RecordRow[]).map((r) => decodeCompactionRecord(r.body, r.revertedAt));
+  }
+
+  listSummaries(sessionId: string): CompactionRecordSummary[] {
+    return (this.listSummariesStatement.all(sessionId) as RecordRow[]).map((r) => decodeCompactionSummary(r.body, r.revertedAt));
   }
 
   markReverted(sessionId: string, id: string, at: Date): void {
