@@ -73,6 +73,7 @@ export {
   type UserErasureRepository,
   isUserErasureRepository,
   userErasureInProgressError,
+  USER_ERASURE_SCHEMA_VERSION,
 } from './repository/UserErasureRepository.js';
 export { type EventRewritingRepository, isEventRewritingRepository } from './repository/EventRewritingRepository.js';
 export {

@@ -68,7 +68,12 @@ import {
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import { PostgresErasure } from './erasure.js';
 import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
-import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
+import {
+  USER_ERASURE_SCHEMA_VERSION,
+  userErasureInProgressError,
+  type UserErasureRepository,
+} from '../../repository/UserErasureRepository.js';
+import { PostgresUserErasureMarks } from './userErasureMarks.js';
 import { PostgresEventRewrites, type EventColumnArrays } from './eventRewrites.js';
 import { PostgresRetention } from './retention.js';
 
@@ -216,10 +221,13 @@ export class PostgresSessionRepository
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
   private readonly erasure: PostgresErasure;
+  private readonly userErasureMarks: PostgresUserErasureMarks;
   private readonly rewrites: PostgresEventRewrites;
   private readonly retention: PostgresRetention;
   private hasRecords = false;
   private warnedUnrecorded = false;
+  private hasUserErasureMarks = false;
+  private warnedUnmarked = false;
   private hasPurgeGeneration = false;
   private warnedNoPurgeGeneration = false;
 
@@ -247,6 +255,7 @@ export class PostgresSessionRepository
     this.sql = statements(this.tables);
     this.bulk = bulkStatements(this.tables);
     this.erasure = new PostgresErasure(this.tables);
+    this.userErasureMarks = new PostgresUserErasureMarks(this.tables);
     this.rewrites = new PostgresEventRewrites(this.tables);
     this.retention = new PostgresRetention(this.tables);
   }
@@ -357,7 +366,8 @@ export class PostgresSessionRepository
     const hash = ownerHash(requireText(userId, 'userId'));
     await this.connections.idempotent('beginUserErasure', async () => {
       await this.ready();
-      await this.connections.transaction((client) => this.erasure.markUser(client, hash, until));
+      if (!(await this.userErasureMarksMigrated())) return;
+      await this.connections.transaction((client) => this.userErasureMarks.mark(client, hash, until));
     });
   }
 
@@ -365,13 +375,36 @@ export class PostgresSessionRepository
     const hash = ownerHash(requireText(userId, 'userId'));
     await this.connections.idempotent('endUserErasure', async () => {
       await this.ready();
-      await this.erasure.unmarkUser(this.pool, hash);
+      if (!(await this.userErasureMarksMigrated())) return;
+      await this.userErasureMarks.unmark(this.pool, hash);
     });
   }
 
   /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
   private async refuseErasing(client: pg.PoolClient, s: Session): Promise<void> {
-    if (await this.erasure.userMarked(client, ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+    if (!(await this.userErasureMarksMigrated(client))) return;
+    if (await this.userErasureMarks.marked(client, ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+  }
+
+  /**
+   * False while the schema predates the marks' table (initializeSchema: false, not migrated yet): erasures then
+   * block no new session of their user, and a warning says why. Checked until it is true.
+   */
+  private async userErasureMarksMigrated(db: Pick<pg.ClientBase, 'query'> = this.pool): Promise<boolean> {
+    if (this.hasUserErasureMarks) return true;
+    const { rows } = await db.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+      this.tables.userErasures,
+    ]);
+    const found = rows[0]?.found === true;
+    this.hasUserErasureMarks = found;
+    if (!found && !this.warnedUnmarked) {
+      this.warnedUnmarked = true;
+      this.logger.warn('a user erasure does not block new sessions of its user until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: USER_ERASURE_SCHEMA_VERSION,
+      });
+    }
+    return found;
   }
 
   private async insertIfAbsent(db: pg.Pool | pg.PoolClient, s: Session): Promise<boolean> {
