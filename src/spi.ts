@@ -96,6 +96,7 @@ export {
   encodeCompactionSummary,
   decodeCompactionSummary,
   COMPACTION_RECORD_SCHEMA_VERSION,
+  COMPACTION_SUMMARY_SCHEMA_VERSION,
   type CompactionRecordRange,
   type StoredCompactionSummary,
 } from './repository/CompactionRecord.js';

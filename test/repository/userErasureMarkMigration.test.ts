@@ -103,7 +103,7 @@ describe('user erasure marks on a PostgreSQL schema written before version 10', 
     await pool.query(insert, ['deleted-session', ownerHash('alice'), new Date(now), null]);
 
     const repository = new PostgresSessionRepository({ pool, prefix, logger: silentLogger });
-    expect(await repository.migrate()).to.deep.equal([USER_ERASURE_SCHEMA_VERSION]);
+    expect(await repository.migrate()).to.include(USER_ERASURE_SCHEMA_VERSION);
     await expectMarksMoved(repository, 'bob', 'carol', 'deleted-session');
     const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${prefix}_tombstones WHERE owner_hash = 'user-erasure'`);
     expect(rows).to.deep.equal([{ n: 0 }]);

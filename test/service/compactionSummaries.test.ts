@@ -1,21 +1,31 @@
 /**
  * The light listing of compactions, `listCompactions(id, { eventIds: false })`, on every backend: the same
  * records as the full listing, in the same order, without their id arrays and with their counts; the default
- * stays the full record. Redis also lists records written before summaries were stored beside them.
+ * stays the full record. Every durable backend also lists records written before summaries were stored beside them.
  */
 import { expect } from 'chai';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import {
   DefaultSessionService,
   InvalidArgumentError,
   Messages,
+  PostgresSessionRepository,
   RedisSessionRepository,
   SlidingWindowCompactionStrategy,
+  SqliteSessionRepository,
   type CompactionRecord,
   type CompactionRecordSummary,
 } from 'session-compaction';
+import { COMPACTION_SUMMARY_SCHEMA_VERSION } from 'session-compaction/spi';
+import { migrateSqlite } from '../../src/backends/sqlite/migrator.js';
+import { SQLITE_MIGRATIONS, sqliteTables } from '../../src/backends/sqlite/schema.js';
 import { allBackends, type BuiltInRepository } from '../support/backends.js';
 import { CharEstimator, expectRejects } from '../support/fixtures.js';
+import { freshPostgresPrefix, migratePostgresBelow, postgresPoolFixture } from '../support/postgres.js';
 import { deleteRedisKeys, freshRedisPrefix, probeRedis } from '../support/redis.js';
 import { REDIS_URL, requireService } from '../support/services.js';
 import { silentLogger } from '../summarization/support.js';
@@ -136,5 +146,74 @@ describe('listCompactions without event ids on Redis, records written before sum
     expect(await service.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
     expect(await client.hexists(key, `s:${full[0]!.id}`)).to.equal(1);
     expect(await service.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
+  });
+});
+
+describe('listCompactions without event ids on PostgreSQL, records written before the summary column', function () {
+  this.timeout(30_000);
+  const prefix = freshPostgresPrefix();
+  const fixture = postgresPoolFixture(prefix);
+
+  it('summarises rows without a stored summary on the server, before and after the migration; new rows store one', async function () {
+    const pool = fixture.pool();
+    await migratePostgresBelow(pool, prefix, COMPACTION_SUMMARY_SCHEMA_VERSION);
+    const old = new PostgresSessionRepository({ pool, prefix, initializeSchema: false, logger: silentLogger });
+    const oldService = new DefaultSessionService(old, { logger: silentLogger, tokenCountEstimator: est });
+    const id = await compactedTwice(oldService);
+    const full = await oldService.listCompactions(id);
+    expect(await oldService.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
+
+    const migrated = new PostgresSessionRepository({ pool, prefix, logger: silentLogger });
+    expect(await migrated.migrate()).to.deep.equal([COMPACTION_SUMMARY_SCHEMA_VERSION]);
+    const service = new DefaultSessionService(migrated, { logger: silentLogger, tokenCountEstimator: est });
+    expect(await service.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
+    const later = await compactedTwice(service);
+    const stored = await pool.query(`SELECT count(*)::int AS n FROM ${prefix}_compactions WHERE summary IS NOT NULL`);
+    expect(stored.rows).to.deep.equal([{ n: 2 }]);
+    const laterFull = await service.listCompactions(later);
+    expect(await service.listCompactions(later, { eventIds: false })).to.deep.equal(laterFull.map(expectedSummary));
+  });
+});
+
+describe('listCompactions without event ids on SQLite, records written before the summary column', function () {
+  const dir = mkdtempSync(join(tmpdir(), 'sqlite-compaction-summaries-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('summarises rows without a stored summary in the database, before and after the migration; new rows store one', async function () {
+    const path = join(dir, 'v10.db');
+    const tables = sqliteTables('session_compaction');
+    const db = new Database(path);
+    migrateSqlite(
+      db,
+      tables,
+      path,
+      silentLogger,
+      SQLITE_MIGRATIONS.filter((m) => m.version < COMPACTION_SUMMARY_SCHEMA_VERSION),
+    );
+    db.close();
+    const old = new SqliteSessionRepository({ path, initializeSchema: false, logger: silentLogger });
+    const oldService = new DefaultSessionService(old, { logger: silentLogger, tokenCountEstimator: est });
+    const id = await compactedTwice(oldService);
+    const full = await oldService.listCompactions(id);
+    expect(await oldService.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
+    await old.close();
+
+    const migrated = new SqliteSessionRepository({ path, logger: silentLogger });
+    try {
+      const service = new DefaultSessionService(migrated, { logger: silentLogger, tokenCountEstimator: est });
+      expect(await service.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
+      const later = await compactedTwice(service);
+      const laterFull = await service.listCompactions(later);
+      expect(await service.listCompactions(later, { eventIds: false })).to.deep.equal(laterFull.map(expectedSummary));
+    } finally {
+      await migrated.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      const stored = check.prepare(`SELECT count(*) AS n FROM ${tables.compactions} WHERE summary IS NOT NULL`).get();
+      expect(stored).to.deep.equal({ n: 2 });
+    } finally {
+      check.close();
+    }
   });
 });

@@ -28,6 +28,7 @@ import {
   decodeCompactionRecord,
   decodeCompactionSummary,
   encodeCompactionRecord,
+  encodeCompactionSummary,
   requireRecordOf,
   type CompactionRecord,
   type CompactionRecordSummary,
@@ -227,6 +228,7 @@ export class PostgresSessionRepository
   private hasRecords = false;
   private warnedUnrecorded = false;
   private hasUserErasureMarks = false;
+  private hasSummaries = false;
   private warnedUnmarked = false;
   private hasPurgeGeneration = false;
   private warnedNoPurgeGeneration = false;
@@ -640,10 +642,20 @@ export class PostgresSessionRepository
     if (record !== undefined && !(await this.recordsMigrated())) record = undefined;
     const archivedIds = [...new Set(archived.map((e) => e.id))];
     const kept = toColumns(retained);
+    const withSummary = record !== undefined && (await this.summariesMigrated());
     const recordParams =
       record === undefined
         ? null
-        : [id, record.id, record.versionAfter, record.createdAt, [...record.archivedEventIds], encodeCompactionRecord(record)];
+        : [
+            id,
+            record.id,
+            record.versionAfter,
+            record.createdAt,
+            [...record.archivedEventIds],
+            encodeCompactionRecord(record),
+            ...(withSummary ? [encodeCompactionSummary(record)] : []),
+          ];
+    const insertRecord = withSummary ? this.sql.insertCompactionWithSummary : this.sql.insertCompaction;
     // Not retried: whether a commit whose connection dropped went through is unknown, and the caller decides.
     const outcome = await this.connections.once('compactEvents', async () => {
       await this.ready();
@@ -653,7 +665,7 @@ export class PostgresSessionRepository
         archivedIds,
         kept,
         expectedVersion,
-        recordParams === null ? undefined : async (client) => void (await client.query(this.sql.insertCompaction, recordParams)),
+        recordParams === null ? undefined : async (client) => void (await client.query(insertRecord, recordParams)),
       );
     });
     if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
@@ -685,6 +697,20 @@ export class PostgresSessionRepository
     return found;
   }
 
+  /**
+   * Whether records have a stored summary column (COMPACTION_SUMMARY_SCHEMA_VERSION). Until then records are
+   * written without it and summarised on the server when listed. Checked until it is true.
+   */
+  private async summariesMigrated(): Promise<boolean> {
+    if (this.hasSummaries) return true;
+    this.hasSummaries = await this.connections.idempotent('compactionSummaries', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ found: boolean }>(this.sql.hasColumn, [this.tables.compactions, 'summary']);
+      return rows[0]?.found === true;
+    });
+    return this.hasSummaries;
+  }
+
   private async requireRecords(): Promise<void> {
     if (!(await this.recordsMigrated())) {
       throw new IllegalStateError(
@@ -707,10 +733,8 @@ export class PostgresSessionRepository
     await this.requireRecords();
     return this.connections.idempotent('listCompactionSummaries', async () => {
       await this.ready();
-      const { rows } = await this.pool.query<{ body: StoredCompactionSummary; reverted_at: Date | null }>(
-        this.sql.listCompactionSummaries,
-        [id],
-      );
+      const sql = (await this.summariesMigrated()) ? this.sql.listStoredCompactionSummaries : this.sql.listCompactionSummaries;
+      const { rows } = await this.pool.query<{ body: StoredCompactionSummary; reverted_at: Date | null }>(sql, [id]);
       return rows.map((r) => decodeCompactionSummary(r.body, r.reverted_at));
     });
   }
@@ -1053,16 +1077,31 @@ function statements(t: PostgresTables) {
     insertCompaction: `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, archived_ids, body)
       VALUES ($1, $2, $3, $4, $5::text[], $6)`,
     listCompactions: `SELECT body, reverted_at FROM ${t.compactions} WHERE session_id = $1 ORDER BY version_after DESC`,
-    // The summary is built in the server: the body is parsed once, its id arrays counted and dropped, so only
-    // a few hundred bytes per record cross the wire (field names are constants, not input).
-    listCompactionSummaries: `SELECT (j.b ${Object.keys(COMPACTION_RECORD_ARRAYS)
-      .map((array) => `- '${array}'`)
-      .join(' ')}) || jsonb_build_object(${Object.entries(COMPACTION_RECORD_ARRAYS)
-      .map(([array, count]) => `'${count}', jsonb_array_length(j.b -> '${array}')`)
-      .join(', ')}) AS body, c.reverted_at
-      FROM ${t.compactions} c CROSS JOIN LATERAL (SELECT c.body::jsonb AS b) j
-      WHERE c.session_id = $1 ORDER BY c.version_after DESC`,
+    insertCompactionWithSummary: `INSERT INTO ${t.compactions}
+        (session_id, id, version_after, created_at, archived_ids, body, summary)
+      VALUES ($1, $2, $3, $4, $5::text[], $6, $7::jsonb)`,
+    // Before COMPACTION_SUMMARY_SCHEMA_VERSION: the summary is built in the server (the body parsed once, its id
+    // arrays counted and dropped), so only a few hundred bytes per record cross the wire.
+    listCompactionSummaries: `SELECT ${summaryOfBody('c.body')} AS body, c.reverted_at
+      FROM ${t.compactions} c WHERE c.session_id = $1 ORDER BY c.version_after DESC`,
+    // The stored summary; a row written before the column existed is summarised as above.
+    listStoredCompactionSummaries: `SELECT coalesce(c.summary, ${summaryOfBody('c.body')}) AS body, c.reverted_at
+      FROM ${t.compactions} c WHERE c.session_id = $1 ORDER BY c.version_after DESC`,
+    hasColumn: `SELECT EXISTS (SELECT 1 FROM pg_attribute
+      WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped) AS found`,
     markReverted: `UPDATE ${t.compactions} SET reverted_at = $3 WHERE session_id = $1 AND id = $2`,
     dropCoveringCompactions: `DELETE FROM ${t.compactions} WHERE session_id = $1 AND archived_ids && $2::text[]`,
   };
+}
+
+/**
+ * SQL of the summary of a record body (CompactionRecordSummary's storage form): the body parsed once as jsonb,
+ * each array of COMPACTION_RECORD_ARRAYS dropped and counted. A scalar subquery, so inside coalesce it runs only
+ * for a row without a stored summary. Field names are constants, not input.
+ */
+function summaryOfBody(body: string): string {
+  const arrays = Object.entries(COMPACTION_RECORD_ARRAYS);
+  const dropped = arrays.map(([array]) => ` - '${array}'`).join('');
+  const counts = arrays.map(([array, count]) => `'${count}', jsonb_array_length(j.b -> '${array}')`).join(', ');
+  return `(SELECT (j.b${dropped}) || jsonb_build_object(${counts}) FROM (SELECT (${body})::jsonb AS b) j)`;
 }

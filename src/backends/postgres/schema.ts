@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, COMPACTION_SUMMARY_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
 import { USER_ERASURE_SCHEMA_VERSION } from '../../repository/UserErasureRepository.js';
 import { MAX_INDEXED_CHARACTERS } from '../../repository/eventSearch.js';
@@ -212,5 +212,12 @@ export const MIGRATIONS: readonly Migration[] = [
         ON CONFLICT (owner_hash) DO NOTHING`,
       `DELETE FROM ${t.tombstones} WHERE owner_hash = 'user-erasure'`,
     ],
+  },
+  {
+    version: COMPACTION_SUMMARY_SCHEMA_VERSION,
+    name: 'summary of each compaction record',
+    // Nullable with no default: a catalog change, no row rewritten. Parsing a body of 100,000 ids as jsonb
+    // costs more than sending it, so the summary a light listing needs is stored when the record is written.
+    statements: (t) => [`ALTER TABLE ${t.compactions} ADD COLUMN summary JSONB`],
   },
 ];

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, COMPACTION_SUMMARY_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
 import { USER_ERASURE_SCHEMA_VERSION } from '../../repository/UserErasureRepository.js';
 import { MAX_INDEXED_CHARACTERS } from '../../repository/eventSearch.js';
@@ -226,6 +226,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
         SELECT substr(id, length('user-erasure:') + 1), deleted_at, expires_at FROM ${t.tombstones}
         WHERE owner_hash = 'user-erasure' AND id LIKE 'user-erasure:%' AND expires_at IS NOT NULL;
       DELETE FROM ${t.tombstones} WHERE owner_hash = 'user-erasure';
+    `,
+  },
+  {
+    version: COMPACTION_SUMMARY_SCHEMA_VERSION,
+    name: 'summary of each compaction record',
+    // A nullable column: no row is rewritten. Rows written before keep NULL and are summarised when listed.
+    sql: (t: SqliteTables) => `
+      ALTER TABLE ${t.compactions} ADD COLUMN summary TEXT;
     `,
   },
 ]);
