@@ -6,10 +6,10 @@
 //
 // Per backend: one session of --events events and one recorded compaction that archived all but the last two
 // (written through the repository: windowBefore holds every id, archivedEventIds all but two; event ids are
-// the default UUIDs). Each form is
-// listed --runs times, alternating; reported are the median time of one listing through the service and the
-// size of what it returned (its JSON, the same bytes a driver decodes: the ids are the payload). PostgreSQL and
-// Redis are skipped when unreachable (PG_URL, REDIS_URL). Writes benchmarks/results/list-compactions.json.
+// the default UUIDs). Each form is listed --runs times, alternating which goes first; reported are the median
+// time of one listing through the service and the size of what it returned (its JSON, the bytes a driver
+// decodes: the ids are nearly all of it), with the load average. PostgreSQL and Redis are skipped when
+// unreachable (PG_URL, REDIS_URL). Writes benchmarks/results/list-compactions.json.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -116,11 +116,11 @@ return 1
  * of archived events, a token unique to the call, a field to write into the record hash KEYS[6] ('' = none)
  * and its value, a record field that must exist ('' = none), the applied-token retention (ms), a second field
  * to write into KEYS[6] ('' = none: a record's summary 's:<id>') and its value, the number of staged pairs
- * ('' = inline), then inline (id, value) pairs: those of the archived events, then those of the retained ones. Returns -1 missing session, -4 missing record, -5 stage expired, 0 stale version, 1
- * committed — also when this very call (same token) committed before: a re-send, even after other
- * compactions. The record field is written only with a committed compaction (a compaction record, or a
- * revert's mark). Touches only the active window and the given events: cost independent of the archive's
- * length.
+ * ('' = inline), then inline (id, value) pairs: those of the archived events, then those of the retained ones.
+ * Returns -1 missing session, -4 missing record, -5 stage expired, 0 stale version, 1 committed — also when
+ * this very call (same token) committed before: a re-send, even after other compactions. The record fields are
+ * written only with a committed compaction (a compaction record and its summary, or a revert's mark). Touches
+ * only the active window and the given events: cost independent of the archive's length.
  */
 export const COMPACT_SCRIPT = `${ALIGN_TTL}${APPLIED}${PAIRS}
 local version = redis.call('HGET', KEYS[1], 'version')
