@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import {
   DefaultSessionService,
+  InMemorySessionRepository,
   InvalidArgumentError,
   Messages,
   PostgresSessionRepository,
@@ -215,5 +216,19 @@ describe('listCompactions without event ids on SQLite, records written before th
     } finally {
       check.close();
     }
+  });
+});
+
+describe('listCompactions without event ids on a repository without listCompactionSummaries', function () {
+  it('summarises the whole records it lists (a third-party CompactionRecordRepository keeps working)', async function () {
+    const store = new InMemorySessionRepository();
+    // What a repository written before summaries offers: listCompactions and revertCompactionEvents only.
+    const older = new Proxy(store, {
+      get: (target, key) => (key === 'listCompactionSummaries' ? undefined : Reflect.get(target, key, target)),
+    });
+    const service = new DefaultSessionService(older, { logger: silentLogger, tokenCountEstimator: est });
+    const id = await compactedTwice(service);
+    const full = await service.listCompactions(id);
+    expect(await service.listCompactions(id, { eventIds: false })).to.deep.equal(full.map(expectedSummary));
   });
 });
