@@ -93,9 +93,9 @@ export {
   type PreviewOptions,
   type CompactOptions,
 } from './service/SessionService.js';
-export { type CompactionRecord } from './repository/CompactionRecord.js';
+export { type CompactionRecord, type CompactionRecordSummary } from './repository/CompactionRecord.js';
 export { type CompactionRange } from './compaction/CompactionRange.js';
-export { type RevertResult } from './service/CompactionReverter.js';
+export { type RevertResult, type ListCompactionsOptions } from './service/CompactionReverter.js';
 export { type ForkSessionOptions } from './service/SessionForker.js';
 export { type SessionServiceEventMap } from './service/SessionServiceEvents.js';
 export { DefaultSessionService, type DefaultSessionServiceOptions } from './service/DefaultSessionService.js';

@@ -73,6 +73,7 @@ export {
   type UserErasureRepository,
   isUserErasureRepository,
   userErasureInProgressError,
+  USER_ERASURE_SCHEMA_VERSION,
 } from './repository/UserErasureRepository.js';
 export { type EventRewritingRepository, isEventRewritingRepository } from './repository/EventRewritingRepository.js';
 export {
@@ -91,8 +92,13 @@ export { type MigratableRepository, isMigratableRepository } from './repository/
 export {
   encodeCompactionRecord,
   decodeCompactionRecord,
+  summarizeCompactionRecord,
+  encodeCompactionSummary,
+  decodeCompactionSummary,
   COMPACTION_RECORD_SCHEMA_VERSION,
+  COMPACTION_SUMMARY_SCHEMA_VERSION,
   type CompactionRecordRange,
+  type StoredCompactionSummary,
 } from './repository/CompactionRecord.js';
 export { type CompactionAccessOptions } from './service/CompactionReverter.js';
 export { METADATA_FORKED_FROM, type ForkOrigin } from './service/SessionForker.js';

@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../session/SessionEvent.js';
-import type { CompactionRecord } from './CompactionRecord.js';
+import type { CompactionRecord, CompactionRecordSummary } from './CompactionRecord.js';
 import { hasMethods } from './hasMethods.js';
 
 /**
@@ -11,6 +11,12 @@ import { hasMethods } from './hasMethods.js';
 export interface CompactionRecordRepository {
   /** The session's compaction records, newest first, reverted ones included; [] when missing. */
   listCompactions(id: string): Promise<CompactionRecord[]>;
+  /**
+   * Optional: the same records as `listCompactions`, same order, as summaries (no id arrays, their counts),
+   * slimmed in the store so the ids never cross the wire. Without it the service summarises
+   * `listCompactions` (correct, but it reads every id).
+   */
+  listCompactionSummaries?(id: string): Promise<CompactionRecordSummary[]>;
   /**
    * `compactEvents(id, [], window, expectedVersion)` and, in the same atomic step, marks record
    * `compactionId` reverted at `revertedAt`. Events of `window` that sit in the archive move back to the window.

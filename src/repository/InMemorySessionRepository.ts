@@ -3,7 +3,15 @@ import { applyEventWindow, EventFilter } from '../filter/EventFilter.js';
 import { Session, type SessionLike } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { pageLimit, requireEventsOf } from './appendEventsSupport.js';
-import { freezeRecord, newestFirst, recordsCovering, requireRecordOf, type CompactionRecord } from './CompactionRecord.js';
+import {
+  freezeRecord,
+  newestFirst,
+  recordsCovering,
+  requireRecordOf,
+  summarizeCompactionRecord,
+  type CompactionRecord,
+  type CompactionRecordSummary,
+} from './CompactionRecord.js';
 import type { AtomicInsertRepository } from './AtomicInsertRepository.js';
 import type { BatchAppendRepository } from './BatchAppendRepository.js';
 import type { CompactionRecordRepository } from './CompactionRecordRepository.js';
@@ -260,6 +268,10 @@ export class InMemorySessionRepository
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {
     return newestFirst(this.sessions.get(id)?.compactions ?? []);
+  }
+
+  async listCompactionSummaries(id: string): Promise<CompactionRecordSummary[]> {
+    return (await this.listCompactions(id)).map(summarizeCompactionRecord);
   }
 
   async revertCompactionEvents(

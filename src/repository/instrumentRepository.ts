@@ -30,6 +30,7 @@ const BY_SESSION_ID = new Set([
   'rewriteEvents',
   'purgeArchivedEvents',
   'listCompactions',
+  'listCompactionSummaries',
   'revertCompactionEvents',
 ]);
 

@@ -1,6 +1,10 @@
 import { IllegalStateError, InvalidArgumentError } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
-import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import {
+  summarizeCompactionRecord,
+  type CompactionRecord,
+  type CompactionRecordSummary,
+} from '../repository/CompactionRecord.js';
 import { isCompactionRecordRepository, type CompactionRecordRepository } from '../repository/CompactionRecordRepository.js';
 import type { SessionRepository } from '../repository/SessionRepository.js';
 import { requireStorableText } from '../validation/inputs.js';
@@ -16,6 +20,16 @@ const MAX_REVERT_ATTEMPTS = 10;
 export interface CompactionAccessOptions {
   /** The caller's user (from server-side state): a session of another user is refused. */
   userId?: string;
+}
+
+/** Options of `listCompactions`. */
+export interface ListCompactionsOptions extends CompactionAccessOptions {
+  /**
+   * false: each record as a CompactionRecordSummary, without its id arrays (the counts stay), slimmed in the
+   * store — a listing of a long session's compactions then moves a few hundred bytes per record instead of
+   * every archived id. Default true: the whole CompactionRecord (what a revert or an audit of ids needs).
+   */
+  eventIds?: boolean;
 }
 
 export interface RevertResult {
@@ -47,11 +61,16 @@ export interface RevertContext {
 export class CompactionReverter {
   constructor(private readonly context: RevertContext) {}
 
-  async list(sessionId: string, options: CompactionAccessOptions = {}): Promise<CompactionRecord[]> {
+  async list(sessionId: string, options: ListCompactionsOptions = {}): Promise<CompactionRecord[] | CompactionRecordSummary[]> {
+    const eventIds = options.eventIds ?? true;
+    if (typeof eventIds !== 'boolean') throw new InvalidArgumentError('eventIds must be a boolean');
     const repository = this.context.repository;
     await this.requireSession(sessionId, options);
     if (!isCompactionRecordRepository(repository)) throw unsupported('listCompactions');
-    return repository.listCompactions(sessionId);
+    if (eventIds) return repository.listCompactions(sessionId);
+    // A repository written before summaries existed still answers, through the whole records.
+    if (typeof repository.listCompactionSummaries === 'function') return repository.listCompactionSummaries(sessionId);
+    return (await repository.listCompactions(sessionId)).map(summarizeCompactionRecord);
   }
 
   async revert(sessionId: string, compactionId: string, options: CompactionAccessOptions = {}): Promise<RevertResult> {

@@ -8,7 +8,7 @@ import { EventFilter } from '../filter/EventFilter.js';
 import { toEventFilter } from '../filter/toEventFilter.js';
 import type { CompactionLock, CompactionLockSettings } from '../lock/CompactionLock.js';
 import { defaultLogger, type Logger } from '../logging.js';
-import type { CompactionRecord } from '../repository/CompactionRecord.js';
+import type { CompactionRecord, CompactionRecordSummary } from '../repository/CompactionRecord.js';
 import type { EventLogState } from '../repository/EventLogStateRepository.js';
 import { instrumentRepository } from '../repository/instrumentRepository.js';
 import { readEventLogState } from '../repository/readEventLogState.js';
@@ -30,7 +30,12 @@ import {
   requireStorableText,
 } from '../validation/inputs.js';
 import type { CompactionHooks } from './CompactionHooks.js';
-import { CompactionReverter, type CompactionAccessOptions, type RevertResult } from './CompactionReverter.js';
+import {
+  CompactionReverter,
+  type CompactionAccessOptions,
+  type ListCompactionsOptions,
+  type RevertResult,
+} from './CompactionReverter.js';
 import { compactionStatsHooks } from './compactionStats.js';
 import { CompactionHookList } from './compaction/CompactionHookList.js';
 import { CompactionLocks } from './compaction/CompactionLocks.js';
@@ -388,8 +393,23 @@ export class DefaultSessionService implements SessionService {
     return this.previewer.preview(sessionId, trigger, strategy, options);
   }
 
-  /** The session's committed compactions, newest first (reverted ones included, with `revertedAt`). */
-  async listCompactions(sessionId: string, options: CompactionAccessOptions = {}): Promise<CompactionRecord[]> {
+  /**
+   * The session's committed compactions, newest first (reverted ones included, with `revertedAt`). With
+   * `{ eventIds: false }` each as a CompactionRecordSummary: no id arrays, their counts, slimmed in the store.
+   */
+  async listCompactions(
+    sessionId: string,
+    options: ListCompactionsOptions & { eventIds: false },
+  ): Promise<CompactionRecordSummary[]>;
+  async listCompactions(sessionId: string, options?: ListCompactionsOptions & { eventIds?: true }): Promise<CompactionRecord[]>;
+  async listCompactions(
+    sessionId: string,
+    options?: ListCompactionsOptions,
+  ): Promise<CompactionRecord[] | CompactionRecordSummary[]>;
+  async listCompactions(
+    sessionId: string,
+    options: ListCompactionsOptions = {},
+  ): Promise<CompactionRecord[] | CompactionRecordSummary[]> {
     return this.reverter.list(sessionId, options ?? {});
   }
 

@@ -19,9 +19,9 @@ import type {
 } from './lifecycle/reports.js';
 import type { SessionServiceEvents } from './SessionServiceEvents.js';
 import type { CompactionRange } from '../compaction/CompactionRange.js';
-import type { CompactionRecord, CompactionRecordRange } from '../repository/CompactionRecord.js';
+import type { CompactionRecord, CompactionRecordRange, CompactionRecordSummary } from '../repository/CompactionRecord.js';
 import type { EventLogState } from '../repository/SessionRepository.js';
-import type { CompactionAccessOptions, RevertResult } from './CompactionReverter.js';
+import type { CompactionAccessOptions, ListCompactionsOptions, RevertResult } from './CompactionReverter.js';
 import type { ForkSessionOptions } from './SessionForker.js';
 
 export interface AppendMessageOptions {
@@ -142,10 +142,13 @@ export interface SessionService {
     options?: CompactOptions,
   ): Promise<CompactionResult>;
   /**
-   * The session's committed compactions, newest first (reverted ones included, marked). Optional for custom
-   * services; needs a repository with compaction records.
+   * The session's committed compactions, newest first (reverted ones included, marked); with
+   * `{ eventIds: false }` as summaries without their id arrays. Optional for custom services; needs a
+   * repository with compaction records.
    */
-  listCompactions?(sessionId: string, options?: CompactionAccessOptions): Promise<CompactionRecord[]>;
+  listCompactions?(sessionId: string, options: ListCompactionsOptions & { eventIds: false }): Promise<CompactionRecordSummary[]>;
+  listCompactions?(sessionId: string, options?: ListCompactionsOptions & { eventIds?: true }): Promise<CompactionRecord[]>;
+  listCompactions?(sessionId: string, options?: ListCompactionsOptions): Promise<CompactionRecord[] | CompactionRecordSummary[]>;
   /**
    * Restores the active window as it was before compaction `compactionId` (CAS-protected; events appended
    * since stay after it). Only the latest compaction that stands can be reverted.

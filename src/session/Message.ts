@@ -145,17 +145,18 @@ export const Messages = Object.freeze({
   system(text: string): SystemMessage {
     return { type: 'system', text };
   },
-  assistant(text: string | null, options: { toolCalls?: ToolCall[]; reasoning?: string } = {}): AssistantMessage {
-    // A plain-JavaScript caller passing the calls themselves would otherwise get a message without them.
-    if (Array.isArray(options)) {
-      throw new InvalidArgumentError('options must be an object: pass tool calls as { toolCalls: [...] }');
-    }
+  /**
+   * An assistant message; `options` is `{ toolCalls?, reasoning? }` or the tool calls themselves
+   * (`Messages.assistant(null, [call])`, what a caller writing the calls first expects: they used to be dropped).
+   */
+  assistant(text: string | null, options: { toolCalls?: ToolCall[]; reasoning?: string } | ToolCall[] = {}): AssistantMessage {
     if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`options must be an object, got ${describeType(options)}`);
+      throw new InvalidArgumentError(`options must be an object or an array of tool calls, got ${describeType(options)}`);
     }
+    const { toolCalls, reasoning } = Array.isArray(options) ? { toolCalls: options, reasoning: undefined } : options;
     const message: AssistantMessage = { type: 'assistant', text };
-    if (options.toolCalls !== undefined && options.toolCalls.length > 0) message.toolCalls = options.toolCalls;
-    if (options.reasoning !== undefined) message.reasoning = options.reasoning;
+    if (toolCalls !== undefined && toolCalls.length > 0) message.toolCalls = toolCalls;
+    if (reasoning !== undefined) message.reasoning = reasoning;
     return message;
   },
   tool(responses: ToolResponse[]): ToolMessage {

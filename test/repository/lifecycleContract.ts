@@ -265,6 +265,26 @@ export function lifecycleRepositoryContract(name: string, open: () => Promise<Li
         expect(await repo.saveIfAbsent(fresh())).to.equal(true);
         await r.endUserErasure(marked);
       });
+
+      it("a session id spelled like an erasure mark's old key ('user-erasure:<owner hash>') and that erasure are independent", async function () {
+        const r = forking();
+        const erased = uid('erased');
+        const lookalike = `user-erasure:${ownerHash(erased)}`;
+        const erasedUsersSession = () => repo.saveIfAbsent(Session.create({ id: uid('s'), userId: erased }));
+        await r.beginUserErasure(erased, new Date(Date.now() + 60_000));
+        // Another user's session under that id is neither refused as deleted nor reported as a tombstone.
+        expect(await repo.saveIfAbsent(Session.create({ id: lookalike, userId: 'carol' }))).to.equal(true);
+        expect(await repo.findTombstone(lookalike)).to.equal(null);
+        await repo.appendEvent(user(lookalike, 'hello'));
+        expect(await rejection(erasedUsersSession())).to.be.instanceOf(IllegalStateError);
+        // Its deletion (a tombstone under that id) leaves the erasure in force ...
+        await repo.eraseSession(lookalike, { tombstone: tombstone() });
+        expect(await rejection(erasedUsersSession())).to.be.instanceOf(IllegalStateError);
+        // ... and the erasure's end leaves its tombstone.
+        await r.endUserErasure(erased);
+        expect((await repo.findTombstone(lookalike))?.ownerHash).to.equal(ownerHash('carol'));
+        expect(await erasedUsersSession()).to.equal(true);
+      });
     });
 
     describe('tombstones', function () {

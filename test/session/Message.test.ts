@@ -143,17 +143,23 @@ describe('Messages', function () {
     expect(Messages.assistant(null, { toolCalls: [call] }).toolCalls).to.deep.equal([call]);
   });
 
-  it('assistant refuses tool calls passed as an array instead of silently dropping them', function () {
-    const call = Messages.toolCall('c1', 'lookup', '{}');
-    expectThrows(
-      () => Messages.assistant(null, [call] as never),
-      InvalidArgumentError,
-      'options must be an object: pass tool calls as { toolCalls: [...] }',
-    );
+  it('assistant(null, [toolCall]) makes a message with those tool calls (they used to be dropped)', function () {
+    const calls = [Messages.toolCall('c1', 'lookup', '{}'), Messages.toolCall('c2', 'search', '{"q":"x"}')];
+    const message = Messages.assistant(null, calls);
+    expect(message).to.deep.equal({ type: 'assistant', text: null, toolCalls: calls });
+    expect(hasToolCalls(message)).to.equal(true);
   });
 
   it('assistant refuses options that are not an object, naming what was given', function () {
-    expectThrows(() => Messages.assistant('hi', 'reasoning' as never), InvalidArgumentError, 'options must be an object, got');
-    expectThrows(() => Messages.assistant('hi', null as never), InvalidArgumentError, 'options must be an object, got null');
+    expectThrows(
+      () => Messages.assistant('hi', 'reasoning' as never),
+      InvalidArgumentError,
+      'options must be an object or an array of tool calls, got',
+    );
+    expectThrows(
+      () => Messages.assistant('hi', null as never),
+      InvalidArgumentError,
+      'options must be an object or an array of tool calls, got null',
+    );
   });
 });

@@ -20,7 +20,7 @@ export function freshPostgresPrefix(): string {
 /** Drops every table and function the migrations create under `prefix` (the trigger goes with its table). */
 export async function dropPostgresTables(pool: pg.Pool, prefix: string): Promise<void> {
   await pool.query(
-    `DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones`,
+    `DROP TABLE IF EXISTS ${prefix}_compactions, ${prefix}_events, ${prefix}_sessions, ${prefix}_migrations, ${prefix}_tombstones, ${prefix}_user_erasures`,
   );
   await pool.query(`DROP FUNCTION IF EXISTS ${prefix}_refuse_tombstoned()`);
 }

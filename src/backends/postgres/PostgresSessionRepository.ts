@@ -24,10 +24,15 @@ import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport
 import { bulkStatements } from './bulkStatements.js';
 import {
   COMPACTION_RECORD_SCHEMA_VERSION,
+  COMPACTION_RECORD_ARRAYS,
   decodeCompactionRecord,
+  decodeCompactionSummary,
   encodeCompactionRecord,
+  encodeCompactionSummary,
   requireRecordOf,
   type CompactionRecord,
+  type CompactionRecordSummary,
+  type StoredCompactionSummary,
 } from '../../repository/CompactionRecord.js';
 import { buildSearchQuery } from './search.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from '../../repository/eventSearch.js';
@@ -64,7 +69,12 @@ import {
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import { PostgresErasure } from './erasure.js';
 import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
-import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
+import {
+  USER_ERASURE_SCHEMA_VERSION,
+  userErasureInProgressError,
+  type UserErasureRepository,
+} from '../../repository/UserErasureRepository.js';
+import { PostgresUserErasureMarks } from './userErasureMarks.js';
 import { PostgresEventRewrites, type EventColumnArrays } from './eventRewrites.js';
 import { PostgresRetention } from './retention.js';
 
@@ -212,10 +222,14 @@ export class PostgresSessionRepository
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
   private readonly erasure: PostgresErasure;
+  private readonly userErasureMarks: PostgresUserErasureMarks;
   private readonly rewrites: PostgresEventRewrites;
   private readonly retention: PostgresRetention;
   private hasRecords = false;
   private warnedUnrecorded = false;
+  private hasUserErasureMarks = false;
+  private hasSummaries = false;
+  private warnedUnmarked = false;
   private hasPurgeGeneration = false;
   private warnedNoPurgeGeneration = false;
 
@@ -243,6 +257,7 @@ export class PostgresSessionRepository
     this.sql = statements(this.tables);
     this.bulk = bulkStatements(this.tables);
     this.erasure = new PostgresErasure(this.tables);
+    this.userErasureMarks = new PostgresUserErasureMarks(this.tables);
     this.rewrites = new PostgresEventRewrites(this.tables);
     this.retention = new PostgresRetention(this.tables);
   }
@@ -353,7 +368,8 @@ export class PostgresSessionRepository
     const hash = ownerHash(requireText(userId, 'userId'));
     await this.connections.idempotent('beginUserErasure', async () => {
       await this.ready();
-      await this.connections.transaction((client) => this.erasure.markUser(client, hash, until));
+      if (!(await this.userErasureMarksMigrated())) return;
+      await this.connections.transaction((client) => this.userErasureMarks.mark(client, hash, until));
     });
   }
 
@@ -361,13 +377,36 @@ export class PostgresSessionRepository
     const hash = ownerHash(requireText(userId, 'userId'));
     await this.connections.idempotent('endUserErasure', async () => {
       await this.ready();
-      await this.erasure.unmarkUser(this.pool, hash);
+      if (!(await this.userErasureMarksMigrated())) return;
+      await this.userErasureMarks.unmark(this.pool, hash);
     });
   }
 
   /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
   private async refuseErasing(client: pg.PoolClient, s: Session): Promise<void> {
-    if (await this.erasure.userMarked(client, ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+    if (!(await this.userErasureMarksMigrated(client))) return;
+    if (await this.userErasureMarks.marked(client, ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+  }
+
+  /**
+   * False while the schema predates the marks' table (initializeSchema: false, not migrated yet): erasures then
+   * block no new session of their user, and a warning says why. Checked until it is true.
+   */
+  private async userErasureMarksMigrated(db: Pick<pg.ClientBase, 'query'> = this.pool): Promise<boolean> {
+    if (this.hasUserErasureMarks) return true;
+    const { rows } = await db.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+      this.tables.userErasures,
+    ]);
+    const found = rows[0]?.found === true;
+    this.hasUserErasureMarks = found;
+    if (!found && !this.warnedUnmarked) {
+      this.warnedUnmarked = true;
+      this.logger.warn('a user erasure does not block new sessions of its user until the schema is migrated', {
+        prefix: this.tables.prefix,
+        version: USER_ERASURE_SCHEMA_VERSION,
+      });
+    }
+    return found;
   }
 
   private async insertIfAbsent(db: pg.Pool | pg.PoolClient, s: Session): Promise<boolean> {
@@ -603,10 +642,20 @@ export class PostgresSessionRepository
     if (record !== undefined && !(await this.recordsMigrated())) record = undefined;
     const archivedIds = [...new Set(archived.map((e) => e.id))];
     const kept = toColumns(retained);
+    const withSummary = record !== undefined && (await this.summariesMigrated());
     const recordParams =
       record === undefined
         ? null
-        : [id, record.id, record.versionAfter, record.createdAt, [...record.archivedEventIds], encodeCompactionRecord(record)];
+        : [
+            id,
+            record.id,
+            record.versionAfter,
+            record.createdAt,
+            [...record.archivedEventIds],
+            encodeCompactionRecord(record),
+            ...(withSummary ? [encodeCompactionSummary(record)] : []),
+          ];
+    const insertRecord = withSummary ? this.sql.insertCompactionWithSummary : this.sql.insertCompaction;
     // Not retried: whether a commit whose connection dropped went through is unknown, and the caller decides.
     const outcome = await this.connections.once('compactEvents', async () => {
       await this.ready();
@@ -616,7 +665,7 @@ export class PostgresSessionRepository
         archivedIds,
         kept,
         expectedVersion,
-        recordParams === null ? undefined : async (client) => void (await client.query(this.sql.insertCompaction, recordParams)),
+        recordParams === null ? undefined : async (client) => void (await client.query(insertRecord, recordParams)),
       );
     });
     if (outcome === 'missing') throw new InvalidArgumentError(`Session not found: ${id}`);
@@ -648,6 +697,20 @@ export class PostgresSessionRepository
     return found;
   }
 
+  /**
+   * Whether records have a stored summary column (COMPACTION_SUMMARY_SCHEMA_VERSION). Until then records are
+   * written without it and summarised on the server when listed. Checked until it is true.
+   */
+  private async summariesMigrated(): Promise<boolean> {
+    if (this.hasSummaries) return true;
+    this.hasSummaries = await this.connections.idempotent('compactionSummaries', async () => {
+      await this.ready();
+      const { rows } = await this.pool.query<{ found: boolean }>(this.sql.hasColumn, [this.tables.compactions, 'summary']);
+      return rows[0]?.found === true;
+    });
+    return this.hasSummaries;
+  }
+
   private async requireRecords(): Promise<void> {
     if (!(await this.recordsMigrated())) {
       throw new IllegalStateError(
@@ -663,6 +726,16 @@ export class PostgresSessionRepository
       await this.ready();
       const { rows } = await this.pool.query<{ body: string; reverted_at: Date | null }>(this.sql.listCompactions, [id]);
       return rows.map((r) => decodeCompactionRecord(r.body, r.reverted_at));
+    });
+  }
+
+  async listCompactionSummaries(id: string): Promise<CompactionRecordSummary[]> {
+    await this.requireRecords();
+    return this.connections.idempotent('listCompactionSummaries', async () => {
+      await this.ready();
+      const sql = (await this.summariesMigrated()) ? this.sql.listStoredCompactionSummaries : this.sql.listCompactionSummaries;
+      const { rows } = await this.pool.query<{ body: StoredCompactionSummary; reverted_at: Date | null }>(sql, [id]);
+      return rows.map((r) => decodeCompactionSummary(r.body, r.reverted_at));
     });
   }
 
@@ -1004,7 +1077,31 @@ function statements(t: PostgresTables) {
     insertCompaction: `INSERT INTO ${t.compactions} (session_id, id, version_after, created_at, archived_ids, body)
       VALUES ($1, $2, $3, $4, $5::text[], $6)`,
     listCompactions: `SELECT body, reverted_at FROM ${t.compactions} WHERE session_id = $1 ORDER BY version_after DESC`,
+    insertCompactionWithSummary: `INSERT INTO ${t.compactions}
+        (session_id, id, version_after, created_at, archived_ids, body, summary)
+      VALUES ($1, $2, $3, $4, $5::text[], $6, $7::jsonb)`,
+    // Before COMPACTION_SUMMARY_SCHEMA_VERSION: the summary is built in the server (the body parsed once, its id
+    // arrays counted and dropped), so only a few hundred bytes per record cross the wire.
+    listCompactionSummaries: `SELECT ${summaryOfBody('c.body')} AS body, c.reverted_at
+      FROM ${t.compactions} c WHERE c.session_id = $1 ORDER BY c.version_after DESC`,
+    // The stored summary; a row written before the column existed is summarised as above.
+    listStoredCompactionSummaries: `SELECT coalesce(c.summary, ${summaryOfBody('c.body')}) AS body, c.reverted_at
+      FROM ${t.compactions} c WHERE c.session_id = $1 ORDER BY c.version_after DESC`,
+    hasColumn: `SELECT EXISTS (SELECT 1 FROM pg_attribute
+      WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped) AS found`,
     markReverted: `UPDATE ${t.compactions} SET reverted_at = $3 WHERE session_id = $1 AND id = $2`,
     dropCoveringCompactions: `DELETE FROM ${t.compactions} WHERE session_id = $1 AND archived_ids && $2::text[]`,
   };
+}
+
+/**
+ * SQL of the summary of a record body (CompactionRecordSummary's storage form): the body parsed once as jsonb,
+ * each array of COMPACTION_RECORD_ARRAYS dropped and counted. A scalar subquery, so inside coalesce it runs only
+ * for a row without a stored summary. Field names are constants, not input.
+ */
+function summaryOfBody(body: string): string {
+  const arrays = Object.entries(COMPACTION_RECORD_ARRAYS);
+  const dropped = arrays.map(([array]) => ` - '${array}'`).join('');
+  const counts = arrays.map(([array, count]) => `'${count}', jsonb_array_length(j.b -> '${array}')`).join(', ');
+  return `(SELECT (j.b${dropped}) || jsonb_build_object(${counts}) FROM (SELECT (${body})::jsonb AS b) j)`;
 }

@@ -8,7 +8,6 @@ import {
 import type { EventKindCounts } from '../../repository/eventKinds.js';
 import { lastActivity } from '../../repository/RetentionRepository.js';
 import { newestEventTimestamp } from './retention.js';
-import { USER_ERASURE_OWNER, userErasureKey } from '../../repository/UserErasureRepository.js';
 import type { PostgresTables } from './schema.js';
 
 /** Anything that runs a query: the pool (one statement, its own transaction) or a client inside one. */
@@ -58,17 +57,6 @@ export class PostgresErasure {
           SELECT id FROM ${t.tombstones} WHERE expires_at IS NOT NULL AND expires_at < $1 LIMIT $2)`,
       purgeTombstone: `DELETE FROM ${t.tombstones} WHERE id = $1 AND expires_at IS NOT NULL AND expires_at < $2`,
       sessionExists: `SELECT 1 FROM ${t.sessions} WHERE id = $1`,
-      // The mark of a user erasure in progress (UserErasureRepository): a row of the tombstones table told
-      // apart by its owner_hash (never 64 hex digits). The eraser takes the mark's advisory lock exclusively,
-      // writers of new sessions shared: a writer either commits before the mark (and the sweep finds its
-      // session) or waits for it and sees it.
-      lockMarkExclusive: `SELECT pg_advisory_xact_lock(hashtext('${t.tombstones}'), hashtext($1))`,
-      lockMarkShared: `SELECT pg_advisory_xact_lock_shared(hashtext('${t.tombstones}'), hashtext($1))`,
-      markUser: `INSERT INTO ${t.tombstones} (id, owner_hash, deleted_at, expires_at) VALUES ($1, '${USER_ERASURE_OWNER}', now(), $2)
-        ON CONFLICT (id) DO UPDATE SET deleted_at = EXCLUDED.deleted_at, expires_at = EXCLUDED.expires_at
-          WHERE ${t.tombstones}.owner_hash = '${USER_ERASURE_OWNER}'`,
-      unmarkUser: `DELETE FROM ${t.tombstones} WHERE id = $1 AND owner_hash = '${USER_ERASURE_OWNER}'`,
-      userMarked: `SELECT 1 FROM ${t.tombstones} WHERE id = $1 AND owner_hash = '${USER_ERASURE_OWNER}' AND expires_at > now()`,
     };
   }
 
@@ -106,24 +94,6 @@ export class PostgresErasure {
     if ((await client.query(this.sql.sessionExists, [id])).rowCount !== 0) return false;
     await client.query(this.sql.deleteTombstone, [id]);
     return insert();
-  }
-
-  /** Inside a transaction: sets the mark under its exclusive lock. */
-  async markUser(client: Queryable, hash: string, until: Date): Promise<void> {
-    const key = userErasureKey(hash);
-    await client.query(this.sql.lockMarkExclusive, [key]);
-    await client.query(this.sql.markUser, [key, until]);
-  }
-
-  async unmarkUser(db: Queryable, hash: string): Promise<void> {
-    await db.query(this.sql.unmarkUser, [userErasureKey(hash)]);
-  }
-
-  /** Inside the writer's transaction: takes the mark's shared lock (held to the commit), then reads it. */
-  async userMarked(client: Queryable, hash: string): Promise<boolean> {
-    const key = userErasureKey(hash);
-    await client.query(this.sql.lockMarkShared, [key]);
-    return ((await client.query(this.sql.userMarked, [key])).rowCount ?? 0) > 0;
   }
 
   async purgeTombstones(db: Queryable, before: Date, limit: number, sessionId?: string): Promise<number> {

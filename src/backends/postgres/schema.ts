@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../errors.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, COMPACTION_SUMMARY_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
+import { USER_ERASURE_SCHEMA_VERSION } from '../../repository/UserErasureRepository.js';
 import { MAX_INDEXED_CHARACTERS } from '../../repository/eventSearch.js';
 
 /** Table and index names derived from a validated prefix: the only identifiers ever interpolated into SQL. */
@@ -11,6 +12,8 @@ export interface PostgresTables {
   migrations: string;
   tombstones: string;
   compactions: string;
+  /** Marks of user erasures in progress (UserErasureRepository), since USER_ERASURE_SCHEMA_VERSION. */
+  userErasures: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]*$/i;
@@ -32,6 +35,7 @@ export function postgresTables(prefix: string): PostgresTables {
     migrations: `${p}_migrations`,
     tombstones: `${p}_tombstones`,
     compactions: `${p}_compactions`,
+    userErasures: `${p}_user_erasures`,
   };
 }
 
@@ -188,5 +192,32 @@ export const MIGRATIONS: readonly Migration[] = [
         GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, ${t.prefix}_searchable_text(text, data))) STORED`,
       `CREATE INDEX ${t.prefix}_events_text_tsv_idx ON ${t.events} USING GIN (text_tsv)`,
     ],
+  },
+  {
+    version: USER_ERASURE_SCHEMA_VERSION,
+    name: 'marks of user erasures in a table of their own',
+    // The marks were tombstone rows with the id 'user-erasure:<owner hash>' and the owner_hash 'user-erasure'
+    // (literals here: a released migration never changes), an id a session could have. They move to a table
+    // keyed by the owner hash, which no session id reaches; a mark still running keeps blocking its user. A
+    // real tombstone's owner_hash is 64 hex digits, so no tombstone moves.
+    statements: (t) => [
+      `CREATE TABLE ${t.userErasures} (
+        owner_hash TEXT PRIMARY KEY,
+        marked_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+      )`,
+      `INSERT INTO ${t.userErasures} (owner_hash, marked_at, expires_at)
+        SELECT substr(id, length('user-erasure:') + 1), deleted_at, expires_at FROM ${t.tombstones}
+        WHERE owner_hash = 'user-erasure' AND id LIKE 'user-erasure:%' AND expires_at IS NOT NULL
+        ON CONFLICT (owner_hash) DO NOTHING`,
+      `DELETE FROM ${t.tombstones} WHERE owner_hash = 'user-erasure'`,
+    ],
+  },
+  {
+    version: COMPACTION_SUMMARY_SCHEMA_VERSION,
+    name: 'summary of each compaction record',
+    // Nullable with no default: a catalog change, no row rewritten. Parsing a body of 100,000 ids as jsonb
+    // costs more than sending it, so the summary a light listing needs is stored when the record is written.
+    statements: (t) => [`ALTER TABLE ${t.compactions} ADD COLUMN summary JSONB`],
   },
 ];

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import {
   decodeCompactionRecord,
+  decodeCompactionSummary,
   encodeCompactionRecord,
+  encodeCompactionSummary,
   newestFirst,
   requireRecordOf,
   type CompactionRecord,
+  type CompactionRecordSummary,
 } from '../../repository/CompactionRecord.js';
 import type { Redis } from 'ioredis';
 import { CorruptedRecordError, IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
@@ -37,6 +40,7 @@ import {
   ACTIVITY_SCRIPT,
   APPEND_SCRIPT,
   COMPACT_SCRIPT,
+  LIST_SUMMARIES_SCRIPT,
   REDACTION_SCOPE_SCRIPT,
   DELETE_SCRIPT,
   ERASE_SCRIPT,
@@ -128,6 +132,7 @@ const scripts = {
   setMetadata: new RedisScript(SET_METADATA_SCRIPT),
   redactionScope: new RedisScript(REDACTION_SCOPE_SCRIPT),
   fork: new RedisScript(FORK_SCRIPT),
+  listSummaries: new RedisScript(LIST_SUMMARIES_SCRIPT),
 };
 
 /** A staged write whose stage expired before its commit (only after minutes of stalling): nothing was written. */
@@ -599,9 +604,15 @@ export class RedisSessionRepository
     // once here: the token lets a repeated compaction that had in fact committed report so, instead of losing
     // to its own version bump (or to a compaction that committed after it).
     if (record !== undefined) requireRecordOf(id, record);
-    const field =
-      record === undefined ? (['', '', ''] as const) : ([`c:${record.id}`, encodeCompactionRecord(record), ''] as const);
-    return this.runCompact('compactEvents', id, archived, retained, expectedVersion, field);
+    // The record's summary is written beside it ('s:<id>'), so a light listing reads no id array.
+    const fields =
+      record === undefined
+        ? ({ record: ['', '', ''], summary: ['', ''] } as const)
+        : ({
+            record: [`c:${record.id}`, encodeCompactionRecord(record), ''],
+            summary: [`s:${record.id}`, encodeCompactionSummary(record)],
+          } as const);
+    return this.runCompact('compactEvents', id, archived, retained, expectedVersion, fields.record, fields.summary);
   }
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {
@@ -616,6 +627,21 @@ export class RedisSessionRepository
       records.push(decodeCompactionRecord(body, reverted === undefined ? null : Number(reverted)));
     }
     return newestFirst(records);
+  }
+
+  async listCompactionSummaries(id: string): Promise<CompactionRecordSummary[]> {
+    const key = this.compactionsKey(requireText(id, 'sessionId'));
+    // Writes only a missing summary, always the same one: a re-send is harmless.
+    const reply = await this.connections.idempotent('listCompactionSummaries', async () => {
+      await this.ready();
+      return (await scripts.listSummaries.run(this.client, [key], [])) as string[];
+    });
+    const summaries: CompactionRecordSummary[] = [];
+    for (let i = 0; i < reply.length; i += 2) {
+      const reverted = reply[i + 1]!;
+      summaries.push(decodeCompactionSummary(reply[i]!, reverted === '' ? null : Number(reverted)));
+    }
+    return newestFirst(summaries);
   }
 
   async revertCompactionEvents(
@@ -638,6 +664,7 @@ export class RedisSessionRepository
     retained: readonly SessionEvent[],
     expectedVersion: number,
     recordField: readonly [field: string, value: string, mustExist: string],
+    summaryField: readonly [field: string, value: string] = ['', ''],
   ): Promise<boolean> {
     const head: (string | number)[] = [
       String(expectedVersion),
@@ -646,6 +673,7 @@ export class RedisSessionRepository
       randomUUID(),
       ...recordField,
       this.appliedRetentionMs,
+      ...summaryField,
     ];
     const pairs: string[] = [];
     for (const e of archived) pairs.push(e.id, encodeValue(e, true));

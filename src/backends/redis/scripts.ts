@@ -1,3 +1,5 @@
+import { COMPACTION_RECORD_ARRAYS } from '../../repository/CompactionRecord.js';
+
 /**
  * Lua scripts of the Redis repository. Each runs atomically on the server, so an append (idempotency check,
  * log push, version bump) and a compaction (version check, archive, window swap, version bump) are each one
@@ -112,13 +114,13 @@ return 1
 /**
  * KEYS[7] the applied-writes set, KEYS[8] the stage hash (see PAIRS). ARGV: expected version, ttl flag, number
  * of archived events, a token unique to the call, a field to write into the record hash KEYS[6] ('' = none)
- * and its value, a record field that must exist ('' = none), the applied-token retention (ms), the number of
- * staged pairs ('' = inline), then inline (id, value) pairs: those of the archived events, then those of the
- * retained ones. Returns -1 missing session, -4 missing record, -5 stage expired, 0 stale version, 1
- * committed — also when this very call (same token) committed before: a re-send, even after other
- * compactions. The record field is written only with a committed compaction (a compaction record, or a
- * revert's mark). Touches only the active window and the given events: cost independent of the archive's
- * length.
+ * and its value, a record field that must exist ('' = none), the applied-token retention (ms), a second field
+ * to write into KEYS[6] ('' = none: a record's summary 's:<id>') and its value, the number of staged pairs
+ * ('' = inline), then inline (id, value) pairs: those of the archived events, then those of the retained ones.
+ * Returns -1 missing session, -4 missing record, -5 stage expired, 0 stale version, 1 committed — also when
+ * this very call (same token) committed before: a re-send, even after other compactions. The record fields are
+ * written only with a committed compaction (a compaction record and its summary, or a revert's mark). Touches
+ * only the active window and the given events: cost independent of the archive's length.
  */
 export const COMPACT_SCRIPT = `${ALIGN_TTL}${APPLIED}${PAIRS}
 local version = redis.call('HGET', KEYS[1], 'version')
@@ -126,7 +128,7 @@ if not version then return -1 end
 if applied(KEYS[7], ARGV[4]) then return 1 end
 if version ~= ARGV[1] then return 0 end
 if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[7]) == 0 then return -4 end
-local ids, vals = read_pairs(KEYS[8], ARGV[9], 10)
+local ids, vals = read_pairs(KEYS[8], ARGV[11], 12)
 if not ids then return -5 end
 local active = redis.call('LRANGE', KEYS[3], 0, -1)
 local was_active = {}
@@ -167,6 +169,7 @@ redis.call('HINCRBY', KEYS[1], 'version', 1)
 -- The token's field of layout version 3 and earlier, now in the applied-writes set.
 redis.call('HDEL', KEYS[1], 'compaction')
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[6], ARGV[5], ARGV[6]) end
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[6], ARGV[9], ARGV[10]) end
 if ARGV[2] == '1' then align_ttl(KEYS) end
 record_applied(KEYS[7], ARGV[4], tonumber(ARGV[8]), KEYS[1], ARGV[2])
 return 1
@@ -514,13 +517,44 @@ for r = 1, #records, 2 do
     local record = cjson.decode(records[r + 1])
     for _, id in ipairs(record.archivedEventIds or {}) do
       if doomed[id] then
-        redis.call('HDEL', KEYS[6], field, 'r:' .. string.sub(field, 3))
+        redis.call('HDEL', KEYS[6], field, 'r:' .. string.sub(field, 3), 's:' .. string.sub(field, 3))
         break
       end
     end
   end
 end
 return removed
+`;
+
+/**
+ * The compaction summaries of one session: KEYS[1] the compaction-record hash. Returns (summary JSON, reverted
+ * at ms or '') per record, in no order. The summary is the 's:<id>' field written with the record; a record
+ * written before summaries were (no such field) is counted here, on the server, and its summary written back,
+ * so the ids never cross the wire and each old record is decoded once.
+ */
+export const LIST_SUMMARIES_SCRIPT = `
+local counts = { ${Object.entries(COMPACTION_RECORD_ARRAYS)
+  .map(([array, count]) => `${array} = '${count}'`)
+  .join(', ')} }
+local out = {}
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 2) == 'c:' then
+    local id = string.sub(field, 3)
+    local summary = redis.call('HGET', KEYS[1], 's:' .. id)
+    if not summary then
+      local record = cjson.decode(redis.call('HGET', KEYS[1], field))
+      for array, count in pairs(counts) do
+        record[count] = type(record[array]) == 'table' and #record[array] or 0
+        record[array] = nil
+      end
+      summary = cjson.encode(record)
+      redis.call('HSET', KEYS[1], 's:' .. id, summary)
+    end
+    out[#out + 1] = summary
+    out[#out + 1] = redis.call('HGET', KEYS[1], 'r:' .. id) or ''
+  end
+end
+return out
 `;
 
 /**

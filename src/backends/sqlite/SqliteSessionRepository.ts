@@ -42,9 +42,14 @@ import {
 } from '../../repository/RetentionRepository.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import type { StorageReclaimingRepository } from '../../repository/StorageReclaimingRepository.js';
+import { SqliteUserErasureMarks } from './userErasureMarks.js';
 import { SqliteErasure } from './erasure.js';
 import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
-import { userErasureInProgressError, type UserErasureRepository } from '../../repository/UserErasureRepository.js';
+import {
+  USER_ERASURE_SCHEMA_VERSION,
+  userErasureInProgressError,
+  type UserErasureRepository,
+} from '../../repository/UserErasureRepository.js';
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
@@ -61,7 +66,12 @@ import type { MigratableRepository } from '../../repository/MigratableRepository
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
 import { buildSqliteSearch } from './search.js';
 import { SqliteCompactions } from './compactions.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from '../../repository/CompactionRecord.js';
+import {
+  COMPACTION_RECORD_SCHEMA_VERSION,
+  requireRecordOf,
+  type CompactionRecord,
+  type CompactionRecordSummary,
+} from '../../repository/CompactionRecord.js';
 
 export interface SqliteSessionRepositoryOptions {
   /** A database file (created when missing) or `':memory:'`. */
@@ -185,6 +195,7 @@ export class SqliteSessionRepository
   private closed = false;
   private readonly secureDelete: boolean;
   private erasureStatements: SqliteErasure | undefined;
+  private userErasureMarks: SqliteUserErasureMarks | undefined;
   private guardedTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
   private rewriteStatements: SqliteEventRewrites | undefined;
   private retentionStatements: SqliteRetention | undefined;
@@ -312,11 +323,13 @@ export class SqliteSessionRepository
   }
 
   async beginUserErasure(userId: string, until: Date): Promise<void> {
-    this.erasure().markUser(ownerHash(requireText(userId, 'userId')), until);
+    const hash = ownerHash(requireText(userId, 'userId'));
+    this.userErasureMarksIfMigrated()?.mark(hash, until);
   }
 
   async endUserErasure(userId: string): Promise<void> {
-    this.erasure().unmarkUser(ownerHash(requireText(userId, 'userId')));
+    const hash = ownerHash(requireText(userId, 'userId'));
+    this.userErasureMarksIfMigrated()?.unmark(hash);
   }
 
   /** `write` in one IMMEDIATE transaction (checks and write under the same write lock). */
@@ -327,8 +340,18 @@ export class SqliteSessionRepository
 
   /** Inside a transaction: refuses a new session of a user whose erasure is in progress. */
   private refuseErasing(s: Session): void {
-    const erasure = this.erasureIfMigrated();
-    if (erasure !== undefined && erasure.userMarked(ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+    const marks = this.userErasureMarksIfMigrated();
+    if (marks !== undefined && marks.marked(ownerHash(s.userId))) throw userErasureInProgressError(s.id);
+  }
+
+  private userErasureMarksIfMigrated(): SqliteUserErasureMarks | undefined {
+    this.ready();
+    this.userErasureMarks ??= this.preparedIfMigrated(
+      () => new SqliteUserErasureMarks(this.db, this.tables),
+      USER_ERASURE_SCHEMA_VERSION,
+      'a user erasure does not block new sessions of its user until the schema is migrated',
+    );
+    return this.userErasureMarks;
   }
 
   private erasureIfMigrated(): SqliteErasure | undefined {
@@ -476,6 +499,10 @@ export class SqliteSessionRepository
 
   async listCompactions(id: string): Promise<CompactionRecord[]> {
     return this.compactions().list(id);
+  }
+
+  async listCompactionSummaries(id: string): Promise<CompactionRecordSummary[]> {
+    return this.compactions().listSummaries(id);
   }
 
   async revertCompactionEvents(

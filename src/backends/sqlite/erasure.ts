@@ -6,7 +6,6 @@ import {
   type Tombstone,
 } from '../../repository/ErasureRepository.js';
 import { lastActivity } from '../../repository/RetentionRepository.js';
-import { USER_ERASURE_OWNER, userErasureKey } from '../../repository/UserErasureRepository.js';
 import { newestEventTimestamp } from './retention.js';
 import type { SqliteTables } from './schema.js';
 
@@ -66,15 +65,6 @@ export class SqliteErasure {
       ),
       purgeTombstone: p(`DELETE FROM ${t.tombstones} WHERE id = ? AND expires_at IS NOT NULL AND expires_at < ?`),
       version: p(`SELECT event_version AS version FROM ${t.sessions} WHERE id = ?`),
-      // The mark of a user erasure in progress (UserErasureRepository): a row of its own kind, told apart from
-      // tombstones by its owner_hash, which is never 64 hex digits.
-      markUser: p(
-        `INSERT INTO ${t.tombstones} (id, owner_hash, deleted_at, expires_at) VALUES (?, '${USER_ERASURE_OWNER}', ?, ?)
-         ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at, expires_at = excluded.expires_at
-           WHERE owner_hash = '${USER_ERASURE_OWNER}'`,
-      ),
-      unmarkUser: p(`DELETE FROM ${t.tombstones} WHERE id = ? AND owner_hash = '${USER_ERASURE_OWNER}'`),
-      userMarked: p(`SELECT 1 FROM ${t.tombstones} WHERE id = ? AND owner_hash = '${USER_ERASURE_OWNER}' AND expires_at > ?`),
     };
     const st = this.st;
 
@@ -116,20 +106,6 @@ export class SqliteErasure {
   /** Removes the owner's tombstone and inserts through `insert`, in one transaction. */
   recreate(id: string, ownerHash: string, insert: () => boolean): boolean {
     return this.recreateTx.immediate(id, ownerHash, insert);
-  }
-
-  markUser(hash: string, until: Date): void {
-    const key = userErasureKey(hash);
-    this.st.markUser.run(key, Date.now(), until.getTime());
-  }
-
-  unmarkUser(hash: string): void {
-    this.st.unmarkUser.run(userErasureKey(hash));
-  }
-
-  /** Inside the caller's transaction: whether the owner's erasure is in progress. */
-  userMarked(hash: string): boolean {
-    return this.st.userMarked.get(userErasureKey(hash), Date.now()) !== undefined;
   }
 
   purgeTombstones(before: Date, limit: number, sessionId?: string): number {

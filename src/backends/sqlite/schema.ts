@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../errors.js';
-import { COMPACTION_RECORD_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
+import { COMPACTION_RECORD_SCHEMA_VERSION, COMPACTION_SUMMARY_SCHEMA_VERSION } from '../../repository/CompactionRecord.js';
 import { TOMBSTONE_SCHEMA_VERSION, TOMBSTONED_MARKER } from '../../repository/ErasureRepository.js';
+import { USER_ERASURE_SCHEMA_VERSION } from '../../repository/UserErasureRepository.js';
 import { MAX_INDEXED_CHARACTERS } from '../../repository/eventSearch.js';
 
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/i;
@@ -17,6 +18,8 @@ export interface SqliteTables {
   fts: string;
   tombstones: string;
   compactions: string;
+  /** Marks of user erasures in progress (UserErasureRepository), since USER_ERASURE_SCHEMA_VERSION. */
+  userErasures: string;
 }
 
 export const DEFAULT_SQLITE_PREFIX = 'session_compaction';
@@ -35,6 +38,7 @@ export function sqliteTables(prefix: string): SqliteTables {
     fts: `${p}_events_fts`,
     tombstones: `${p}_tombstones`,
     compactions: `${p}_compactions`,
+    userErasures: `${p}_user_erasures`,
   };
 }
 
@@ -204,6 +208,33 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     sql: (t: SqliteTables) => {
       return contentlessFtsIndex(t, (row) => `substr(${searchableBody(row)}, 1, ${MAX_INDEXED_CHARACTERS})`);
     },
+  },
+  {
+    version: USER_ERASURE_SCHEMA_VERSION,
+    name: 'marks of user erasures in a table of their own',
+    // The marks were tombstone rows with the id 'user-erasure:<owner hash>' and the owner_hash 'user-erasure'
+    // (literals here: a released migration never changes), an id a session could have. They move to a table
+    // keyed by the owner hash, which no session id reaches; a mark still running keeps blocking its user. A
+    // real tombstone's owner_hash is 64 hex digits, so no tombstone moves.
+    sql: (t: SqliteTables) => `
+      CREATE TABLE ${t.userErasures} (
+        owner_hash TEXT NOT NULL PRIMARY KEY,
+        marked_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO ${t.userErasures} (owner_hash, marked_at, expires_at)
+        SELECT substr(id, length('user-erasure:') + 1), deleted_at, expires_at FROM ${t.tombstones}
+        WHERE owner_hash = 'user-erasure' AND id LIKE 'user-erasure:%' AND expires_at IS NOT NULL;
+      DELETE FROM ${t.tombstones} WHERE owner_hash = 'user-erasure';
+    `,
+  },
+  {
+    version: COMPACTION_SUMMARY_SCHEMA_VERSION,
+    name: 'summary of each compaction record',
+    // A nullable column: no row is rewritten. Rows written before keep NULL and are summarised when listed.
+    sql: (t: SqliteTables) => `
+      ALTER TABLE ${t.compactions} ADD COLUMN summary TEXT;
+    `,
   },
 ]);
 

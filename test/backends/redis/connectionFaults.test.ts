@@ -185,8 +185,10 @@ describe('RedisSessionRepository under connection faults', function () {
     );
     const value = (e: SessionEvent, archived: boolean) =>
       (archived ? '1' : '0') + JSON.stringify({ id: e.id, sessionId: id, timestamp: 0, messageType: 'user', text: e.text });
-    // No record field to write ('', ''), none required (''); tokens kept for a minute; pairs inline ('').
+    // No record field to write ('', ''), none required (''); tokens kept for a minute; no summary field ('', '');
+    // pairs inline ('').
     const noRecord = ['', '', ''];
+    const noSummary = ['', ''];
     const args = [
       '3',
       '0',
@@ -194,6 +196,7 @@ describe('RedisSessionRepository under connection faults', function () {
       'token-1',
       ...noRecord,
       60_000,
+      ...noSummary,
       '',
       events[0]!.id,
       value(events[0]!, true),

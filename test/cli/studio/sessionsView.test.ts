@@ -65,12 +65,20 @@ describe('studio sessions page', function () {
     expect(sessions.map((s) => s.activeTokens)).to.deep.equal(expected);
   });
 
-  it('without the store’s listing, lists the same sessions with the same sizes', async function () {
+  it('without the store’s listing, lists the same sessions with the same sizes and standing compactions', async function () {
     const fast = await listSessionPage(contextOf(repository), { cursor: null, userId: null, idPrefix: null });
     const slow = await listSessionPage(contextOf(withoutListing(repository)), { cursor: null, userId: null, idPrefix: null });
     const sizes = (page: typeof fast) =>
-      page.sessions.map((s) => [s.session.id, s.activeEvents, s.archivedEvents, s.activeTokens, s.lastEventAt?.getTime()]);
+      page.sessions.map((s) => [
+        s.session.id,
+        s.activeEvents,
+        s.archivedEvents,
+        s.activeTokens,
+        s.lastEventAt?.getTime(),
+        s.compactions,
+      ]);
     expect(sizes(slow)).to.deep.equal(sizes(fast));
+    expect(slow.sessions.find((s) => s.session.id === 'a2')?.compactions).to.equal(1);
   });
 
   it('without the store’s listing, filters by user and id prefix and pages with the cursor', async function () {

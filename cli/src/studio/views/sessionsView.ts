@@ -1,4 +1,4 @@
-import { EventFilter, type Session, type SessionRepository } from 'session-compaction';
+import { EventFilter, type Session } from 'session-compaction';
 import {
   estimateEventsTokens,
   isEnumerableRepository,
@@ -18,13 +18,28 @@ export interface ListedSession extends SessionListing {
 }
 
 /**
+ * The compactions of `sessionId` that stand, from the light listing (summaries: no id arrays leave the store);
+ * 0 when the service cannot list them, as a listing store counts on a store without compaction records.
+ */
+async function standingCompactions(ctx: StudioContext, sessionId: string): Promise<number> {
+  if (ctx.service.listCompactions === undefined) return 0;
+  try {
+    const summaries = await ctx.service.listCompactions(sessionId, { eventIds: false });
+    return summaries.filter((r) => r.revertedAt === null).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * Without a SessionListingRepository (Redis): the ids page by page through listSessionIds (or the user's
  * sessions), then each session read on its own. Slower, but the same rows.
  */
 async function listSlowly(
-  repository: SessionRepository,
+  ctx: StudioContext,
   options: { cursor: string | null; userId: string | null; idPrefix: string | null; limit: number },
 ): Promise<SessionListingPage> {
+  const repository = ctx.repository;
   let sessions: Session[];
   let cursor: string | null;
   if (options.userId !== null) {
@@ -56,7 +71,7 @@ async function listSlowly(
         activeEvents: log.filter((e) => !e.archived).length,
         archivedEvents: log.filter((e) => e.archived).length,
         lastEventAt: last === undefined ? null : last.timestamp,
-        compactions: 0,
+        compactions: await standingCompactions(ctx, session.id),
         activeWindow: log.filter((e) => !e.archived),
       };
     }),
@@ -79,7 +94,7 @@ export async function listSessionPage(
         ...(options.userId !== null ? { userId: options.userId } : {}),
         ...(options.idPrefix !== null ? { idPrefix: options.idPrefix } : {}),
       })
-    : await listSlowly(repository, { ...options, limit });
+    : await listSlowly(ctx, { ...options, limit });
   // Exact tokens of each active window, as the triggers count them (memoised per event by the estimator).
   const sessions = await Promise.all(
     listed.sessions.map(async (l) => {
