@@ -107,6 +107,15 @@ describe('cache-aware pipelines (minSavedTokens on the whole run)', function () 
     expect(warmless.archivedEvents).to.have.length(1);
   });
 
+  it('a deferred run does not fit: the window stays as it was, over budget', async function () {
+    const window = [U('go'), ...step('c1', 1000, 0), U('next')];
+    const maxTokens = estimateEventsTokens(window, est) - 1;
+    const run = await pipeline(maxTokens, 5000).run(compactionRequest(window));
+    expect(run.result.skipReason).to.equal('deferred');
+    expect(run.fits).to.equal(false);
+    expect((await pipeline(maxTokens, 0).run(compactionRequest(window))).fits).to.equal(true);
+  });
+
   it('commits the masks with a cut, however little they save: the prefix changes anyway', async function () {
     // The last turn (the long question and c2's step) is what the cut keeps.
     const window = [U('first'), ...step('c1', 1000, 0), U('a'.repeat(600)), ...step('c2', 600, 0)];
