@@ -3,6 +3,7 @@ import {
   InvalidArgumentError,
   NativeCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
+  SlidingWindowCompactionStrategy,
   type ChatClient,
   type NativeCompactor,
   type SessionEvent,
@@ -14,6 +15,7 @@ import {
   verifyCoverage,
   type NativeCompactionInput,
   type NativeCompactionOutput,
+  type PreviewableStrategy,
 } from 'session-compaction/spi';
 import { CharEstimator, compactionRequest, expectThrows, msgs } from '../../support/fixtures.js';
 import { SUMMARY, ScriptedChatClient, silentLogger } from '../../summarization/support.js';
@@ -375,6 +377,42 @@ describe('NativeCompactionStrategy', function () {
         portableSummary: 'mechanical',
       }).compact(compactionRequest(msgs(6)));
       expect(unmetered.usage).to.deep.include({ summarizerCalls: 1, summarizerInputTokens: 0, summarizerOutputTokens: 0 });
+    });
+
+    it('a fallback that compacts another range than it previewed: its summary stands alone, without the native record', async function () {
+      const logger = new RecordingLogger();
+      const inner = fallback();
+      const drifting: PreviewableStrategy = {
+        preview: (r) => inner.preview(r),
+        compact: (r) => inner.compact(r.withEvents(r.events.slice(1))),
+      };
+      const compactor = new ScriptedCompactor([ok(1)]);
+      const events = msgs(6);
+      const result = await new NativeCompactionStrategy({ compactor, fallback: drifting, logger }).compact(compactionRequest(events));
+      expect(result.archivedEvents.map((e) => e.id)).to.deep.equal(events.slice(1, 4).map((e) => e.id));
+      expect(summaryOf(result.compactedEvents).metadata[METADATA_NATIVE_COMPACTION]).to.equal(undefined);
+      expect(result.usage?.summarizerCalls).to.equal(2);
+      expect(logger.warnings).to.deep.equal([
+        [
+          'the fallback compacted another range than it previewed; the native compaction is not stored',
+          { sessionId: 'test-session' },
+        ],
+      ]);
+    });
+
+    it('a fallback whose preview writes no summary compacts alone: the provider is not asked', async function () {
+      const cut = new SlidingWindowCompactionStrategy({ maxEvents: 2 });
+      const cutting: PreviewableStrategy = {
+        preview: async (r) => ({ result: await cut.compact(r), modelCalled: false }),
+        compact: (r) => cut.compact(r),
+      };
+      const compactor = new ScriptedCompactor([ok(1)]);
+      const events = msgs(6);
+      const result = await new NativeCompactionStrategy({ compactor, fallback: cutting, logger: silentLogger }).compact(
+        compactionRequest(events),
+      );
+      expect(compactor.inputs).to.have.length(0);
+      expect(result.compactedEvents.map((e) => e.id)).to.deep.equal(events.slice(4).map((e) => e.id));
     });
 
     it("uses the provider's readable text only with portableSummary 'provider', and only when there is one", async function () {
