@@ -328,4 +328,11 @@ describe('ContentPolicyCompactionStrategy', function () {
     const r = await policy({ keepLast: { steps: 3 } }).compact(compactionRequest(events));
     expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
   });
+
+  it('with exactly as many turns as it keeps, still rewrites what comes before the first turn', async function () {
+    const events = [call('c0'), result('c0', long('before any question')), A('read it'), U('t1'), A('answer')];
+    const r = await policy({ keepLast: { turns: 1 } }).compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[1]!.id]);
+    expect(r.compactedEvents[1]!.metadata.compactionSource).to.equal('content-policy');
+  });
 });
