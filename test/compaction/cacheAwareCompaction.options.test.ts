@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import {
   AdditiveSummarizationCompactionStrategy,
+  CompactionPipeline,
   InvalidArgumentError,
+  ObservationMaskingCompactionStrategy,
   TokenCountCompactionStrategy,
   cacheAwareCompaction,
 } from 'session-compaction';
@@ -80,5 +82,56 @@ describe('cacheAwareCompaction: options and their bounds', function () {
       chatClient: new ScriptedChatClient(),
     });
     expect((summarising.compactionStrategy as AdditiveSummarizationCompactionStrategy).tokenCountEstimator).to.equal(estimator);
+  });
+
+  it('refuses undefined options as it refuses null', function () {
+    expectThrows(
+      () => cacheAwareCompaction(undefined as unknown as Parameters<typeof cacheAwareCompaction>[0]),
+      InvalidArgumentError,
+      'options must not be null',
+    );
+  });
+
+  it('takes maskToolResults as a boolean or { maxChars }, and refuses anything else', function () {
+    for (const bad of ['yes', 5]) {
+      expectThrows(
+        () => cacheAwareCompaction({ budgetTokens: 1000, maskToolResults: bad as never }),
+        InvalidArgumentError,
+        'maskToolResults must be a boolean or { maxChars }',
+      );
+    }
+    const maskStage = (maskToolResults: boolean | { maxChars?: number }) =>
+      (cacheAwareCompaction({ budgetTokens: 1000, maskToolResults }).compactionStrategy as CompactionPipeline)
+        .stages[0] as ObservationMaskingCompactionStrategy;
+    expect(maskStage({ maxChars: 300 }).maxChars).to.equal(300);
+    expect(maskStage({}).maxChars).to.equal(ObservationMaskingCompactionStrategy.DEFAULT_MAX_CHARS);
+    expect(maskStage(true).maxChars).to.equal(ObservationMaskingCompactionStrategy.DEFAULT_MAX_CHARS);
+  });
+
+  it('with masking, masks with the estimator given and stops once the window is at kept plus summary shares', function () {
+    const estimator = new CharEstimator();
+    const pipeline = cacheAwareCompaction({
+      budgetTokens: 10_000,
+      tokenCountEstimator: estimator,
+      chatClient: new ScriptedChatClient(),
+      maskToolResults: true,
+    }).compactionStrategy as CompactionPipeline;
+    expect((pipeline.stages[0] as ObservationMaskingCompactionStrategy).tokenCountEstimator).to.equal(estimator);
+    // Kept 50 % + summaries 35 % of the budget.
+    expect(pipeline.maxTokens).to.equal(8500);
+  });
+
+  it('reports a failed summary to the logger given', async function () {
+    const warnings: string[] = [];
+    const logger = { error() {}, info() {}, debug() {}, warn: (message: string) => void warnings.push(message) };
+    const { compactionStrategy } = cacheAwareCompaction({
+      budgetTokens: 40,
+      tokenCountEstimator: new CharEstimator(),
+      chatClient: new ScriptedChatClient([new Error('down')]),
+      logger,
+    });
+    const events = [U('first question'), A('first answer'), U('second question'), A('second answer'), U('third')];
+    await compactionStrategy.compact(compactionRequest(events));
+    expect(warnings).to.include('summarization failed; no events lost');
   });
 });

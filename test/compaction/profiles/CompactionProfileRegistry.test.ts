@@ -11,7 +11,7 @@ import {
   SlidingWindowCompactionStrategy,
   TokenCountCompactionStrategy,
 } from 'session-compaction';
-import type { CompactionProfile } from 'session-compaction/spi';
+import type { CompactionProfile, ProfileSettings } from 'session-compaction/spi';
 import { expectThrows } from '../../support/fixtures.js';
 import { ScriptedChatClient } from '../../summarization/support.js';
 
@@ -139,5 +139,108 @@ describe('CompactionProfileRegistry', function () {
     registry.register({ ...mine, description: 'replaced' }, { replace: true });
     expect(registry.get('keep-two').description).to.equal('replaced');
     expectThrows(() => registry.register({ ...mine, name: 'bad name!' }), InvalidArgumentError, "profile name 'bad name!'");
+  });
+
+  describe('refusals', function () {
+    const mine: CompactionProfile = {
+      name: 'keep-two',
+      description: 'two events',
+      needsChatClient: false,
+      optionNames: [],
+      create: () => ({
+        compactionTrigger: new ContextWindowTrigger({ contextWindowTokens: 1000 }),
+        compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: 2 }),
+      }),
+    };
+
+    it('register refuses a profile that is not an object, has no create function or lists no optionNames', function () {
+      const registry = new CompactionProfileRegistry();
+      expectThrows(() => registry.register(null as never), InvalidArgumentError, 'profile must not be null');
+      expectThrows(() => registry.register('sliding-window' as never), InvalidArgumentError, 'profile must not be null');
+      expectThrows(
+        () => registry.register({ ...mine, create: undefined as never }),
+        InvalidArgumentError,
+        "profile 'keep-two' must have a create function",
+      );
+      expectThrows(
+        () => registry.register({ ...mine, optionNames: undefined as never }),
+        InvalidArgumentError,
+        "profile 'keep-two' must list its optionNames",
+      );
+      expect(registry.names()).to.deep.equal([]);
+    });
+
+    it('register refuses a blank name and one that does not start with a letter or digit', function () {
+      const registry = new CompactionProfileRegistry();
+      expectThrows(() => registry.register({ ...mine, name: ' ' }), InvalidArgumentError, 'name must not be null or empty');
+      for (const name of ['-x', '.hidden', '_x']) {
+        expectThrows(() => registry.register({ ...mine, name }), InvalidArgumentError, `profile name '${name}'`);
+      }
+      expect(registry.register({ ...mine, name: 'v1.2_x-y' }).has('v1.2_x-y')).to.equal(true);
+    });
+
+    it('register with null options refuses a taken name as without options', function () {
+      const registry = new CompactionProfileRegistry().register(mine);
+      expectThrows(() => registry.register(mine, null as never), InvalidArgumentError, 'is already registered');
+    });
+
+    it('define refuses a missing or non-object definition', function () {
+      const registry = CompactionProfileRegistry.withBuiltIns();
+      expectThrows(() => registry.define('x', null as never), InvalidArgumentError, 'definition must not be null');
+      expectThrows(() => registry.define('x', 'sliding-window' as never), InvalidArgumentError, 'definition must not be null');
+      expect(registry.has('x')).to.equal(false);
+    });
+
+    it('create refuses a missing or non-object context', function () {
+      const registry = CompactionProfileRegistry.withBuiltIns();
+      expectThrows(() => registry.create('sliding-window', null as never), InvalidArgumentError, 'context must not be null');
+      expectThrows(() => registry.create('sliding-window', 10_000 as never), InvalidArgumentError, 'context must not be null');
+    });
+
+    it('an option given to a profile that takes none is refused, listing none', function () {
+      expectThrows(
+        () => new CompactionProfileRegistry().register(mine).create('keep-two', context, { options: { maxEvents: 3 } }),
+        InvalidArgumentError,
+        "unknown option 'maxEvents' for profile 'keep-two' (known: none)",
+      );
+    });
+  });
+
+  it('has tells whether a name is registered', function () {
+    const registry = CompactionProfileRegistry.withBuiltIns();
+    expect(registry.has('recursive')).to.equal(true);
+    expect(registry.has('heavy')).to.equal(false);
+  });
+
+  it('define: a variant is described after its base unless it brings its own description', function () {
+    const registry = CompactionProfileRegistry.withBuiltIns()
+      .define('short', { use: 'sliding-window', options: { maxEvents: 4 } })
+      .define('tiny', { use: 'sliding-window', description: 'Keep four events.' });
+    expect(registry.get('short').description).to.equal(
+      `${registry.get('sliding-window').description} (short: based on 'sliding-window')`,
+    );
+    expect(registry.get('tiny').description).to.equal('Keep four events.');
+  });
+
+  it('define: a variant that fixes nothing hands the settings given at create time to its base unchanged', function () {
+    const seen: ProfileSettings[] = [];
+    const recording: CompactionProfile = {
+      name: 'recording',
+      description: 'records its settings',
+      needsChatClient: false,
+      optionNames: ['depth'],
+      create: (ctx, settings) => {
+        seen.push(settings);
+        return {
+          compactionTrigger: new ContextWindowTrigger({ contextWindowTokens: ctx.contextWindowTokens }),
+          compactionStrategy: new SlidingWindowCompactionStrategy(),
+        };
+      },
+    };
+    const registry = new CompactionProfileRegistry().register(recording).define('plain', { use: 'recording' });
+    registry.create('plain', context);
+    registry.create('plain', context, { options: { depth: 2 } });
+    registry.create('plain', context, { trigger: { minTokens: 10 } });
+    expect(seen).to.deep.equal([{}, { options: { depth: 2 } }, { trigger: { minTokens: 10 } }]);
   });
 });

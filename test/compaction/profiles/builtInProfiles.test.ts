@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { CompactionProfileRegistry } from 'session-compaction';
+import {
+  AdditiveSummarizationCompactionStrategy,
+  CompactionProfileRegistry,
+  IllegalStateError,
+  PressureBandCompactionStrategy,
+  RecursiveSummarizationCompactionStrategy,
+  TokenCountCompactionStrategy,
+} from 'session-compaction';
+import { CharEstimator, compactionRequest, expectThrows, msgs } from '../../support/fixtures.js';
 import { ScriptedChatClient } from '../../summarization/support.js';
 
 /** A valid value for every option a built-in profile lists. */
@@ -62,5 +70,64 @@ describe('the built-in compaction profiles', function () {
         ).to.not.throw();
       }
     }
+  });
+});
+
+describe('the built-in compaction profiles and their context', function () {
+  const registry = CompactionProfileRegistry.withBuiltIns();
+  const estimator = new CharEstimator();
+  const context = { contextWindowTokens: 10_000, chatClient: new ScriptedChatClient(), tokenCountEstimator: estimator };
+
+  it("size triggers and strategies with the context's token estimator", function () {
+    const estimatorOf = (x: unknown) => (x as { tokenCountEstimator?: unknown }).tokenCountEstimator;
+    for (const name of ['sliding-window', 'token-budget', 'recursive', 'additive']) {
+      const setup = registry.create(name, context);
+      expect(estimatorOf(setup.compactionTrigger), `${name} trigger`).to.equal(estimator);
+      expect(estimatorOf(setup.compactionStrategy), `${name} strategy`).to.equal(estimator);
+    }
+    const bands = registry.create('pressure-bands', context);
+    expect(estimatorOf(bands.compactionTrigger)).to.equal(estimator);
+    const summarize = (bands.compactionStrategy as PressureBandCompactionStrategy).bands.find((b) => b.name === 'summarize');
+    expect(estimatorOf(summarize!.strategy)).to.equal(estimator);
+  });
+
+  it("a summarising profile reports a failed summary to the context's logger", async function () {
+    const warnings: string[] = [];
+    const logger = { error() {}, info() {}, debug() {}, warn: (message: string) => void warnings.push(message) };
+    const setup = registry.create(
+      'recursive',
+      { contextWindowTokens: 10_000, chatClient: new ScriptedChatClient([new Error('down')]), logger },
+      { options: { maxEventsToKeep: 2, overlapSize: 0 } },
+    );
+    const r = await setup.compactionStrategy.compact(compactionRequest(msgs(6)));
+    expect(r.isNoop()).to.equal(true);
+    expect(warnings).to.include('summarization failed; no events lost');
+  });
+
+  it('additive keeps its summaries within 15 % of the window by default', function () {
+    const setup = registry.create('additive', context);
+    expect((setup.compactionStrategy as AdditiveSummarizationCompactionStrategy).maxSummaryTokens).to.equal(1500);
+  });
+
+  it('additive without a chat client says it needs one, by name', function () {
+    expectThrows(
+      () => registry.create('additive', { contextWindowTokens: 10_000 }),
+      IllegalStateError,
+      "profile 'additive' summarises: it needs a chat client",
+    );
+  });
+
+  it('cache-aware appends summaries with a chat client and cuts without one', function () {
+    expect(registry.create('cache-aware', context).compactionStrategy).to.be.instanceOf(AdditiveSummarizationCompactionStrategy);
+    expect(registry.create('cache-aware', { contextWindowTokens: 10_000 }).compactionStrategy).to.be.instanceOf(
+      TokenCountCompactionStrategy,
+    );
+  });
+
+  it("pressure-bands passes maxEventsToKeep and overlapSize to its summarise band's strategy", function () {
+    const setup = registry.create('pressure-bands', context, { options: { maxEventsToKeep: 5, overlapSize: 1 } });
+    const band = (setup.compactionStrategy as PressureBandCompactionStrategy).bands.find((b) => b.name === 'summarize');
+    expect(band!.strategy).to.be.instanceOf(RecursiveSummarizationCompactionStrategy);
+    expect(band!.strategy).to.include({ maxEventsToKeep: 5, overlapSize: 1 });
   });
 });

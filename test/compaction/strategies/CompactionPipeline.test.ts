@@ -13,9 +13,11 @@ import {
   TokenCountCompactionStrategy,
   createDefaultLogger,
   type CompactionStrategy,
+  type CompactionStrategyLike,
+  type UsageRecord,
   type SessionEvent,
 } from 'session-compaction';
-import { METADATA_TOKEN_CALIBRATION, estimateEventsTokens } from 'session-compaction/spi';
+import { METADATA_TOKEN_CALIBRATION, estimateEventsTokens, type StrategySkipReason } from 'session-compaction/spi';
 import { A, CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
 import { call, long, result } from '../../support/beyondEvents.js';
 
@@ -196,5 +198,144 @@ describe('CompactionPipeline', function () {
       'maxTokens must be greater than 0',
     );
     expectThrows(() => new CompactionPipeline(null as never), InvalidArgumentError, 'options must not be null');
+  });
+
+  it("names an unnamed stage by its class, and a function or an object without a class 'stage N'", async function () {
+    const bare = Object.assign(Object.create(null) as object, {
+      compact: async (r: CompactionRequest) => CompactionResult.noop(r.events),
+    }) as CompactionStrategy;
+    const fn = async (r: CompactionRequest) => CompactionResult.noop(r.events);
+    const run = await new CompactionPipeline({ stages: [mask(), fn, bare], maxTokens: 10, tokenCountEstimator: est }).run(
+      compactionRequest(agentWindow()),
+    );
+    expect(run.stages.map((s) => s.name)).to.deep.equal(['ObservationMaskingCompactionStrategy', 'stage 2', 'stage 3']);
+  });
+
+  it('runs an object with a compact method as a strategy, even when it also has a strategy property', async function () {
+    const own = sinon.spy(async (r: CompactionRequest) => CompactionResult.noop(r.events));
+    const inner = sinon.spy(async (r: CompactionRequest) => CompactionResult.noop(r.events));
+    const wrapper = { compact: own, strategy: inner };
+    await new CompactionPipeline({ stages: [wrapper], maxTokens: 10, tokenCountEstimator: est }).compact(
+      compactionRequest(agentWindow()),
+    );
+    expect(own.calledOnce).to.equal(true);
+    expect(inner.called).to.equal(false);
+  });
+
+  it('refuses missing options, a stage that is neither a strategy nor a stage, and a blank stage name', function () {
+    expectThrows(() => new CompactionPipeline(undefined as never), InvalidArgumentError, 'options must not be null');
+    for (const stage of [null, 'mask', 42]) {
+      expectThrows(
+        () => new CompactionPipeline({ stages: [stage as never], maxTokens: 10 }),
+        InvalidArgumentError,
+        'strategy must not be null',
+      );
+    }
+    expectThrows(
+      () => new CompactionPipeline({ stages: [mask(), { strategy: mask(), name: ' ' }], maxTokens: 10 }),
+      InvalidArgumentError,
+      'stages[1].name must not be null or empty',
+    );
+  });
+
+  it('a stage minTokens is a non-negative integer: 0 runs always, a fraction is refused', function () {
+    expect(new CompactionPipeline({ stages: [{ strategy: mask(), minTokens: 0 }], maxTokens: 10 }).stages).to.have.length(1);
+    expectThrows(
+      () => new CompactionPipeline({ stages: [{ strategy: mask(), minTokens: 1.5 }], maxTokens: 10 }),
+      InvalidArgumentError,
+      'stages[0].minTokens must be a non-negative integer',
+    );
+  });
+
+  it('a window that costs exactly maxTokens fits, and runs no stage', async function () {
+    const events = agentWindow();
+    const stage = sinon.spy(async (r: CompactionRequest) => CompactionResult.noop(r.events));
+    const run = await new CompactionPipeline({ stages: [stage], maxTokens: cost(events), tokenCountEstimator: est }).run(
+      compactionRequest(events),
+    );
+    expect(stage.called).to.equal(false);
+    expect(run.fits).to.equal(true);
+  });
+
+  it('a stage runs from exactly its minTokens, compared with the calibrated window', async function () {
+    const events = agentWindow();
+    const stage = () => sinon.spy(async (r: CompactionRequest) => CompactionResult.noop(r.events));
+    const at = stage();
+    await new CompactionPipeline({
+      stages: [{ strategy: at, minTokens: cost(events) }],
+      maxTokens: 10,
+      tokenCountEstimator: est,
+    }).compact(compactionRequest(events));
+    expect(at.calledOnce).to.equal(true);
+    const calibrated = Session.create({
+      id: 'test-session',
+      userId: 'u',
+      metadata: { [METADATA_TOKEN_CALIBRATION]: { ratio: 2, samples: 5 } },
+    });
+    const doubled = stage();
+    await new CompactionPipeline({
+      stages: [{ strategy: doubled, minTokens: 2 * cost(events) }],
+      maxTokens: 10,
+      tokenCountEstimator: est,
+    }).compact(CompactionRequest.of(calibrated, events));
+    expect(doubled.calledOnce).to.equal(true);
+  });
+
+  it('run without the preview flag compacts for real', async function () {
+    const compact = sinon.spy(async (r: CompactionRequest) => CompactionResult.noop(r.events));
+    const preview = sinon.spy(async (r: CompactionRequest) => ({ result: CompactionResult.noop(r.events), modelCalled: false }));
+    await new CompactionPipeline({ stages: [{ compact, preview }], maxTokens: 10, tokenCountEstimator: est }).run(
+      compactionRequest(agentWindow()),
+    );
+    expect(compact.calledOnce).to.equal(true);
+    expect(preview.called).to.equal(false);
+  });
+
+  it("a preview says the model was called when a stage's preview called it, and lists summarised events only when a stage summarises", async function () {
+    const events = agentWindow();
+    const calling: CompactionStrategy = {
+      compact: async (r) => CompactionResult.noop(r.events),
+      preview: async (r) => ({ result: CompactionResult.noop(r.events), modelCalled: true }),
+    };
+    const p = await new CompactionPipeline({ stages: [calling, mask()], maxTokens: 10, tokenCountEstimator: est }).preview(
+      compactionRequest(events),
+    );
+    expect(p.modelCalled).to.equal(true);
+    expect(p.summarizedEvents).to.equal(undefined);
+    expect(p.result.archivedEvents).to.have.length(2);
+  });
+
+  it("reports no usage when no stage called a model, and a stage's usage when one did", async function () {
+    const events = agentWindow();
+    const plain = await new CompactionPipeline({ stages: [mask()], maxTokens: 10, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(plain.usage).to.equal(undefined);
+    const usage: UsageRecord = {
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 0,
+      summarizerCalls: 1,
+      summarizerInputTokens: 50,
+      summarizerCachedInputTokens: 0,
+      summarizerOutputTokens: 5,
+    };
+    const billed = async (r: CompactionRequest) => CompactionResult.noop(r.events, 'summarization-failed').withUsage(usage);
+    const r = await new CompactionPipeline({ stages: [billed, mask()], maxTokens: 10, tokenCountEstimator: est }).compact(
+      compactionRequest(events),
+    );
+    expect(r.usage).to.deep.include({ summarizerCalls: 1, summarizerInputTokens: 50, summarizerOutputTokens: 5 });
+  });
+
+  it("when no stage archives anything, the result says why: the first stage's reason, else nothing-to-archive", async function () {
+    const events = agentWindow();
+    const skip = (reason?: StrategySkipReason) => async (r: CompactionRequest) => CompactionResult.noop(r.events, reason);
+    const pipeline = (...stages: CompactionStrategyLike[]) =>
+      new CompactionPipeline({ stages, maxTokens: 10, tokenCountEstimator: est }).compact(compactionRequest(events));
+    const failed = await pipeline(skip(), skip('summarization-failed'), skip('deferred'));
+    expect(failed.skipReason).to.equal('summarization-failed');
+    expect(failed.compactedEvents).to.deep.equal(events);
+    expect((await pipeline(skip())).skipReason).to.equal('nothing-to-archive');
   });
 });

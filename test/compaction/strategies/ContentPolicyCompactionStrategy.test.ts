@@ -145,6 +145,26 @@ describe('ContentPolicyCompactionStrategy', function () {
       'keepLast.turns must be a non-negative integer',
     );
     expectThrows(() => policy({ keepLast: {} as never }), InvalidArgumentError, 'keepLast must be');
+    expectThrows(
+      () => policy({ keepLast: { turns: 1.5 } }),
+      InvalidArgumentError,
+      'keepLast.turns must be a non-negative integer',
+    );
+    expectThrows(
+      () => policy({ keepLast: { steps: -1 } }),
+      InvalidArgumentError,
+      'keepLast.steps must be a non-negative integer',
+    );
+    expectThrows(
+      () => policy({ toolCalls: { response: 'x' as never } }),
+      InvalidArgumentError,
+      "toolCalls.response must be 'keep', 'strip' or 'omit'",
+    );
+    expectThrows(
+      () => policy({ perTool: { bash: { request: 'x' as never } } }),
+      InvalidArgumentError,
+      'perTool.bash.request must be',
+    );
   });
 
   it('with an estimator that does not count reasoning, an event is not rewritten for its reasoning alone', async function () {
@@ -209,5 +229,110 @@ describe('ContentPolicyCompactionStrategy', function () {
     const report = await service.verifyCoverage(id);
     expect(report.ok).to.equal(true);
     expect(report.masked).to.have.length(3);
+  });
+
+  it('defaults to stripping reasoning and tool outputs, keeping arguments, and protecting the last turn', function () {
+    expect(new ContentPolicyCompactionStrategy()).to.deep.include({
+      reasoning: 'strip',
+      request: 'keep',
+      response: 'strip',
+      keepLast: { turns: 1 },
+    });
+  });
+
+  it('a perTool entry left null follows the defaults', async function () {
+    const events = [U('t1'), call('c1', 'read_file'), result('c1', long('file'), 'read_file'), A('read'), U('t2')];
+    const r = await policy({ perTool: { read_file: null as never } }).compact(compactionRequest(events));
+    expect(data(r.compactedEvents[2]!)).to.equal('[compacted] read_file (call c1): success');
+  });
+
+  it("toolCalls.response 'omit' removes consumed call/result pairs as request 'omit' does", async function () {
+    const events = [U('t1'), call('c1', 'ls', '{}'), result('c1', 'a b c', 'ls'), A('done'), U('t2')];
+    const r = await policy({ perTool: { ls: { response: 'omit' } } }).compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[1]!.id, events[2]!.id]);
+    expect(r.compactedEvents.map((e) => e.messageType)).to.deep.equal(['user', 'assistant', 'user']);
+  });
+
+  it('an assistant message whose calls are all omitted keeps its text without calls; one without text goes', async function () {
+    const events = [
+      U('t1'),
+      call('c1', 'ls', '{}', 'Let me look.'),
+      result('c1', 'a b c', 'ls'),
+      call('c2', 'ls', '{}', '  '),
+      result('c2', 'd e f', 'ls'),
+      A('done'),
+      U('t2'),
+    ];
+    const r = await policy({ perTool: { ls: { request: 'omit' } } }).compact(compactionRequest(events));
+    expect(r.archivedEvents).to.have.length(4);
+    expect(r.compactedEvents.map((e) => e.message)).to.deep.equal([
+      events[0]!.message,
+      { type: 'assistant', text: 'Let me look.' },
+      events[5]!.message,
+      events[6]!.message,
+    ]);
+  });
+
+  it('leaves pinned and synthetic events outside the protected tail as they are', async function () {
+    const pinnedResult = event(Messages.tool([Messages.toolResponse('c1', 'bash', long('pinned output'))]), {
+      metadata: { pinned: true },
+    });
+    const pinnedThought = event(Messages.assistant('Noted.', { reasoning: long('think') }), { metadata: { pinned: true } });
+    const syntheticThought = event(Messages.assistant('Summary.', { reasoning: long('think') }), {
+      metadata: { synthetic: true },
+    });
+    const events = [syntheticThought, U('t1'), call('c1'), pinnedResult, pinnedThought, U('t2')];
+    const r = await policy().compact(compactionRequest(events));
+    expect(r.isNoop()).to.equal(true);
+  });
+
+  it('never omits a pair whose call or result is pinned, or whose result the model has not read yet', async function () {
+    const pinnedCall = event(Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'ls', '{}')] }), {
+      metadata: { pinned: true },
+    });
+    const pinnedResult = event(Messages.tool([Messages.toolResponse('c2', 'ls', 'x')]), { metadata: { pinned: true } });
+    const events = [
+      U('t1'),
+      pinnedCall,
+      result('c1', 'a', 'ls'),
+      call('c2', 'ls', '{}'),
+      pinnedResult,
+      A('ok'),
+      call('c3', 'ls', '{}'),
+      result('c3', 'b', 'ls'),
+    ];
+    const r = await policy({ perTool: { ls: { request: 'omit' } }, keepLast: { turns: 0 } }).compact(compactionRequest(events));
+    expect(r.isNoop()).to.equal(true);
+  });
+
+  it("with request 'keep' leaves long arguments as they are", async function () {
+    const args = JSON.stringify({ path: 'a.ts', content: 'y'.repeat(500) });
+    const events = [U('t1'), call('c1', 'write_file', args), result('c1', 'ok', 'write_file'), A('done'), U('t2')];
+    const r = await policy({ toolCalls: { request: 'keep', response: 'keep' } }).compact(compactionRequest(events));
+    expect(r.isNoop()).to.equal(true);
+  });
+
+  it('replaces arguments or output by a marker only when the marker is shorter, not when it is as long', async function () {
+    // Arguments and output exactly as long as their markers.
+    const args = JSON.stringify({ x: 'z'.repeat(43) });
+    const marker = `[compacted] bash (call c1): success`;
+    const events = [U('t1'), call('c1', 'bash', args), result('c1', 'o'.repeat(marker.length)), A('done'), U('t2')];
+    expect(JSON.stringify({ compacted: `${args.length} characters of arguments stripped` })).to.have.length(args.length);
+    const r = await policy({ toolCalls: { request: 'strip', response: 'strip' } }).compact(compactionRequest(events));
+    expect(r.isNoop()).to.equal(true);
+  });
+
+  it('with keepLast { steps } counts turn starts and step starts together, in log order', async function () {
+    const events = [U('t1'), call('c1'), result('c1', long('a')), A('read it'), U('t2'), call('c2'), result('c2', long('b'))];
+    // The last three starts are A('read it'), U('t2') and the second call: the first result is outside them.
+    const r = await policy({ keepLast: { steps: 3 } }).compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
+  });
+
+  it('with exactly as many turns as it keeps, still rewrites what comes before the first turn', async function () {
+    const events = [call('c0'), result('c0', long('before any question')), A('read it'), U('t1'), A('answer')];
+    const r = await policy({ keepLast: { turns: 1 } }).compact(compactionRequest(events));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[1]!.id]);
+    expect(r.compactedEvents[1]!.metadata.compactionSource).to.equal('content-policy');
   });
 });

@@ -11,6 +11,7 @@ describe('ContentPolicyCompactionStrategy: the heuristic status of a tool result
     expect(status('<returncode>12</returncode>\nError: nothing')).to.equal('error');
     expect(status('<returncode>-1</returncode>')).to.equal('error');
     expect(status('<returncode>10</returncode>')).to.equal('error');
+    expect(status('<returncode> 1 </returncode>')).to.equal('error');
   });
 
   it('a return code counts only at the start of the output', function () {
@@ -27,6 +28,7 @@ describe('ContentPolicyCompactionStrategy: the heuristic status of a tool result
   it('a JSON object whose first key is "error" is an error; one with an error key later is not', function () {
     expect(status('{ "error" : "not found" }')).to.equal('error');
     expect(status('{"result": 1, "error": null}')).to.equal('success');
+    expect(status('{"result": {"error": "none"}}')).to.equal('success');
     expect(status('["error"]')).to.equal('success');
   });
 });

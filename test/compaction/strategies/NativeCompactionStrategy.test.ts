@@ -3,6 +3,7 @@ import {
   InvalidArgumentError,
   NativeCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
+  SlidingWindowCompactionStrategy,
   type ChatClient,
   type NativeCompactor,
   type SessionEvent,
@@ -14,6 +15,7 @@ import {
   verifyCoverage,
   type NativeCompactionInput,
   type NativeCompactionOutput,
+  type PreviewableStrategy,
 } from 'session-compaction/spi';
 import { CharEstimator, compactionRequest, expectThrows, msgs } from '../../support/fixtures.js';
 import { SUMMARY, ScriptedChatClient, silentLogger } from '../../summarization/support.js';
@@ -242,5 +244,188 @@ describe('NativeCompactionStrategy', function () {
       InvalidArgumentError,
       'portableSummary must be one of summarize, provider, mechanical',
     );
+  });
+
+  describe('failures, logs and usage', function () {
+    class RecordingLogger {
+      readonly warnings: Array<[string, Record<string, unknown> | undefined]> = [];
+      error() {}
+      info() {}
+      debug() {}
+      warn(message: string, meta?: Record<string, unknown>) {
+        this.warnings.push([message, meta]);
+      }
+    }
+
+    it('refuses missing options, a missing compactor or provider tag, and a fallback without compact', function () {
+      const compactor = new ScriptedCompactor([ok(1)]);
+      expectThrows(() => new NativeCompactionStrategy(undefined as never), InvalidArgumentError, 'options must not be null');
+      for (const missing of [null, undefined]) {
+        expectThrows(
+          () => new NativeCompactionStrategy({ compactor: missing as never, fallback: fallback() }),
+          InvalidArgumentError,
+          'compactor must have a compact method',
+        );
+        expectThrows(
+          () => new NativeCompactionStrategy({ compactor, fallback: missing as never }),
+          InvalidArgumentError,
+          'fallback must not be null',
+        );
+      }
+      for (const provider of [undefined, '']) {
+        expectThrows(
+          () =>
+            new NativeCompactionStrategy({ compactor: { compact: compactor.compact, provider } as never, fallback: fallback() }),
+          InvalidArgumentError,
+          'compactor.provider must not be null or empty',
+        );
+      }
+      expectThrows(
+        () => new NativeCompactionStrategy({ compactor, fallback: { preview: fallback().preview } as never }),
+        InvalidArgumentError,
+        'fallback must not be null',
+      );
+    });
+
+    it('an answer that is not an object, has no payload, or a payload that is not JSON falls back to the library summary', async function () {
+      for (const answer of [null, 'compacted', { text: null, usage: null }, { payload: () => 1, text: null, usage: null }]) {
+        const result = await strategy(new ScriptedCompactor([answer as never])).compact(compactionRequest(msgs(6)));
+        const summary = summaryOf(result.compactedEvents);
+        expect(summary.metadata[METADATA_NATIVE_COMPACTION], JSON.stringify(answer)).to.equal(undefined);
+        expect(summary.text).to.equal(SUMMARY);
+      }
+    });
+
+    it('logs a provider failure with the provider and the error, and a listener that throws, then falls back', async function () {
+      const logger = new RecordingLogger();
+      const s = new NativeCompactionStrategy({
+        compactor: new ScriptedCompactor([new Error('503 from provider')]),
+        fallback: fallback(),
+        logger,
+        onNativeFailure: () => {
+          throw new Error('listener broke');
+        },
+      });
+      const result = await s.compact(compactionRequest(msgs(6)));
+      expect(summaryOf(result.compactedEvents).text).to.equal(SUMMARY);
+      expect(logger.warnings).to.deep.equal([
+        [
+          'native compaction failed; the library summariser compacts instead',
+          { sessionId: 'test-session', provider: PROVIDER, error: '503 from provider' },
+        ],
+        ['onNativeFailure threw; ignored', { error: 'Error: listener broke' }],
+      ]);
+    });
+
+    it('without a failure listener, a provider failure is logged once', async function () {
+      const logger = new RecordingLogger();
+      const s = new NativeCompactionStrategy({
+        compactor: new ScriptedCompactor([new Error('down')]),
+        fallback: fallback(),
+        logger,
+      });
+      await s.compact(compactionRequest(msgs(6)));
+      expect(logger.warnings.map(([message]) => message)).to.deep.equal([
+        'native compaction failed; the library summariser compacts instead',
+      ]);
+    });
+
+    it("logs a summariser in 'throw' mode that fails after the native compaction", async function () {
+      const logger = new RecordingLogger();
+      const s = new NativeCompactionStrategy({
+        compactor: new ScriptedCompactor([ok(1)]),
+        fallback: new RecursiveSummarizationCompactionStrategy({
+          chatClient: new ScriptedChatClient([new Error('summariser down')]),
+          maxEventsToKeep: 2,
+          overlapSize: 0,
+          failureMode: 'throw',
+          tokenCountEstimator: new CharEstimator(),
+          logger: silentLogger,
+        }),
+        logger,
+      });
+      await s.compact(compactionRequest(msgs(6)));
+      expect(logger.warnings).to.have.length(1);
+      expect(logger.warnings[0]![0]).to.equal(
+        'the summariser failed after the native compaction; a text written without a model is stored',
+      );
+      expect(logger.warnings[0]![1]).to.deep.include({ sessionId: 'test-session' });
+      expect(String(logger.warnings[0]![1]!.error)).to.include('summariser down');
+    });
+
+    it('previews as its fallback does, without calling the provider or the summariser', async function () {
+      const client = new ScriptedChatClient();
+      const compactor = new ScriptedCompactor([ok(1)]);
+      const request = compactionRequest(msgs(6));
+      const preview = await strategy(compactor, { client }).preview(request);
+      const expected = await fallback().preview(request);
+      expect(preview.result.archivedEvents.map((e) => e.id)).to.deep.equal(expected.result.archivedEvents.map((e) => e.id));
+      expect(preview.modelCalled).to.equal(false);
+      expect(compactor.inputs).to.have.length(0);
+      expect(client.callCount).to.equal(0);
+    });
+
+    it("counts the provider's cached prompt tokens, and a call without usage as one call with no tokens", async function () {
+      const cached = await strategy(
+        new ScriptedCompactor([
+          { ...ok(1), usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110, cachedPromptTokens: 30 } },
+        ]),
+        { portableSummary: 'mechanical' },
+      ).compact(compactionRequest(msgs(6)));
+      expect(cached.usage).to.deep.include({ summarizerCalls: 1, summarizerInputTokens: 100, summarizerCachedInputTokens: 30 });
+      const unmetered = await strategy(new ScriptedCompactor([{ ...ok(1), usage: null }]), {
+        portableSummary: 'mechanical',
+      }).compact(compactionRequest(msgs(6)));
+      expect(unmetered.usage).to.deep.include({ summarizerCalls: 1, summarizerInputTokens: 0, summarizerOutputTokens: 0 });
+    });
+
+    it('a fallback that compacts another range than it previewed: its summary stands alone, without the native record', async function () {
+      const logger = new RecordingLogger();
+      const inner = fallback();
+      const drifting: PreviewableStrategy = {
+        preview: (r) => inner.preview(r),
+        compact: (r) => inner.compact(r.withEvents(r.events.slice(1))),
+      };
+      const compactor = new ScriptedCompactor([ok(1)]);
+      const events = msgs(6);
+      const result = await new NativeCompactionStrategy({ compactor, fallback: drifting, logger }).compact(compactionRequest(events));
+      expect(result.archivedEvents.map((e) => e.id)).to.deep.equal(events.slice(1, 4).map((e) => e.id));
+      expect(summaryOf(result.compactedEvents).metadata[METADATA_NATIVE_COMPACTION]).to.equal(undefined);
+      expect(result.usage?.summarizerCalls).to.equal(2);
+      expect(logger.warnings).to.deep.equal([
+        [
+          'the fallback compacted another range than it previewed; the native compaction is not stored',
+          { sessionId: 'test-session' },
+        ],
+      ]);
+    });
+
+    it('a fallback whose preview writes no summary compacts alone: the provider is not asked', async function () {
+      const cut = new SlidingWindowCompactionStrategy({ maxEvents: 2 });
+      const cutting: PreviewableStrategy = {
+        preview: async (r) => ({ result: await cut.compact(r), modelCalled: false }),
+        compact: (r) => cut.compact(r),
+      };
+      const compactor = new ScriptedCompactor([ok(1)]);
+      const events = msgs(6);
+      const result = await new NativeCompactionStrategy({ compactor, fallback: cutting, logger: silentLogger }).compact(
+        compactionRequest(events),
+      );
+      expect(compactor.inputs).to.have.length(0);
+      expect(result.compactedEvents.map((e) => e.id)).to.deep.equal(events.slice(4).map((e) => e.id));
+    });
+
+    it("uses the provider's readable text only with portableSummary 'provider', and only when there is one", async function () {
+      const mechanical = await strategy(new ScriptedCompactor([ok(1, 'The provider summary.')]), {
+        portableSummary: 'mechanical',
+      }).compact(compactionRequest(msgs(6)));
+      expect(summaryOf(mechanical.compactedEvents).metadata.portableSummaryMethod).to.equal('mechanical');
+      expect(summaryOf(mechanical.compactedEvents).text).to.include('msg-1');
+      const textless = await strategy(new ScriptedCompactor([ok(1, null)]), { portableSummary: 'provider' }).compact(
+        compactionRequest(msgs(6)),
+      );
+      expect(summaryOf(textless.compactedEvents).metadata.portableSummaryMethod).to.equal('mechanical');
+      expect(summaryOf(textless.compactedEvents).text).to.include('msg-1');
+    });
   });
 });

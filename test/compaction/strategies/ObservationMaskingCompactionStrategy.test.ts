@@ -30,6 +30,7 @@ describe('ObservationMaskingCompactionStrategy', function () {
     expect(copy.id).to.not.equal(events[2]!.id);
     expect(copy.metadata[METADATA_MASKED_FROM]).to.equal(events[2]!.id);
     expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([events[2]!.id]);
+    expect(copy.metadata.compactionSource).to.equal('observation-masking');
   });
 
   it('keeps the tool name and call id of a masked response', async function () {
@@ -73,6 +74,7 @@ describe('ObservationMaskingCompactionStrategy', function () {
     const events = [call('c1'), result('c1', long('a', 5000)), A('ok')];
     const r = await masking({ maxChars: 1000 }).compact(compactionRequest(events));
     expect(data(r.compactedEvents[1]!).length).to.be.within(900, 1000);
+    expect(masking({ maxChars: 80 }).maxChars).to.equal(80);
     expectThrows(() => masking({ maxChars: 50 }), InvalidArgumentError, 'maxChars must be at least 80');
     expectThrows(() => masking({ maxChars: 0 }), InvalidArgumentError, 'maxChars must be greater than 0');
   });

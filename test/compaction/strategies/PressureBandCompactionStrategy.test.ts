@@ -8,8 +8,8 @@ import {
   InvalidArgumentError,
   PressureBandCompactionStrategy,
   RecursiveSummarizationCompactionStrategy,
+  SessionEvent,
   type ChatClient,
-  type SessionEvent,
 } from 'session-compaction';
 import { estimateEventsTokens } from 'session-compaction/spi';
 import { A, CharEstimator, U, compactionRequest, expectThrows } from '../../support/fixtures.js';
@@ -173,6 +173,66 @@ describe('PressureBandCompactionStrategy', function () {
     expect(await service.getEventVersion(session.id)).to.equal(events.length);
   });
 
+  it('measures the bands against the usable window: the context window minus the reserve', async function () {
+    const events = agentWindow();
+    // 82 % of the usable window once 1000 tokens are reserved; 1000 tokens more would be under 80 %.
+    const usable = windowFor(events, 0.82);
+    const run = await bands(usable + 1000, { reserveTokens: 1000 }).run(compactionRequest(events));
+    expect(run.stages.map((s) => s.name)).to.deep.equal(['mask']);
+  });
+
+  it('counts system prompt and tool schemas together as overhead', async function () {
+    const events = agentWindow();
+    const contextWindowTokens = windowFor(events, 0.7);
+    const third = Math.ceil(contextWindowTokens * 0.1);
+    // 70 % window + 10 % system prompt + 10 % tool schemas: 90 % pressure; the difference of the two would be 70 %.
+    const run = await bands(contextWindowTokens, { systemPromptTokens: third, toolSchemaTokens: third }).run(
+      compactionRequest(events),
+    );
+    expect(run.stages.map((s) => s.name)).to.include('mask');
+  });
+
+  it('a window exactly at the first band runs it; once under it, the run fits', async function () {
+    const events = agentWindow();
+    // cost = ceil(0.8 × window): exactly at the mask band.
+    const run = await bands(cost(events) / 0.8).run(compactionRequest(events));
+    expect(run.stages.map((s) => s.name)).to.deep.equal(['mask']);
+    expect(run.fits).to.equal(true);
+  });
+
+  it('emergency truncation keeps as much as fits the target, not just the last turn', async function () {
+    const events = proseWindow();
+    const failing = async (r: CompactionRequest) => CompactionResult.noop(r.events, 'summarization-failed');
+    const strategy = bands(windowFor(events, 1.2), { summarizer: failing });
+    const request = compactionRequest(events);
+    const run = await strategy.run(request);
+    expect(run.stages.at(-1)!.name).to.equal('truncate');
+    const after = strategy.pressureOf(request.withEvents(run.result.compactedEvents));
+    expect(after).to.be.at.most(0.7);
+    expect(after).to.be.at.least(0.5);
+  });
+
+  it('passes its cache lifetime to the pipeline: a small mask waits while the cache is warm', async function () {
+    const T0 = Date.parse('2026-01-01T00:00:00Z');
+    const window = [U('go'), call('c1'), result('c1', long('c1', 1000)), A('read c1')].map((e) =>
+      SessionEvent.create({ ...e, timestamp: new Date(T0) }),
+    );
+    const strategy = (cacheTtlMs?: number) =>
+      bands(Math.round(cost(window) / 0.9), {
+        minSavedTokens: 5000,
+        ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+        now: () => new Date(T0 + 10 * 60_000),
+      });
+    // Ten minutes after the last call: warm for a 15-minute cache, cold for the default 5 minutes.
+    expect((await strategy(15 * 60_000).compact(compactionRequest(window))).skipReason).to.equal('deferred');
+    expect((await strategy().compact(compactionRequest(window))).archivedEvents).to.have.length(1);
+  });
+
+  it('refuses missing options', function () {
+    expectThrows(() => new PressureBandCompactionStrategy(undefined as never), InvalidArgumentError, 'options must not be null');
+    expectThrows(() => new PressureBandCompactionStrategy(null as never), InvalidArgumentError, 'options must not be null');
+  });
+
   describe('band validation', function () {
     const noop = async (r: CompactionRequest) => CompactionResult.noop(r.events);
     const withBands = (b: unknown) => () => bands(10_000, { bands: b as never });
@@ -221,6 +281,30 @@ describe('PressureBandCompactionStrategy', function () {
 
     it('rejects an emergency target above the first default band', function () {
       expectThrows(() => bands(10_000, { emergencyTargetRatio: 0.9 }), InvalidArgumentError, 'emergencyTargetRatio');
+    });
+
+    it('rejects a band that is not an object, a numeric string as threshold, and a missing name', function () {
+      expectThrows(withBands([null]), InvalidArgumentError, 'bands[0] must be an object');
+      expectThrows(withBands(['mask']), InvalidArgumentError, 'bands[0] must be an object');
+      expectThrows(withBands([{ threshold: '0.5', name: 'x', strategy: noop }]), InvalidArgumentError, 'bands[0].threshold');
+      expectThrows(withBands([{ threshold: 0.5, strategy: noop }]), InvalidArgumentError, 'bands[0].name must not be blank');
+    });
+
+    it('accepts a last band at exactly 1 and refuses two bands at the same threshold', function () {
+      expect(withBands([{ threshold: 1, name: 'x', strategy: noop }])().bands.map((b) => b.threshold)).to.deep.equal([1]);
+      expectThrows(
+        withBands([
+          { threshold: 0.8, name: 'a', strategy: noop },
+          { threshold: 0.8, name: 'b', strategy: noop },
+        ]),
+        InvalidArgumentError,
+        'bands[1].threshold (0.8) must be greater than bands[0].threshold (0.8)',
+      );
+    });
+
+    it('refuses an emergency target of 0 or given as a string', function () {
+      expectThrows(() => bands(10_000, { emergencyTargetRatio: 0 }), InvalidArgumentError, 'emergencyTargetRatio');
+      expectThrows(() => bands(10_000, { emergencyTargetRatio: '0.5' as never }), InvalidArgumentError, 'emergencyTargetRatio');
     });
   });
 });

@@ -58,6 +58,29 @@ describe('cache-aware masking (minSavedTokens)', function () {
     expect(cold.archivedEvents.map((e) => e.id)).to.deep.equal([window[2]!.id]);
   });
 
+  it('masks when the saving is exactly minSavedTokens', async function () {
+    const window = [U('go'), ...step('c1', 1000, 0)];
+    const saved = (await masking(0, MINUTE).compact(compactionRequest(window))).tokensEstimatedSaved;
+    const r = await masking(saved, MINUTE).compact(compactionRequest(window));
+    expect(r.archivedEvents.map((e) => e.id)).to.deep.equal([window[2]!.id]);
+    expect((await masking(saved + 1, MINUTE).compact(compactionRequest(window))).skipReason).to.equal('deferred');
+  });
+
+  it('without a clock of its own, reads the current time: a call of long ago means a cold cache', async function () {
+    const window = [U('go'), ...step('c1', 1000, 0)];
+    const r = await new ObservationMaskingCompactionStrategy({ tokenCountEstimator: est, minSavedTokens: 5000 }).compact(
+      compactionRequest(window),
+    );
+    expect(r.archivedEvents).to.have.length(1);
+  });
+
+  it('with nothing to mask, says so rather than deferring', async function () {
+    const window = [U('go'), event(Messages.assistant('no tools'), { timestamp: at(0) })];
+    const r = await masking(5000, MINUTE).compact(compactionRequest(window));
+    expect(r.isNoop()).to.equal(true);
+    expect(r.skipReason).to.not.equal('deferred');
+  });
+
   it('masks every consumed result at once by default (minSavedTokens 0)', async function () {
     const window = [U('go'), ...step('c1', 400, 0)];
     const r = await new ObservationMaskingCompactionStrategy({ tokenCountEstimator: est }).compact(compactionRequest(window));
@@ -79,6 +102,11 @@ describe('cache-aware masking (minSavedTokens)', function () {
       () => new ObservationMaskingCompactionStrategy({ minSavedTokens: 10, cacheTtlMs: 0 }),
       InvalidArgumentError,
       'cacheTtlMs must be greater than 0',
+    );
+    expectThrows(
+      () => new ObservationMaskingCompactionStrategy({ minSavedTokens: 10, now: 5 as never }),
+      InvalidArgumentError,
+      'now must be a function',
     );
   });
 });
@@ -105,6 +133,15 @@ describe('cache-aware pipelines (minSavedTokens on the whole run)', function () 
     const warmless = await pipeline(estimateEventsTokens(window, est) - 1, 0).compact(compactionRequest(window));
     expect(isRewriteOnly(window, warmless.compactedEvents)).to.equal(true);
     expect(warmless.archivedEvents).to.have.length(1);
+  });
+
+  it('a deferred run does not fit: the window stays as it was, over budget', async function () {
+    const window = [U('go'), ...step('c1', 1000, 0), U('next')];
+    const maxTokens = estimateEventsTokens(window, est) - 1;
+    const run = await pipeline(maxTokens, 5000).run(compactionRequest(window));
+    expect(run.result.skipReason).to.equal('deferred');
+    expect(run.fits).to.equal(false);
+    expect((await pipeline(maxTokens, 0).run(compactionRequest(window))).fits).to.equal(true);
   });
 
   it('commits the masks with a cut, however little they save: the prefix changes anyway', async function () {
@@ -142,5 +179,12 @@ describe('isRewriteOnly', function () {
     );
     expect(isRewriteOnly(window, masked.compactedEvents)).to.equal(true);
     expect(isRewriteOnly(window, window.slice(1))).to.equal(false);
+  });
+
+  it('is false when an event is replaced by another one, or the window grows', function () {
+    const window = [U('go'), ...step('c1', 100, 0)];
+    expect(isRewriteOnly(window, window)).to.equal(true);
+    expect(isRewriteOnly(window, [...window.slice(0, 3), U('other')])).to.equal(false);
+    expect(isRewriteOnly(window, [...window, U('more')])).to.equal(false);
   });
 });
