@@ -21,6 +21,7 @@ import {
 import { encodeEvent } from 'session-compaction/spi';
 import { startStudio, type RunningStudio } from '../cli/src/studio/startStudio.js';
 import { listSessionPage } from '../cli/src/studio/views/sessionsView.js';
+import { dropPostgresStore } from './support/postgres.js';
 
 const logger = createDefaultLogger({ silent: true });
 const SESSIONS = Number(process.env.SESSIONS ?? 100_000);
@@ -223,10 +224,7 @@ try {
     await check(postgres);
     await run('postgres', `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}prefix=${prefix}`);
   } finally {
-    const tables = await pool.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE tablename LIKE $1`, [
-      `${prefix}\\_%`,
-    ]);
-    for (const { tablename } of tables.rows) await pool.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
+    await dropPostgresStore(pool, prefix);
     await pool.end();
   }
 } finally {
