@@ -46,6 +46,7 @@ import { syntheticMessages } from './src/scaling/syntheticSession.js';
 import { mulberry32 } from './src/prng.js';
 import { arg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
+import { deleteRedisPrefix, redisKeys } from './support/redis.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -291,15 +292,12 @@ async function storage(store: StoreLocation): Promise<string> {
   try {
     let bytes = 0;
     let keys = 0;
-    let cursor = '0';
-    do {
-      const [next, batch] = await client.scan(cursor, 'MATCH', `${store.prefix}:*`, 'COUNT', 1000);
+    for await (const batch of redisKeys(client, store.prefix)) {
       for (const key of batch) {
         bytes += Number((await client.call('MEMORY', 'USAGE', key)) ?? 0);
         keys++;
       }
-      cursor = next;
-    } while (cursor !== '0');
+    }
     return `${(bytes / 1e6).toFixed(1)} MB in ${keys} keys (MEMORY USAGE)`;
   } finally {
     await client.quit();
@@ -438,13 +436,13 @@ async function runBackend(backend: Backend, config: Config, dir: string): Promis
       violations,
     };
   } finally {
-    await cleanup(store, repository);
+    await cleanup(store);
     await close();
   }
 }
 
-async function cleanup(store: StoreLocation, repository: SessionRepository): Promise<void> {
-  void repository;
+/** Drops the run's PostgreSQL tables or Redis keys (a SQLite run's file goes with its temporary folder). */
+async function cleanup(store: StoreLocation): Promise<void> {
   if (store.backend === 'postgres') {
     const client = new pg.Client({ connectionString: store.location });
     await client.connect();
@@ -452,12 +450,7 @@ async function cleanup(store: StoreLocation, repository: SessionRepository): Pro
     await client.end();
   } else if (store.backend === 'redis') {
     const client = new Redis(store.location);
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${store.prefix}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await client.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteRedisPrefix(client, store.prefix);
     await client.quit();
   }
 }
