@@ -49,20 +49,26 @@ async function time(repo: MeasuredRepository, id: string): Promise<string> {
   return `p50 ${q(0.5)} ms  p90 ${q(0.9)} ms  p99 ${q(0.99)} ms  state ${JSON.stringify(await repo.getEventLogState(id))}`;
 }
 
-for (const n of sizes) {
-  const file = path.join(dir, `${n}.db`);
-  const sqlite = new SqliteSessionRepository({ path: file, logger, synchronous: 'NORMAL' });
-  await fill(sqlite, 's', n);
-  console.log(`sqlite   ${String(n).padStart(6)} events: ${await time(sqlite, 's')}`);
-  await sqlite.close();
+try {
+  for (const n of sizes) {
+    const file = path.join(dir, `${n}.db`);
+    const sqlite = new SqliteSessionRepository({ path: file, logger, synchronous: 'NORMAL' });
+    await fill(sqlite, 's', n);
+    console.log(`sqlite   ${String(n).padStart(6)} events: ${await time(sqlite, 's')}`);
+    await sqlite.close();
 
-  const pool = new pg.Pool({ connectionString: process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test', max: 2 });
-  const prefix = `m_${Date.now().toString(36)}`;
-  const repo = new PostgresSessionRepository({ pool, prefix, logger });
-  await fill(repo, 's', n);
-  await pool.query(`ANALYZE ${prefix}_events`);
-  console.log(`postgres ${String(n).padStart(6)} events: ${await time(repo, 's')}`);
-  await dropPostgresStore(pool, prefix);
-  await pool.end();
+    const pool = new pg.Pool({ connectionString: process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test', max: 2 });
+    const prefix = `m_${Date.now().toString(36)}`;
+    try {
+      const repo = new PostgresSessionRepository({ pool, prefix, logger });
+      await fill(repo, 's', n);
+      await pool.query(`ANALYZE ${prefix}_events`);
+      console.log(`postgres ${String(n).padStart(6)} events: ${await time(repo, 's')}`);
+    } finally {
+      await dropPostgresStore(pool, prefix);
+      await pool.end();
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
 }
-rmSync(dir, { recursive: true, force: true });
