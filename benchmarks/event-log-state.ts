@@ -1,7 +1,9 @@
 // Per-call latency of getEventLogState — what Bm25Retriever reads before every search — on one session of
-// N events, SQLite (a file) and PostgreSQL (PG_URL, default as in the tests): p50 / p90 / p99 over CALLS calls.
+// N events, SQLite (a file) and PostgreSQL (PG_URL, default as in the tests): p50 / p90 / p99 over --calls calls.
 //
-//   SIZES=10000,100000 CALLS=2000 npx tsx benchmarks/event-log-state.ts
+//   npx tsx benchmarks/event-log-state.ts [--sizes 10000,100000] [--calls 2000]
+//
+// (The environment variables SIZES and CALLS, which earlier runs used, still set the defaults.)
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,14 +18,17 @@ import {
   type SessionRepository,
 } from 'session-compaction';
 import type { BatchAppendRepository, EventLogStateRepository } from 'session-compaction/spi';
+import { arg, numberArg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
 
 /** Both built-in stores measured here have both capabilities. */
 type MeasuredRepository = SessionRepository & BatchAppendRepository & EventLogStateRepository;
 
+const sizes = arg('sizes', process.env.SIZES ?? '10000,100000')
+  .split(',')
+  .map(Number);
+const calls = numberArg('calls', process.env.CALLS ?? '2000');
 const logger = createDefaultLogger({ silent: true });
-const sizes = (process.env.SIZES ?? '10000,100000').split(',').map(Number);
-const calls = Number(process.env.CALLS ?? 2000);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'event-log-state-'));
 
 async function fill(repo: MeasuredRepository, id: string, n: number): Promise<void> {
