@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 
-/** Every key of a benchmark run's prefix (`<prefix>:*`), a SCAN batch at a time; the prefixes the benchmarks make are hex. */
+/**
+ * Every key of a run's prefix (`<prefix>:*`), a SCAN batch at a time. The prefix goes into a MATCH pattern as is: the
+ * prefixes the benchmarks and the tests make (letters, digits, `_`) hold no glob character.
+ */
 export async function* redisKeys(client: Redis, prefix: string): AsyncGenerator<string[]> {
   let cursor = '0';
   do {
