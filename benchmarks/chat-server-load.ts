@@ -11,29 +11,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { buildChatServer, USER_HEADER } from '../examples/chat-server/app.js';
 import type { ChatServerConfig } from '../examples/chat-server/config.js';
 import { createChatContainer } from '../examples/chat-server/container.js';
 import { createDefaultLogger } from 'session-compaction';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../test/support/fakeOpenAIServer.js';
+import { arg, numberArg } from './support/args.js';
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '2000' },
-    connections: { type: 'string', default: '16' },
-    conversations: { type: 'string', default: '100' },
-    'max-seconds': { type: 'string', default: '60' },
-    rounds: { type: 'string', default: '3' },
-    repository: { type: 'string', default: 'sqlite' },
-  },
-});
-const REQUESTS = Number(values.requests);
-const CONNECTIONS = Number(values.connections);
-const CONVERSATIONS = Number(values.conversations);
-const MAX_SECONDS = Number(values['max-seconds']);
-const ROUNDS = Math.max(2, Number(values.rounds));
+const REQUESTS = numberArg('requests', '2000');
+const CONNECTIONS = numberArg('connections', '16');
+const CONVERSATIONS = numberArg('conversations', '100');
+const MAX_SECONDS = numberArg('max-seconds', '60');
+const ROUNDS = Math.max(2, numberArg('rounds', '3'));
+const REPOSITORY = arg('repository', 'sqlite');
 const MAX_BODY = 64 * 1024;
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -120,7 +111,7 @@ async function main(): Promise<void> {
     openaiApiKey: 'test',
     model: 'chat-model',
     summaryModel: 'summary-model',
-    repository: values.repository as ChatServerConfig['repository'],
+    repository: REPOSITORY as ChatServerConfig['repository'],
     sqlitePath: join(dir, 'sessions.db'),
     contextWindowTokens: 2000,
     thresholdRatio: 0.7,

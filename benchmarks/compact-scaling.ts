@@ -23,6 +23,9 @@ import {
 } from 'session-compaction';
 import { estimateEventsTokens } from 'session-compaction/spi';
 import { mulberry32 } from './src/prng.js';
+import { exitOnHelp } from './support/args.js';
+
+exitOnHelp();
 
 const SIZES = [1_000, 10_000, 100_000];
 /** Runs per size (fresh session each); the median is reported. 100k runs take seconds, so once. */

@@ -26,6 +26,7 @@ import { main } from '../cli/src/main.js';
 import { populateStore } from '../test/support/populateStore.js';
 import { arg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
+import { deleteRedisPrefix } from './support/redis.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -151,6 +152,7 @@ try {
   const killedTarget = new PostgresSessionRepository({ connectionString: PG_URL, prefix: `${tag}_k` });
   const afterKill = await sameStores(a, killedTarget);
   const totalInTarget = Number((await pool.query(`SELECT count(*) AS n FROM ${tag}_k_events`)).rows[0].n);
+  await pool.end();
   await killedTarget.close();
   await a.close();
   await b.close();
@@ -198,16 +200,13 @@ try {
       `the target then held ${totalInTarget} events for ${endToEnd.events} in the source, ${afterKill.mismatches} mismatches.`,
   );
   writeFileSync(OUT, `${lines.join('\n')}\n`);
+} finally {
+  // Also after a failed hop: both PostgreSQL stores (`<tag>` and `<tag>_k`) share the prefix, and the CLI wrote them.
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
   await dropPostgresStore(pool, tag);
   await pool.end();
-} finally {
   const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${tag}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteRedisPrefix(redis, tag);
   redis.disconnect();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -3,6 +3,7 @@
 //
 //   RECORDED_DIR=/path/to/recorded npm run bench:estimator                # o200k_base and cl100k_base, 5 repetitions
 //   RECORDED_DIR=/path/to/recorded npm run bench:estimator -- --reps 9 --encodings o200k_base
+//   (that is: node --expose-gc --import tsx benchmarks/estimator.ts [--reps 5] [--encodings …] [--budget-ms 10000])
 //
 // (a) prose: every turn of the LoCoMo conversations ($RECORDED_DIR/locomo/locomo10.json);
 // (b) code and tool output: every message and tool-call argument of the mini-swe-agent recordings
@@ -26,12 +27,9 @@ import type { TiktokenEncodingName } from 'session-compaction/spi';
 import { counterFor } from '../src/tokens/TiktokenTokenCountEstimator.js';
 import { preTokenizerFor } from '../src/tokens/preTokenizers.js';
 
-type Encoding = Extract<TiktokenEncodingName, 'o200k_base' | 'cl100k_base'>;
+import { arg } from './support/args.js';
 
-function arg(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1]! : fallback;
-}
+type Encoding = Extract<TiktokenEncodingName, 'o200k_base' | 'cl100k_base'>;
 
 const REPS = Number(arg('reps', '5'));
 const ENCODINGS = arg('encodings', 'o200k_base,cl100k_base').split(',') as Encoding[];

@@ -2,7 +2,7 @@
  * Token reduction of each stage of a compaction pipeline (observation masking → rolling summary) on the
  * recorded τ-bench and mini-swe-agent conversations under RECORDED_DIR (docs/benchmarking.md).
  *
- *   npx tsx benchmarks/pipeline-stages.ts [budget=8000]
+ *   npx tsx benchmarks/pipeline-stages.ts [--budget 8000]
  *
  * Two runs per source: with the budget (the pipeline stops as soon as a session fits), and forced (every
  * stage runs) to show what each stage removes on its own input. Tokens: js-tiktoken o200k_base.
@@ -28,9 +28,10 @@ import {
   defaultTokenCountEstimator,
 } from 'session-compaction';
 import { estimateEventsTokens } from 'session-compaction/spi';
+import { numberArg } from './support/args.js';
 
+const budget = numberArg('budget', '8000');
 const dir = resolve(process.env.RECORDED_DIR ?? '.');
-const budget = Number(process.argv[2] ?? 8000);
 const estimator = defaultTokenCountEstimator();
 
 /** mask → summarise (the acceptance pipeline), and mask → token budget with the tool-pair-safe cut. */

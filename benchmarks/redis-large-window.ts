@@ -10,6 +10,7 @@
 // on Redis and on SQLite (`:memory:`). Writes benchmarks/results/redis-large-window.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import {
   createDefaultLogger,
   DefaultSessionService,
@@ -23,6 +24,7 @@ import {
   type SessionRepository,
 } from 'session-compaction';
 import { arg } from './support/args.js';
+import { deleteRedisPrefix } from './support/redis.js';
 
 const EVENTS = Number(arg('events', '200000'));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -70,16 +72,16 @@ async function measure(
 }
 
 const rows = [];
-const redis = new RedisSessionRepository({
-  url: REDIS_URL,
-  prefix: `bench_large_${Date.now().toString(36)}`,
-  logger,
-  commandTimeoutMs: 120_000,
-});
+const client = new Redis(REDIS_URL);
+const prefix = `bench_large_${Date.now().toString(36)}`;
+const redis = new RedisSessionRepository({ client, prefix, logger, commandTimeoutMs: 120_000 });
 try {
   rows.push(await measure('redis', redis));
 } finally {
+  // Deleting the sessions leaves their tombstones and the store's migration record: the prefix goes as a whole.
+  await deleteRedisPrefix(client, prefix);
   await redis.close();
+  await client.quit();
 }
 const sqlite = new SqliteSessionRepository({ path: ':memory:', logger });
 try {

@@ -27,6 +27,7 @@ import {
 } from 'session-compaction';
 import { arg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
+import { deleteRedisPrefix } from './support/redis.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -207,12 +208,7 @@ async function openBackend(name: string): Promise<Backend | null> {
           repo,
           server: `Redis ${version}`,
           cleanup: async () => {
-            let cursor = '0';
-            do {
-              const [next, keys] = await client.scan(cursor, 'MATCH', `${tag}:*`, 'COUNT', 1000);
-              if (keys.length > 0) await client.unlink(...keys);
-              cursor = next;
-            } while (cursor !== '0');
+            await deleteRedisPrefix(client, tag);
             await client.quit();
           },
         };

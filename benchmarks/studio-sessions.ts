@@ -1,10 +1,12 @@
 // The studio's Sessions view at 100,000 sessions, on SQLite (a file) and PostgreSQL (PG_URL): latency of the
 // whole HTTP request (GET / and its keyset pages, a user search, an id-prefix search) through a running studio,
-// p50 / p95 / max over REQUESTS requests of each kind. Side by side, in the same run: the same page built
+// p50 / p95 / max over --requests requests of each kind. Side by side, in the same run: the same page built
 // without the store's listing (listSessionIds, then each session read on its own: what a store without
 // SessionListingRepository, such as Redis, gets).
 //
-//   SESSIONS=100000 REQUESTS=200 npm run bench:studio
+//   npm run bench:studio -- [--sessions 100000] [--requests 200]      (or: npx tsx benchmarks/studio-sessions.ts …)
+//
+// (The environment variables SESSIONS and REQUESTS, which earlier runs used, still set the defaults.)
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,10 +23,12 @@ import {
 import { encodeEvent } from 'session-compaction/spi';
 import { startStudio, type RunningStudio } from '../cli/src/studio/startStudio.js';
 import { listSessionPage } from '../cli/src/studio/views/sessionsView.js';
+import { numberArg } from './support/args.js';
+import { dropPostgresStore } from './support/postgres.js';
 
+const SESSIONS = numberArg('sessions', process.env.SESSIONS ?? '100000');
+const REQUESTS = numberArg('requests', process.env.REQUESTS ?? '200');
 const logger = createDefaultLogger({ silent: true });
-const SESSIONS = Number(process.env.SESSIONS ?? 100_000);
-const REQUESTS = Number(process.env.REQUESTS ?? 200);
 const USERS = Math.max(1, Math.floor(SESSIONS / 20));
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'studio-bench-'));
@@ -223,10 +227,7 @@ try {
     await check(postgres);
     await run('postgres', `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}prefix=${prefix}`);
   } finally {
-    const tables = await pool.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE tablename LIKE $1`, [
-      `${prefix}\\_%`,
-    ]);
-    for (const { tablename } of tables.rows) await pool.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
+    await dropPostgresStore(pool, prefix);
     await pool.end();
   }
 } finally {

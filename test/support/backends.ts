@@ -25,7 +25,7 @@ import type {
   RetentionRepository,
 } from 'session-compaction/spi';
 import { PG_URL, REDIS_URL, requireService } from './services.js';
-import { probePostgres } from './postgres.js';
+import { dropPostgresTables, probePostgres } from './postgres.js';
 import { deleteRedisKeys, probeRedis } from './redis.js';
 
 /** The capabilities every built-in repository has. */
@@ -83,10 +83,7 @@ export function allBackends(): Backend[] {
       repository: () => postgres,
       teardown: async () => {
         if (pool === undefined) return;
-        const tables = await pool.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE tablename LIKE $1`, [
-          `${pgPrefix}\\_%`,
-        ]);
-        for (const { tablename } of tables.rows) await pool.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
+        await dropPostgresTables(pool, pgPrefix);
         await pool.end();
       },
     },

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { deleteRedisPrefix } from '../../benchmarks/support/redis.js';
 import { REDIS_URL } from './services.js';
 
 /** A prefix no other run uses, so parallel runs on one server never collide. */
@@ -7,14 +8,9 @@ export function freshRedisPrefix(): string {
   return `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
 
-/** Deletes every key under `prefix` with SCAN (never KEYS, which blocks the server). */
+/** Deletes every key under `prefix` with SCAN (never KEYS, which blocks the server): the benchmarks' helper. */
 export async function deleteRedisKeys(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await client.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteRedisPrefix(client, prefix);
 }
 
 export async function probeRedis(): Promise<void> {
