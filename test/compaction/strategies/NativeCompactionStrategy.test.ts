@@ -388,7 +388,9 @@ describe('NativeCompactionStrategy', function () {
       };
       const compactor = new ScriptedCompactor([ok(1)]);
       const events = msgs(6);
-      const result = await new NativeCompactionStrategy({ compactor, fallback: drifting, logger }).compact(compactionRequest(events));
+      const result = await new NativeCompactionStrategy({ compactor, fallback: drifting, logger }).compact(
+        compactionRequest(events),
+      );
       expect(result.archivedEvents.map((e) => e.id)).to.deep.equal(events.slice(1, 4).map((e) => e.id));
       expect(summaryOf(result.compactedEvents).metadata[METADATA_NATIVE_COMPACTION]).to.equal(undefined);
       expect(result.usage?.summarizerCalls).to.equal(2);
