@@ -130,6 +130,13 @@ describe('ContextAssembler', function () {
       expect(none.tokens.history).to.be.greaterThan(950);
     });
 
+    it('lets the budget, not a count of 40 hits, bound the block by default', async function () {
+      await append('s', ...Array.from({ length: 80 }, (_, i) => Messages.user(`note ${i} about kites`)));
+      await archiveAllBut('s', 1);
+      const ctx = await assembler.assemble({ sessionId: 's', maxTokens: 20_000, query: 'kites', recall: { neighbors: 0 } });
+      expect(ctx.recalled).to.have.length(79);
+    });
+
     it('respects recall.maxTokens below the share', async function () {
       await chatWithArchive();
       const ctx = await assembler.assemble({
