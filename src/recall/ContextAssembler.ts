@@ -31,7 +31,10 @@ export interface RecallSettings {
    * retriever returned are quoted (otherwise the event next to two strong hits may rank as one).
    */
   neighbors?: number;
-  /** Most hits quoted (each with its neighbours while the best 8 last); default 40. */
+  /**
+   * Most hits quoted (each with its neighbours while the best 8 last); default 200, so that the budget, not a
+   * count, is what bounds the block.
+   */
   limit?: number;
   /**
    * 'before-last-user' (default): right before the latest user message, so system messages and history stay an
@@ -105,7 +108,11 @@ export interface ContextAssemblerOptions {
 }
 
 export const DEFAULT_RECALL_SHARE = 0.6;
-export const DEFAULT_RECALL_LIMIT = 40;
+/**
+ * High enough that the budget bounds the block: measured on LoCoMo (events dated), 40 left a 2,400-token block
+ * a quarter empty at 8,000 tokens (evidence 88.7 % → 91.6 % with 200; no change on τ-bench or mini-swe-agent).
+ */
+export const DEFAULT_RECALL_LIMIT = 200;
 export const DEFAULT_RECALL_NEIGHBORS = 2;
 
 /** How many of the best hits are quoted with their neighbours (measured on LoCoMo: more neighbours per hit beats more hits only near the top). */
@@ -119,6 +126,21 @@ const NEIGHBOURED_HITS = 8;
  * rises from 66 % to 73 % (0.4; 0.2 gives 71 %, 0.7 gives 75 % but ranks more non-matching neighbours first).
  */
 const NEIGHBOUR_EVIDENCE = 0.4;
+
+/**
+ * Rounds of filling the block: the first by estimated costs, each further one with the room the rendered block
+ * left. Measured on LoCoMo at 4,000 tokens (events dated): one round used ~1,930 of ~2,390 tokens, three use ~2,350.
+ */
+const FILL_PASSES = 3;
+
+/** What filling the block needs besides the ranking (see ContextAssembler.fill). */
+interface FillContext {
+  log: ReadonlyMap<number, SessionEvent>;
+  position: ReadonlyMap<string, number>;
+  neighbors: number;
+  quotable: (event: SessionEvent) => boolean;
+  entry: (event: SessionEvent) => { text: string; cost: number } | null;
+}
 
 /** No single quoted event may take more than this share of the block: one huge tool output must not crowd out the rest. */
 const MAX_ENTRY_SHARE = 0.25;
@@ -336,16 +358,46 @@ export class ContextAssembler {
       return text === null ? null : { text, cost: estimator.estimate(recallEntry(event, null, text)) + 1 };
     };
     const overhead = estimator.estimate(formatMessage({ type: 'user', text: renderRecallBlock([]) }));
+    const fillContext: FillContext = { log, position, neighbors: settings.neighbors, quotable, entry };
 
     const groups: RecallBlockEntry[][] = [];
     const chosen = new Set<string>();
     let used = overhead;
-    for (const [rank, hit] of ranked.slice(0, settings.limit).entries()) {
+    // Estimated costs count every entry's time, but the block writes a time only where it changes: the rendered
+    // block is smaller, and what it leaves goes to further hits (the same ranking, again) until none fits.
+    for (let pass = 0; pass < FILL_PASSES; pass++) {
+      const before = groups.length;
+      this.fill(ranked.slice(0, settings.limit), groups, chosen, used, cap, fillContext);
+      if (groups.length === before) break;
+      used = this.render(groups.flat()).tokens;
+    }
+    // Entry costs are estimated one by one; the rendered block is counted whole and trimmed from the worst hit.
+    while (groups.length > 0) {
+      const block = this.render(groups.flat());
+      if (block.tokens <= cap) return block;
+      groups.pop();
+    }
+    return null;
+  }
+
+  /**
+   * Adds hits of `ranked` (best first) to `groups` while their estimated cost fits `cap` from `used`, each of the
+   * NEIGHBOURED_HITS best with its neighbours (alone when only it fits).
+   */
+  private fill(
+    ranked: readonly SessionEvent[],
+    groups: RecallBlockEntry[][],
+    chosen: Set<string>,
+    used: number,
+    cap: number,
+    { log, position, neighbors, quotable, entry }: FillContext,
+  ): void {
+    for (const [rank, hit] of ranked.entries()) {
       const at = position.get(hit.id);
       if (at === undefined || chosen.has(hit.id)) continue;
       const around: SessionEvent[] = [];
       // The best hits come with their neighbours; the rest alone, so the block reaches further down the ranking.
-      const n = rank < NEIGHBOURED_HITS ? settings.neighbors : 0;
+      const n = rank < NEIGHBOURED_HITS ? neighbors : 0;
       for (let i = at - n; i <= at + n; i++) {
         const e = log.get(i);
         if (e === undefined) continue;
@@ -373,13 +425,6 @@ export class ContextAssembler {
       groups.push(group);
       used += cost;
     }
-    // Entry costs are estimated one by one; the rendered block is counted whole and trimmed from the worst hit.
-    while (groups.length > 0) {
-      const block = this.render(groups.flat());
-      if (block.tokens <= cap) return block;
-      groups.pop();
-    }
-    return null;
   }
 
   /**

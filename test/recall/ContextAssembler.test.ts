@@ -130,6 +130,28 @@ describe('ContextAssembler', function () {
       expect(none.tokens.history).to.be.greaterThan(950);
     });
 
+    it('lets the budget, not a count of 40 hits, bound the block by default', async function () {
+      await append('s', ...Array.from({ length: 80 }, (_, i) => Messages.user(`note ${i} about kites`)));
+      await archiveAllBut('s', 1);
+      const ctx = await assembler.assemble({ sessionId: 's', maxTokens: 20_000, query: 'kites', recall: { neighbors: 0 } });
+      expect(ctx.recalled).to.have.length(79);
+    });
+
+    it('fills the block up to its share when the quoted events share one time, written once', async function () {
+      await service.create({ id: 's', userId: 'alice' });
+      const at = new Date('2023-05-08T13:56:00Z');
+      for (let i = 0; i < 80; i++) await service.appendMessage('s', Messages.user(`note ${i} about kites`), { timestamp: at });
+      await archiveAllBut('s', 1);
+      const ctx = await assembler.assemble({
+        sessionId: 's',
+        maxTokens: 2000,
+        query: 'kites',
+        recall: { share: 0.5, neighbors: 0 },
+      });
+      // Each entry costs ~27 characters, ~47 with its time: estimated that way alone, the block stopped at 686.
+      expect(ctx.tokens.recall).to.be.within(900, 1000);
+    });
+
     it('respects recall.maxTokens below the share', async function () {
       await chatWithArchive();
       const ctx = await assembler.assemble({
