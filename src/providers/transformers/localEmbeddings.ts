@@ -10,6 +10,7 @@ export type LocalEmbeddingPooling = 'mean' | 'cls' | 'last_token';
 /** The weights' precision, which picks the file: onnx/model.onnx (fp32), onnx/model_quantized.onnx (q8), …_fp16, … */
 export type LocalEmbeddingDtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'q4f16' | 'bnb4';
 
+/** Options of `localEmbeddings`: where the model is, and how its token vectors become one vector per text. */
 export interface LocalEmbeddingsOptions {
   /**
    * The model's directory on disk, as exported for transformers.js (config.json, tokenizer.json,
@@ -101,20 +102,27 @@ export function localEmbeddings(options: LocalEmbeddingsOptions): LocalEmbedFunc
     }
     if (texts.length === 0) return [];
     const run = await load();
-    const vectors: number[][] = [];
-    for (let from = 0; from < texts.length; from += batchSize) {
-      const batch = texts.slice(from, from + batchSize).map((t) => cutEmbeddingInput(t, maxInputChars));
-      const output = await run(batch, { pooling, normalize });
+    const inputs = texts.map((t) => cutEmbeddingInput(t, maxInputChars));
+    // Longest first, so that each forward pass pads its texts to a similar length (as sentence-transformers
+    // does): in arrival order, one long turn makes a whole batch of short ones pay for its length.
+    const order = inputs.map((_, i) => i).sort((a, b) => inputs[b]!.length - inputs[a]!.length);
+    const vectors = new Array<number[]>(texts.length);
+    for (let from = 0; from < order.length; from += batchSize) {
+      const indices = order.slice(from, from + batchSize);
+      const output = await run(
+        indices.map((i) => inputs[i]!),
+        { pooling, normalize },
+      );
       const rows = output.tolist();
-      if (output.dims.length !== 2 || !Array.isArray(rows) || rows.length !== batch.length) {
+      if (output.dims.length !== 2 || !Array.isArray(rows) || rows.length !== indices.length) {
         throw new IllegalStateError(
-          `the model in ${modelPath} returned a tensor of shape [${output.dims.join(', ')}] for ${batch.length} texts: ` +
+          `the model in ${modelPath} returned a tensor of shape [${output.dims.join(', ')}] for ${indices.length} texts: ` +
             'a feature-extraction model (last_hidden_state of [batch, tokens, dimensions]) is needed',
         );
       }
       // A text with no token at all (empty, or only characters the tokenizer drops) mean-pools to 0/0: it has no
       // meaning to compare, which the zero vector says (it matches nothing) where NaN would fail the whole call.
-      for (const row of rows as number[][]) vectors.push(row.map((x) => (Number.isFinite(x) ? x : 0)));
+      (rows as number[][]).forEach((row, k) => (vectors[indices[k]!] = row.map((x) => (Number.isFinite(x) ? x : 0))));
     }
     return vectors;
   };

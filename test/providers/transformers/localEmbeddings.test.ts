@@ -84,6 +84,18 @@ describe('localEmbeddings (transformers.js, a model on disk)', function () {
     expect(byTwo).to.deep.equal(whole);
   });
 
+  it('returns the vectors in the order of the texts, though it batches them by length', async function () {
+    const texts = ['dog', 'the car engine and the car', 'rain', 'pizza and dinner'];
+    const expected = [
+      [1, 0, 0, 0],
+      [0, 1, 0, 0],
+      [0, 0, 0, 1],
+      [0, 0, 1, 0],
+    ];
+    expect(await localEmbeddings({ modelPath: dir })(texts)).to.deep.equal(expected);
+    expect(await localEmbeddings({ modelPath: dir, batchSize: 1 })(texts)).to.deep.equal(expected);
+  });
+
   it('embeds a text with no known token (or none at all) as the zero vector, not NaN', async function () {
     const vectors = await localEmbeddings({ modelPath: dir })(['', 'unknown words only']);
     expect(vectors).to.deep.equal([
