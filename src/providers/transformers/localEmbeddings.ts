@@ -71,9 +71,9 @@ interface OutputTensor {
  * An `embed` function for `EmbeddingRetriever` (and so `HybridRetriever`) over a sentence-embedding model on disk,
  * run in-process by transformers.js (`@huggingface/transformers`, an optional peer dependency, loaded on the first
  * call) on ONNX Runtime's CPU backend: semantic recall without a hosted model and without sending text anywhere.
- * Nothing is downloaded, ever: the model is read from `modelPath` only (`local_files_only`), whatever
- * transformers.js's global `env` says. The model loads once, on first use, shared by concurrent calls; a failed
- * load is not kept, so the next call tries again.
+ * Nothing is downloaded, ever: the model is read from `modelPath` only (`local_files_only`, even where
+ * transformers.js's global `env.allowRemoteModels` is on). The model loads once, on first use, shared by
+ * concurrent calls; a failed load is not kept, so the next call tries again.
  */
 export function localEmbeddings(options: LocalEmbeddingsOptions): LocalEmbedFunction {
   if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
