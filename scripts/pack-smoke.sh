@@ -78,9 +78,10 @@ for major in 8 7; do
   # A failed check must fail the script (an `a && b` list that fails does not stop `set -e`).
   node quickstart.mjs | grep -q 'archived 10, active 7, total 17' || { echo "pack smoke test: README quick start failed" >&2; exit 1; }
   echo "pack smoke test: README quick start — ok"
-  cp "$root"/scripts/pack-smoke/{compact.mjs,root-import.mjs,require.cjs,config-di.mjs,redis-close.mjs,otel.mjs} .
+  cp "$root"/scripts/pack-smoke/{compact.mjs,root-import.mjs,require.cjs,config-di.mjs,redis-close.mjs,otel.mjs,local-embeddings.mjs} .
   node compact.mjs
   node root-import.mjs
+  node local-embeddings.mjs
   # A CommonJS application: require() of the root and of a subpath.
   node require.cjs
   # The configuration file through DI (zod and yaml are the package's own dependencies).

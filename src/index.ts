@@ -110,6 +110,7 @@ export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
 export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';
 export { HybridRetriever } from './recall/HybridRetriever.js';
 export { openAIEmbeddings } from './providers/openai/index.js';
+export { localEmbeddings } from './providers/transformers/index.js';
 export { ContextAssembler, type AssembleRequest, type AssembledContext, type RecallSettings } from './recall/ContextAssembler.js';
 
 // Chat integration

@@ -23,8 +23,30 @@ export function requireOptional<T>(packageName: string, feature: string): T {
   }
 }
 
+/**
+ * The asynchronous form of `requireOptional`, for a package that is ESM first (e.g. transformers.js) and a
+ * feature that is asynchronous anyway: `import()` loads its ESM entry, as the application's own import would.
+ */
+export async function importOptional<T>(packageName: string, feature: string): Promise<T> {
+  try {
+    return (await import(packageName)) as T;
+  } catch (error) {
+    if (isMissing(error, packageName)) {
+      throw new IllegalStateError(
+        `${feature} needs the optional package '${packageName}', which is not installed: run npm install ${packageName}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
 function isMissing(error: unknown, packageName: string): boolean {
   const e = error as { code?: unknown; message?: unknown };
   // A missing transitive dependency of an installed driver is a broken install, not a missing package.
-  return e.code === 'MODULE_NOT_FOUND' && typeof e.message === 'string' && e.message.includes(`'${packageName}'`);
+  return (
+    (e.code === 'MODULE_NOT_FOUND' || e.code === 'ERR_MODULE_NOT_FOUND') &&
+    typeof e.message === 'string' &&
+    e.message.includes(`'${packageName}'`)
+  );
 }

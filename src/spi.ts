@@ -239,6 +239,12 @@ export { DEFAULT_RRF_K, type HybridRetrieverOptions } from './recall/HybridRetri
 export { type RepositoryRetrieverOptions } from './recall/RepositoryRetriever.js';
 export { type OpenAIEmbeddingsOptions } from './providers/openai/openAIEmbeddings.js';
 export {
+  type LocalEmbeddingsOptions,
+  type LocalEmbedFunction,
+  type LocalEmbeddingPooling,
+  type LocalEmbeddingDtype,
+} from './providers/transformers/localEmbeddings.js';
+export {
   type ChatProvider,
   type ChatProviderCall,
   type ChatProviderOutcome,

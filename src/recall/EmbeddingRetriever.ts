@@ -30,6 +30,10 @@ interface CachedVector {
   text: string;
   /** Unit length, so that cosine similarity is a dot product. In flight while the embed call runs. */
   vector: Promise<Float32Array>;
+  /** The same vector once it is there: a query over cached vectors then awaits no promise per event. */
+  ready?: Float32Array;
+  /** The retriever's clock when a request last used it: the smallest is the least recently used. */
+  used: number;
 }
 
 /**
@@ -46,8 +50,12 @@ export class EmbeddingRetriever implements Retriever {
   readonly minScore: number;
   private readonly service: SessionService;
   private readonly embed: EmbedFunction;
-  /** Insertion order is recency order. */
   private readonly cache = new Map<string, CachedVector>();
+  /**
+   * Recency is a counter stamped on each use, not the Map's insertion order: moving 10,000 hits to the end of the
+   * Map on every query (a delete and a set each) cost more than the dot products.
+   */
+  private clock = 0;
   private readonly unsubscribe: () => void;
 
   constructor(options: EmbeddingRetrieverOptions) {
@@ -120,20 +128,17 @@ export class EmbeddingRetriever implements Retriever {
       const score = dot(query!, vectors[i]!);
       if (score > this.minScore) hits.push({ event: c.event, score });
     });
-    // Stable sort: equal scores keep log (and session) order.
-    hits.sort((a, b) => b.score - a.score);
-    return hits.slice(0, r.limit);
+    return best(hits, r.limit);
   }
 
   private async vectorsOf(candidates: Array<{ event: SessionEvent; text: string }>): Promise<Float32Array[]> {
-    const missing: Array<{ key: string; text: string; resolve: (v: Float32Array) => void; reject: (e: unknown) => void }> = [];
+    const missing: Array<{ entry: CachedVector; resolve: (v: Float32Array) => void; reject: (e: unknown) => void }> = [];
     const pending = candidates.map(({ event, text }) => {
       const key = `${event.sessionId}\u0000${event.id}`;
       const cached = this.cache.get(key);
       if (cached !== undefined && cached.text === text) {
-        this.cache.delete(key);
-        this.cache.set(key, cached);
-        return cached.vector;
+        cached.used = ++this.clock;
+        return cached.ready ?? cached.vector;
       }
       let resolve!: (v: Float32Array) => void;
       let reject!: (e: unknown) => void;
@@ -141,28 +146,39 @@ export class EmbeddingRetriever implements Retriever {
         resolve = res;
         reject = rej;
       });
-      const entry = { text, vector };
-      this.cache.delete(key);
+      const entry: CachedVector = { text, vector, used: ++this.clock };
       this.cache.set(key, entry);
       // A failed embedding is not cached: the next request tries again.
       vector.catch(() => {
         if (this.cache.get(key) === entry) this.cache.delete(key);
       });
-      missing.push({ key, text, resolve, reject });
+      missing.push({ entry, resolve, reject });
       return vector;
     });
-    while (this.cache.size > this.maxCachedVectors) this.cache.delete(this.cache.keys().next().value as string);
+    if (this.cache.size > this.maxCachedVectors) this.evictLeastRecentlyUsed();
     for (let from = 0; from < missing.length; from += this.batchSize) {
       const batch = missing.slice(from, from + this.batchSize);
       try {
-        const vectors = await this.embedChecked(batch.map((m) => m.text));
-        batch.forEach((m, i) => m.resolve(vectors[i]!));
+        const vectors = await this.embedChecked(batch.map((m) => m.entry.text));
+        batch.forEach((m, i) => {
+          m.entry.ready = vectors[i]!;
+          m.resolve(vectors[i]!);
+        });
       } catch (error) {
         for (const m of missing.slice(from)) m.reject(error);
         break;
       }
     }
+    // All cached (the usual warm query): no promise to await per event.
+    if (missing.length === 0 && pending.every((v): v is Float32Array => v instanceof Float32Array)) return pending;
     return Promise.all(pending);
+  }
+
+  /** Drops the least recently used vectors down to `maxCachedVectors` (this request's own are the most recent). */
+  private evictLeastRecentlyUsed(): void {
+    const overflow = this.cache.size - this.maxCachedVectors;
+    const oldest = [...this.cache].sort((a, b) => a[1].used - b[1].used).slice(0, overflow);
+    for (const [key] of oldest) this.cache.delete(key);
   }
 
   /** Calls `embed` and checks its answer: one finite, non-empty vector per text, all of one dimension. */
@@ -182,6 +198,22 @@ export class EmbeddingRetriever implements Retriever {
   }
 }
 
+/**
+ * The `limit` best hits, best first; equal scores keep log (and session) order. Sorting every event (10,000 objects
+ * through a comparator) cost more than finding the limit-th best score in a native numeric sort and sorting only
+ * the hits at or above it.
+ */
+function best(hits: RetrievedEvent[], limit: number): RetrievedEvent[] {
+  let top = hits;
+  if (hits.length > limit) {
+    const scores = Float64Array.from(hits, (h) => h.score).sort();
+    const threshold = scores[scores.length - limit]!;
+    top = hits.filter((h) => h.score >= threshold);
+  }
+  // Stable: ties keep the order they had.
+  return top.sort((a, b) => b.score - a.score).slice(0, limit);
+}
+
 function unit(v: number[]): Float32Array {
   let norm = 0;
   for (const x of v) norm += x * x;
@@ -195,7 +227,19 @@ function dot(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) {
     throw new IllegalStateError(`embed returned vectors of different dimensions (${a.length} and ${b.length})`);
   }
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
+  // Four running sums: independent additions the CPU can overlap (a query scores every cached vector).
+  const n = a.length;
+  const end = n - (n % 4);
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let i = 0; i < end; i += 4) {
+    s0 += a[i]! * b[i]!;
+    s1 += a[i + 1]! * b[i + 1]!;
+    s2 += a[i + 2]! * b[i + 2]!;
+    s3 += a[i + 3]! * b[i + 3]!;
+  }
+  for (let i = end; i < n; i++) s0 += a[i]! * b[i]!;
+  return s0 + s1 + s2 + s3;
 }

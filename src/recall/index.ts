@@ -7,6 +7,13 @@ export { EmbeddingRetriever, type EmbeddingRetrieverOptions, type EmbedFunction 
 export { HybridRetriever, type HybridRetrieverOptions } from './HybridRetriever.js';
 export { openAIEmbeddings, type OpenAIEmbeddingsOptions } from '../providers/openai/openAIEmbeddings.js';
 export {
+  localEmbeddings,
+  type LocalEmbeddingsOptions,
+  type LocalEmbedFunction,
+  type LocalEmbeddingPooling,
+  type LocalEmbeddingDtype,
+} from '../providers/transformers/localEmbeddings.js';
+export {
   ContextAssembler,
   type ContextAssemblerOptions,
   type AssembleRequest,

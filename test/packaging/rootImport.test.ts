@@ -3,7 +3,17 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const OPTIONAL = ['better-sqlite3', 'pg', 'ioredis', 'openai', 'winston', 'zod', 'yaml'];
+const OPTIONAL = [
+  'better-sqlite3',
+  'pg',
+  'ioredis',
+  'openai',
+  '@huggingface/transformers',
+  'onnxruntime-node',
+  'winston',
+  'zod',
+  'yaml',
+];
 
 /** Every module URL (ESM) and file (CommonJS) that a fresh Node process loads while running `script`. */
 function loadedModules(script: string): string[] {
@@ -28,7 +38,7 @@ const packagesIn = (modules: string[]): Set<string> =>
 describe('package root import', function () {
   this.timeout(60_000);
 
-  it('loads none of the database drivers, the OpenAI SDK, winston, zod or yaml', function () {
+  it('loads none of the database drivers, the OpenAI SDK, transformers.js, winston, zod or yaml', function () {
     const loaded = packagesIn(loadedModules("await import('./src/index.ts');"));
     expect(loaded.has('inversify'), 'the recorder sees node_modules packages').to.equal(true);
     for (const name of OPTIONAL) expect(loaded.has(name), name).to.equal(false);

@@ -8,7 +8,15 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Every framework an integration adapts; none of them is a dependency of the package. */
-const FRAMEWORKS = ['@anthropic-ai/sdk', 'ai', '@ai-sdk/provider', '@langchain/core', '@openai/agents', '@openai/agents-core'];
+const FRAMEWORKS = [
+  '@anthropic-ai/sdk',
+  'ai',
+  '@ai-sdk/provider',
+  '@langchain/core',
+  '@openai/agents',
+  '@openai/agents-core',
+  '@huggingface/transformers',
+];
 
 /** Every entry point of package.json "exports", as its source file. */
 const ENTRIES = Object.values(
@@ -61,6 +69,7 @@ describe('framework peers stay optional', function () {
       'src/providers/anthropic/index.ts',
       'src/providers/ai-sdk/index.ts',
       'src/providers/openai-agents/index.ts',
+      'src/providers/transformers/index.ts',
     ]);
     const outcomes = await importWithoutFrameworks(
       ENTRIES.filter((e) => e !== LANGCHAIN).map((e) => pathToFileURL(`${root}${e}`).href),
@@ -74,6 +83,21 @@ describe('framework peers stay optional', function () {
     expect(outcome!.ok).to.equal(false);
     expect(outcome!.error).to.equal(
       "session-compaction/langchain needs the optional peer dependency '@langchain/core' (npm install @langchain/core)",
+    );
+  });
+
+  it('localEmbeddings without transformers.js installed names the package to install when it is first called', async function () {
+    const script = `
+      const { localEmbeddings } = await import(${JSON.stringify(pathToFileURL(`${root}src/providers/transformers/index.ts`).href)});
+      const embed = localEmbeddings({ modelPath: '/nowhere' });
+      await embed(['text']).then(() => process.stdout.write('resolved'), (e) => process.stdout.write(e.name + ': ' + e.message));`;
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--import', './test/support/loader/blockPackages.mjs', '--input-type=module', '-e', script],
+      { cwd: root, env: { ...process.env, BLOCKED_PACKAGES: '@huggingface/transformers' }, timeout: 60_000 },
+    );
+    expect(stdout).to.equal(
+      "IllegalStateError: localEmbeddings needs the optional package '@huggingface/transformers', which is not installed: run npm install @huggingface/transformers",
     );
   });
 });

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import type { EmbedFunction } from '../../recall/EmbeddingRetriever.js';
+import { cutEmbeddingInput } from '../embeddingInput.js';
 
 export interface OpenAIEmbeddingsOptions {
   /** e.g. 'text-embedding-3-small', or the name a compatible server (vLLM, Ollama, LiteLLM) serves. */
@@ -52,7 +53,7 @@ export function openAIEmbeddings(options: OpenAIEmbeddingsOptions): EmbedFunctio
     ).embeddings.create({
       model,
       // The API rejects an empty input string; a single space embeds as "nothing".
-      input: texts.map((t) => (t === '' ? ' ' : cut(t, maxInputChars))),
+      input: texts.map((t) => (t === '' ? ' ' : cutEmbeddingInput(t, maxInputChars))),
       encoding_format: 'float',
       ...(options.dimensions !== undefined ? { dimensions: options.dimensions } : {}),
     });
@@ -63,13 +64,6 @@ export function openAIEmbeddings(options: OpenAIEmbeddingsOptions): EmbedFunctio
     }
     return vectors;
   };
-}
-
-/** Cuts at a code-point boundary, never between the halves of a surrogate pair. */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return text.slice(0, end);
 }
 
 async function createClient(options: OpenAIEmbeddingsOptions): Promise<OpenAI> {
