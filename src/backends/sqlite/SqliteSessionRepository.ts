@@ -59,7 +59,7 @@ import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTa
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
-import { buildSqliteSearch } from './search.js';
+import { SEARCH_WINDOWED_ATTEMPTS, SEARCH_WINDOW_FACTOR, SEARCH_WINDOW_GROWTH, buildSqliteSearch } from './search.js';
 import { SqliteCompactions } from './compactions.js';
 import { COMPACTION_RECORD_SCHEMA_VERSION, requireRecordOf, type CompactionRecord } from '../../repository/CompactionRecord.js';
 
@@ -447,9 +447,17 @@ export class SqliteSessionRepository
     if (terms.length === 0) return [];
     const owner = st.findById.get(sessionId) as SessionRow | undefined;
     if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
-    const search = buildSqliteSearch(this.tables, sessionId, terms, o);
-    const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
-    return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+    // The best matches of the whole index first, widened only when the join's rules leave too few of them: a
+    // store of one session answers from the first window, a store of many sessions pays more attempts.
+    let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
+    for (let attempt = 0; ; attempt++) {
+      if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
+      const search = buildSqliteSearch(this.tables, sessionId, terms, o, window);
+      const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
+      // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer.
+      if (window === null || rows.length >= o.limit) return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+      window *= SEARCH_WINDOW_GROWTH;
+    }
   }
 
   async compactEvents(
