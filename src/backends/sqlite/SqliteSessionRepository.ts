@@ -48,7 +48,7 @@ import { userErasureInProgressError, type UserErasureRepository } from '../../re
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, buildNeighbourQueries, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import {
   mergeNeighbourWindows,
   requireNeighbourRequest,
@@ -414,22 +414,26 @@ export class SqliteSessionRepository
     );
   }
 
-  /** Two index range scans per event (before it, from it on): the cost does not grow with the log. */
+  /** One indexed lookup and two index range scans per event (before it, from it on): the cost does not grow with the log. */
   async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
     this.ready();
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
-    const st = this.statement(buildNeighbourQuery(this.tables.events));
+    const q = buildNeighbourQueries(this.tables.events);
+    const anchor = this.statement(q.anchor);
+    const before = this.statement(q.before);
+    const from = this.statement(q.from);
     const windows: KeyedWindow[] = [];
     for (const id of ids) {
-      const rows = st.all({ sessionId, id, radius }) as Array<EventRow & { part: number; seq: number }>;
-      const from = rows.filter((r) => r.part === 1);
-      if (from.length === 0 || from[0]!.id !== id) continue;
-      const ordered = [...rows.filter((r) => r.part === 0).reverse(), ...from.slice(0, radius + 1)];
+      const seq = anchor.get(sessionId, id) as { seq: number } | undefined;
+      if (seq === undefined) continue;
+      const earlier = radius === 0 ? [] : (before.all(sessionId, seq.seq, radius) as Array<EventRow & { seq: number }>);
+      const later = from.all(sessionId, seq.seq, radius + 2) as Array<EventRow & { seq: number }>;
+      const ordered = [...earlier.reverse(), ...later.slice(0, radius + 1)];
       windows.push({
         keys: ordered.map((r) => r.seq),
         events: ordered.map(fromRow),
-        next: from.length > radius + 1 ? from[radius + 1]!.seq : null,
+        next: later.length > radius + 1 ? later[radius + 1]!.seq : null,
       });
     }
     return mergeNeighbourWindows(windows);
