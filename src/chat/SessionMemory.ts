@@ -838,6 +838,8 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     const window = this.contextWindowTokens;
     const parts = await assembler.assembleParts({
       sessionId: session.id,
+      // Resolved at the start of the turn: the assembler need not read it again.
+      session,
       maxTokens: window === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.floor(window / calibrationRatio(session))),
       system: request.filter((m) => m.type === 'system'),
       activeEvents: history,

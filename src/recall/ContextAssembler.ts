@@ -5,6 +5,7 @@ import { EventFilter } from '../filter/EventFilter.js';
 import type { SessionService } from '../service/SessionService.js';
 import { formatEvent, formatMessage } from '../session/formatEvent.js';
 import { isMessageType, type Message } from '../session/Message.js';
+import { Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { estimateEventTokens } from '../tokens/eventTokens.js';
 import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
@@ -63,6 +64,11 @@ export interface AssembleRequest {
    * events outside it are never quoted.
    */
   activeEvents?: readonly SessionEvent[];
+  /**
+   * The session as already read (it is then not read again): a caller that has just loaded it — SessionMemory
+   * resolves it at the start of every turn — saves the assembler's existence check, one repository call.
+   */
+  session?: Session;
   /**
    * Messages of this request that are not in the log yet (e.g. the incoming user message, when you assemble
    * before appending it): they come last, count as history, and are dropped only when they alone exceed the budget.
@@ -209,7 +215,9 @@ export class ContextAssembler {
         `the system messages need ${systemTokens} tokens, more than the budget of ${budget} (maxTokens - reserveTokens)`,
       );
     }
-    if ((await this.service.findById(r.sessionId)) === null) throw new InvalidArgumentError(`Session not found: ${r.sessionId}`);
+    if (r.session === undefined && (await this.service.findById(r.sessionId)) === null) {
+      throw new InvalidArgumentError(`Session not found: ${r.sessionId}`);
+    }
     const active =
       r.activeEvents ?? (await this.service.getEvents(r.sessionId, (r.filter ?? EventFilter.all()).merge(EventFilter.active())));
     for (const e of active) {
@@ -504,6 +512,7 @@ interface Validated {
   recall: Settings | null;
   filter: EventFilter | undefined;
   activeEvents: readonly SessionEvent[] | undefined;
+  session: Session | undefined;
   pending: Message[];
 }
 
@@ -525,6 +534,9 @@ function validate(request: AssembleRequest): Validated {
   if (request.activeEvents !== undefined && !Array.isArray(request.activeEvents)) {
     throw new InvalidArgumentError('activeEvents must be an array');
   }
+  if (request.session !== undefined && !(request.session instanceof Session && request.session.id === sessionId)) {
+    throw new InvalidArgumentError(`session must be the Session ${sessionId}`);
+  }
   return {
     sessionId,
     maxTokens,
@@ -534,6 +546,7 @@ function validate(request: AssembleRequest): Validated {
     recall: recallSettings(request.recall),
     filter: request.filter,
     activeEvents: request.activeEvents,
+    session: request.session,
     pending: messages(request.pending, 'pending'),
   };
 }

@@ -61,6 +61,20 @@ function evictOldest(cache: Map<string, Entry>): void {
   if (next.done !== true) cache.delete(next.value);
 }
 
+/** The metadata key of a masked copy's original (METADATA_MASKED_FROM of the compaction layer). */
+const MASKED_FROM = 'maskedFrom';
+
+/**
+ * Where an event's count is remembered: its (session, id) — or, for a masked copy, its original's id. A copy
+ * gets a fresh id each time a strategy masks the original, and a deferred masking (`minSavedTokens`) masks the
+ * same originals again on every run: keyed by the original, the same copy text is counted once, not once a run.
+ * The length and fingerprint checks still tell two different copies of one original apart.
+ */
+function memoKey(event: SessionEvent): string {
+  const from = event.metadata[MASKED_FROM];
+  return typeof from === 'string' ? event.sessionId + '\u0000' + from + '\u0000masked' : event.sessionId + '\u0000' + event.id;
+}
+
 function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): number {
   const text = formatEvent(event, { reasoning: estimator.countsReasoning === true });
   let cache = caches.get(estimator);
@@ -68,7 +82,7 @@ function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): 
     cache = new Map();
     caches.set(estimator, cache);
   }
-  const key = event.sessionId + '\u0000' + event.id;
+  const key = memoKey(event);
   const hash = fingerprint(text);
   const hit = cache.get(key);
   if (hit !== undefined && hit.length === text.length && hit.hash === hash) return hit.tokens;

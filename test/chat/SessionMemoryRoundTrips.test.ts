@@ -6,6 +6,7 @@ import {
   SlidingWindowCompactionStrategy,
   SqliteSessionRepository,
   EventFilter,
+  RepositoryRetriever,
   TokenCountTrigger,
   type SessionMemoryOptions,
   type SessionRepository,
@@ -78,6 +79,27 @@ describe('SessionMemory storage round trips per chat turn', function () {
   it('a streamed turn makes as few round trips as a non-streamed one', async function () {
     for await (const _ of memory.stream({ sessionId: 's', messages: [user('second question')] }));
     expect(calls.length, calls.join(', ')).to.be.at.most(JAVA_ADVISOR_ROUND_TRIPS);
+  });
+
+  it('a turn with push-down recall reads the session once: the assembler reuses the one the turn resolved', async function () {
+    const counted = counting(sqlite);
+    const service = new DefaultSessionService(counted.repository, { logger: silent });
+    const recalling = new SessionMemory({
+      sessionService: service,
+      client: new OpenAI({ baseURL: server.url, apiKey: 'k', maxRetries: 0 }),
+      model: 'chat-model',
+      compactionTrigger: new TokenCountTrigger({ threshold: 100_000 }),
+      compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: 50 }),
+      recall: { retriever: new RepositoryRetriever({ repository: counted.repository, sessionService: service }) },
+      logger: silent,
+    });
+    await recalling.call({ sessionId: 's', messages: [user('what was the first question')] });
+    expect(counted.calls).to.deep.equal([
+      ...['findById', 'findEvents', 'appendEvent'],
+      // Nothing archived matches, so no neighbourhood is read; the session is not looked up again.
+      'searchEvents',
+      ...['appendEvent', 'updateSessionMetadata'],
+    ]);
   });
 
   describe('when the trigger fires or the window is not known', function () {

@@ -473,6 +473,27 @@ describe('ContextAssembler', function () {
         'activeEvents must be events of session s',
       );
     });
+
+    it('a session passed in is not read again; one of another id is refused', async function () {
+      await chatWithArchive();
+      await append('t', Messages.user('other'));
+      const session = (await service.findById('s'))!;
+      const reads: string[] = [];
+      const findById = service.findById.bind(service);
+      service.findById = async (id: string) => (reads.push(id), findById(id));
+      // Without a retriever: the retriever's own reads (Bm25Retriever looks the session up) are not the assembler's.
+      const plain = new ContextAssembler({ sessionService: service, tokenCountEstimator: chars });
+      const context = await plain.assemble({ sessionId: 's', maxTokens: 1_000, session });
+      expect(context.activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
+      expect(reads).to.deep.equal([]);
+      await plain.assemble({ sessionId: 's', maxTokens: 1_000 });
+      expect(reads).to.deep.equal(['s']);
+      await expectRejects(
+        assembler.assemble({ sessionId: 's', maxTokens: 100, session: (await findById('t'))! }),
+        InvalidArgumentError,
+        'session must be the Session s',
+      );
+    });
   });
 
   it('property: never over budget, never an event twice, log order in every part, never another session', async function () {

@@ -60,6 +60,22 @@ describe('estimateEventTokens', function () {
     estimateEventTokens(e.asArchived(), est);
     expect(est.seen).to.have.length(1);
   });
+
+  it('masking the same original again (a new copy id, the same text) is a memo hit; a different mask is counted', function () {
+    const est = new CountingEstimator();
+    const original = TC();
+    const copy = (id: string, text: string) =>
+      SessionEvent.create({
+        sessionId: original.sessionId,
+        id,
+        message: Messages.user(text),
+        metadata: { maskedFrom: original.id },
+      });
+    expect(estimateEventTokens(copy('copy-1', 'masked'), est)).to.equal('User: masked'.length);
+    expect(estimateEventTokens(copy('copy-2', 'masked'), est)).to.equal('User: masked'.length);
+    expect(estimateEventTokens(copy('copy-3', 'masked differently'), est)).to.equal('User: masked differently'.length);
+    expect(est.seen).to.deep.equal(['User: masked', 'User: masked differently']);
+  });
 });
 
 /** EVENT_TOKEN_CACHE_SIZE of src/tokens/eventTokens.ts (not a public name). */

@@ -53,7 +53,7 @@ import {
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, buildNeighbourQueries, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import {
   mergeNeighbourWindows,
   requireNeighbourRequest,
@@ -64,7 +64,7 @@ import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTa
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
-import { buildSqliteSearch } from './search.js';
+import { SEARCH_WINDOWED_ATTEMPTS, SEARCH_WINDOW_FACTOR, SEARCH_WINDOW_GROWTH, buildSqliteSearch } from './search.js';
 import { SqliteCompactions } from './compactions.js';
 import {
   COMPACTION_RECORD_SCHEMA_VERSION,
@@ -437,22 +437,26 @@ export class SqliteSessionRepository
     );
   }
 
-  /** Two index range scans per event (before it, from it on): the cost does not grow with the log. */
+  /** One indexed lookup and two index range scans per event (before it, from it on): the cost does not grow with the log. */
   async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
     this.ready();
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
-    const st = this.statement(buildNeighbourQuery(this.tables.events));
+    const q = buildNeighbourQueries(this.tables.events);
+    const anchor = this.statement(q.anchor);
+    const before = this.statement(q.before);
+    const from = this.statement(q.from);
     const windows: KeyedWindow[] = [];
     for (const id of ids) {
-      const rows = st.all({ sessionId, id, radius }) as Array<EventRow & { part: number; seq: number }>;
-      const from = rows.filter((r) => r.part === 1);
-      if (from.length === 0 || from[0]!.id !== id) continue;
-      const ordered = [...rows.filter((r) => r.part === 0).reverse(), ...from.slice(0, radius + 1)];
+      const seq = anchor.get(sessionId, id) as { seq: number } | undefined;
+      if (seq === undefined) continue;
+      const earlier = radius === 0 ? [] : (before.all(sessionId, seq.seq, radius) as Array<EventRow & { seq: number }>);
+      const later = from.all(sessionId, seq.seq, radius + 2) as Array<EventRow & { seq: number }>;
+      const ordered = [...earlier.reverse(), ...later.slice(0, radius + 1)];
       windows.push({
         keys: ordered.map((r) => r.seq),
         events: ordered.map(fromRow),
-        next: from.length > radius + 1 ? from[radius + 1]!.seq : null,
+        next: later.length > radius + 1 ? later[radius + 1]!.seq : null,
       });
     }
     return mergeNeighbourWindows(windows);
@@ -470,9 +474,17 @@ export class SqliteSessionRepository
     if (terms.length === 0) return [];
     const owner = st.findById.get(sessionId) as SessionRow | undefined;
     if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
-    const search = buildSqliteSearch(this.tables, sessionId, terms, o);
-    const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
-    return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+    // The best matches of the whole index first, widened only when the join's rules leave too few of them: a
+    // store of one session answers from the first window, a store of many sessions pays more attempts.
+    let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
+    for (let attempt = 0; ; attempt++) {
+      if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
+      const search = buildSqliteSearch(this.tables, sessionId, terms, o, window);
+      const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
+      // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer.
+      if (window === null || rows.length >= o.limit) return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+      window *= SEARCH_WINDOW_GROWTH;
+    }
   }
 
   async compactEvents(

@@ -98,14 +98,16 @@ function sqlLimit(n: number): number {
 }
 
 /**
- * The neighbourhood of one event, read by position: up to `@radius` events before it (newest first, part 0)
- * and the event itself with up to `@radius + 1` after it (part 1; the last one only tells whether the
- * neighbourhood touches the next one). Each half is a range scan of the (session_id, seq) index.
+ * The neighbourhood of one event, read by position in three statements: the event's `seq` (the unique
+ * (session_id, id) index), up to `radius` events before it (newest first) and the event itself with up to
+ * `radius + 1` after it (the last one only tells whether the neighbourhood touches the next one). Each range is
+ * a scan of the (session_id, seq) index. Three plain statements cost half of one compound statement with the
+ * anchor as a scalar subquery in each half (measured: 60 neighbourhoods of radius 3, 3.8 vs 8.0 ms CPU).
  */
-export function buildNeighbourQuery(table: string): string {
-  const anchor = `(SELECT seq FROM ${table} WHERE session_id = @sessionId AND id = @id)`;
-  return (
-    `SELECT * FROM (SELECT 0 AS part, seq, ${EVENT_COLUMNS} FROM ${table} WHERE session_id = @sessionId AND seq < ${anchor} ORDER BY seq DESC LIMIT @radius) ` +
-    `UNION ALL SELECT * FROM (SELECT 1 AS part, seq, ${EVENT_COLUMNS} FROM ${table} WHERE session_id = @sessionId AND seq >= ${anchor} ORDER BY seq LIMIT @radius + 2)`
-  );
+export function buildNeighbourQueries(table: string): { anchor: string; before: string; from: string } {
+  return {
+    anchor: `SELECT seq FROM ${table} WHERE session_id = ? AND id = ?`,
+    before: `SELECT seq, ${EVENT_COLUMNS} FROM ${table} WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    from: `SELECT seq, ${EVENT_COLUMNS} FROM ${table} WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`,
+  };
 }

@@ -19,18 +19,34 @@ export function ftsMatchExpression(terms: readonly string[]): string {
 }
 
 /**
- * The ranked search: FTS5 finds the matching rows of every session, the join keeps those the options allow.
- * `bm25()` is lower for better matches; it is negated so that a higher score is better, as on every backend.
+ * How many of the full-text index's best matches the first attempt ranks, per hit asked for: enough that the
+ * join's rules (session, branch, shadow prompts) rarely leave fewer than `limit` in a store of one busy session.
+ */
+export const SEARCH_WINDOW_FACTOR = 4;
+/** How much wider each further attempt is; the last attempt has no window at all. */
+export const SEARCH_WINDOW_GROWTH = 16;
+/** Attempts with a window before the unbounded one. */
+export const SEARCH_WINDOWED_ATTEMPTS = 2;
+
+/**
+ * The ranked search: FTS5 ranks the matching rows of every session by `bm25()` alone, the best `window` of them
+ * (null: all) are joined to their events, and the join keeps those the options allow. Ranking rowids first keeps
+ * the per-match work to FTS5's own: the join (a row lookup each) and the sort of whole rows are paid for the
+ * window only, not for every match in the store — the difference between a turn that grows with the archive and
+ * one that does not. `bm25()` is lower for better matches; it is negated so that a higher score is better, as
+ * on every backend; ties go to the older event, in the window and after the join alike, so the windowed answer
+ * is the unbounded one whenever the window yields `limit` rows (see SqliteSessionRepository.searchEvents).
  */
 export function buildSqliteSearch(
   t: SqliteTables,
   sessionId: string,
   terms: readonly string[],
   o: ResolvedEventSearch,
+  window: number | null = null,
 ): SqliteSearchQuery {
   const params: Record<string, string | number> = { match: ftsMatchExpression(terms), sessionId, limit: o.limit };
   // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
-  const where = [`${t.fts} MATCH @match`, "NOT (e.synthetic = 1 AND e.message_type = 'user')"];
+  const where = ["NOT (e.synthetic = 1 AND e.message_type = 'user')"];
   if (o.scope === 'user') {
     where.push(`e.session_id IN (SELECT id FROM ${t.sessions} WHERE user_id = @userId)`);
     params.userId = o.userId!;
@@ -47,10 +63,17 @@ export function buildSqliteSearch(
     where.push("(e.branch IS NULL OR e.branch = @branch OR substr(@branch, 1, length(e.branch) + 1) = e.branch || '.')");
     params.branch = o.branch;
   }
-  const sql = `SELECT ${COLUMNS}, -bm25(${t.fts}) AS score
-    FROM ${t.fts} JOIN ${t.events} e ON e.seq = ${t.fts}.rowid
+  let ranked = `SELECT rowid AS seq, bm25(${t.fts}) AS rank FROM ${t.fts} WHERE ${t.fts} MATCH @match`;
+  if (window !== null) {
+    ranked += ` ORDER BY rank, rowid LIMIT @window`;
+    params.window = window;
+  }
+  // CROSS JOIN fixes the order (SQLite's planner never reorders it): the ranked rowids drive, each looks up its
+  // row by primary key. Left to itself the planner prefers scanning the session's events through its index.
+  const sql = `SELECT ${COLUMNS}, -m.rank AS score
+    FROM (${ranked}) m CROSS JOIN ${t.events} e ON e.seq = m.seq
     WHERE ${where.join(' AND ')}
-    ORDER BY bm25(${t.fts}), e.seq
+    ORDER BY m.rank, e.seq
     LIMIT @limit`;
   return { sql, params };
 }

@@ -115,6 +115,26 @@ describe('SqliteSessionRepository full-text search', function () {
     integrityCheck(path);
   });
 
+  it("a session whose matches all rank below another session's still gets its best ones, best first", async function () {
+    const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+    await repo.save(Session.create({ id: 'crowd', userId: 'u' }));
+    await repo.save(Session.create({ id: 'mine', userId: 'u' }));
+    // 300 short events that say nothing but the word outrank every event of 'mine' in the shared index, so
+    // the first windows of best matches hold none of them and the search has to widen to the whole index.
+    await repo.appendEvents(
+      'crowd',
+      Array.from({ length: 300 }, (_, i) => user('crowd', `c${i}`, 'walrus walrus walrus')),
+    );
+    await repo.appendEvents('mine', [
+      user('mine', 'once', 'a walrus came by the harbour wall on a grey and windy afternoon in late autumn'),
+      user('mine', 'thrice', 'walrus, walrus and walrus again by the harbour wall on a grey afternoon'),
+      user('mine', 'twice', 'a walrus and another walrus by the harbour wall on a grey afternoon'),
+    ]);
+    const hits = await repo.searchEvents('mine', 'walrus', { includeActive: true, limit: 2 });
+    expect(hits.map((h) => h.event.id)).to.deep.equal(['thrice', 'twice']);
+    await repo.close();
+  });
+
   it('folds case and diacritics: "CAFE" finds "café"', async function () {
     const repo = new SqliteSessionRepository({ path: ':memory:', logger });
     await repo.save(Session.create({ id: 's', userId: 'u' }));
