@@ -67,6 +67,17 @@ describe('the coverage ledger (verifyCoverage)', function () {
     expect(verifyCoverage([event(Messages.user('x'), { metadata: { redaction: 'gdpr' } })]).redacted).to.deep.equal([]);
   });
 
+  it('lists as redacted or tainted only what is: a summary tainted by no string id is not tainted', function () {
+    expect(verifyCoverage([U('q'), A('a')])).to.deep.include({ redacted: [], tainted: [] });
+    const q = U('q2');
+    const clean = summaryOf([q.id]);
+    expect(verifyCoverage([q.asArchived(), ...clean]).tainted).to.deep.equal([]);
+    const numbersOnly = summaryOf([q.id], { taintedBy: [7] });
+    expect(verifyCoverage([q.asArchived(), ...numbersOnly]).tainted).to.deep.equal([]);
+    const tainted = summaryOf([q.id], { taintedBy: [q.id] });
+    expect(verifyCoverage([q.asArchived(), ...tainted]).tainted).to.deep.equal([tainted[1]!.id]);
+  });
+
   it('reports events read back repaired from a malformed row, with their problems, without failing the ledger', function () {
     const bad = markMalformed(U('q'), ['text was not a string']);
     const report = verifyCoverage([bad, A('a')]);
