@@ -134,6 +134,14 @@ describe('CompactionRange: what part of the window a compaction may touch', func
       expect(resolveCompactionRange(w, { fromEventId: w[3]!.id }, at(0))).to.deep.equal({ start: 2, end: 6 });
     });
 
+    it('the window’s first event is a valid start', function () {
+      const w = threeTurns();
+      expect(resolveCompactionRange(w, { fromEventId: w[0]!.id, toEventId: w[1]!.id }, at(0))).to.deep.equal({
+        start: 0,
+        end: 2,
+      });
+    });
+
     it('refuses an id not in the window, and a from after its to, naming them', function () {
       const w = threeTurns();
       expectThrows(
