@@ -134,6 +134,17 @@ describe('CompactionRange: what part of the window a compaction may touch', func
       expect(resolveCompactionRange(w, { fromEventId: w[3]!.id }, at(0))).to.deep.equal({ start: 2, end: 6 });
     });
 
+    it('never starts a range inside a tool exchange, even at a user message interleaved into it', function () {
+      const w = [U('q'), call('c1'), U('interjection'), result('c1'), A('done')];
+      expect(resolveCompactionRange(w, { fromEventId: w[2]!.id }, at(0))).to.deep.equal({ start: 0, end: 5 });
+    });
+
+    it("with snap 'tool-pair', starts only at a turn or at a step of the root agent", function () {
+      const w = [U('q'), A('sub-agent note', 'sub'), A('answer')];
+      expect(resolveCompactionRange(w, { fromEventId: w[1]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({ start: 0, end: 3 });
+      expect(resolveCompactionRange(w, { fromEventId: w[2]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({ start: 2, end: 3 });
+    });
+
     it('the window’s first event is a valid start', function () {
       const w = threeTurns();
       expect(resolveCompactionRange(w, { fromEventId: w[0]!.id, toEventId: w[1]!.id }, at(0))).to.deep.equal({
