@@ -65,6 +65,7 @@ describe('the coverage ledger (verifyCoverage)', function () {
     expect(report.tainted).to.deep.equal([pair[1]!.id]);
     expect(report.ok).to.equal(true);
     expect(verifyCoverage([event(Messages.user('x'), { metadata: { redaction: 'gdpr' } })]).redacted).to.deep.equal([]);
+    expect(verifyCoverage([event(Messages.user('x'), { metadata: { redaction: null } })]).redacted).to.deep.equal([]);
   });
 
   it('lists as redacted or tainted only what is: a summary tainted by no string id is not tainted', function () {
