@@ -6,7 +6,7 @@ import {
   requireCompactionRange,
   resolveCompactionRange,
 } from '../../src/compaction/CompactionRange.js';
-import { A, U, event, expectThrows } from '../support/fixtures.js';
+import { A, SYS, U, event, expectThrows } from '../support/fixtures.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 const call = (id: string) => event(Messages.assistant(null, { toolCalls: [Messages.toolCall(id, 'f', '{}')] }));
@@ -143,6 +143,11 @@ describe('CompactionRange: what part of the window a compaction may touch', func
       const w = [U('q'), A('sub-agent note', 'sub'), A('answer')];
       expect(resolveCompactionRange(w, { fromEventId: w[1]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({ start: 0, end: 3 });
       expect(resolveCompactionRange(w, { fromEventId: w[2]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({ start: 2, end: 3 });
+      const withSystem = [U('q'), A('a'), SYS('policy update'), A('answer')];
+      expect(resolveCompactionRange(withSystem, { fromEventId: withSystem[2]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({
+        start: 1,
+        end: 4,
+      });
     });
 
     it('the window’s first event is a valid start', function () {
