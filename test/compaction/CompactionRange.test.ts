@@ -6,7 +6,7 @@ import {
   requireCompactionRange,
   resolveCompactionRange,
 } from '../../src/compaction/CompactionRange.js';
-import { A, U, event, expectThrows } from '../support/fixtures.js';
+import { A, SYS, U, event, expectThrows } from '../support/fixtures.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 const call = (id: string) => event(Messages.assistant(null, { toolCalls: [Messages.toolCall(id, 'f', '{}')] }));
@@ -132,6 +132,30 @@ describe('CompactionRange: what part of the window a compaction may touch', func
       const w = threeTurns();
       expect(resolveCompactionRange(w, { toEventId: w[2]!.id }, at(0))).to.deep.equal({ start: 0, end: 4 });
       expect(resolveCompactionRange(w, { fromEventId: w[3]!.id }, at(0))).to.deep.equal({ start: 2, end: 6 });
+    });
+
+    it('never starts a range inside a tool exchange, even at a user message interleaved into it', function () {
+      const w = [U('q'), call('c1'), U('interjection'), result('c1'), A('done')];
+      expect(resolveCompactionRange(w, { fromEventId: w[2]!.id }, at(0))).to.deep.equal({ start: 0, end: 5 });
+    });
+
+    it("with snap 'tool-pair', starts only at a turn or at a step of the root agent", function () {
+      const w = [U('q'), A('sub-agent note', 'sub'), A('answer')];
+      expect(resolveCompactionRange(w, { fromEventId: w[1]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({ start: 0, end: 3 });
+      expect(resolveCompactionRange(w, { fromEventId: w[2]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({ start: 2, end: 3 });
+      const withSystem = [U('q'), A('a'), SYS('policy update'), A('answer')];
+      expect(resolveCompactionRange(withSystem, { fromEventId: withSystem[2]!.id, snap: 'tool-pair' }, at(0))).to.deep.equal({
+        start: 1,
+        end: 4,
+      });
+    });
+
+    it('the window’s first event is a valid start', function () {
+      const w = threeTurns();
+      expect(resolveCompactionRange(w, { fromEventId: w[0]!.id, toEventId: w[1]!.id }, at(0))).to.deep.equal({
+        start: 0,
+        end: 2,
+      });
     });
 
     it('refuses an id not in the window, and a from after its to, naming them', function () {

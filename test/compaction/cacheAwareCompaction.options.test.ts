@@ -103,7 +103,7 @@ describe('cacheAwareCompaction: options and their bounds', function () {
     const maskStage = (maskToolResults: boolean | { maxChars?: number }) =>
       (cacheAwareCompaction({ budgetTokens: 1000, maskToolResults }).compactionStrategy as CompactionPipeline)
         .stages[0] as ObservationMaskingCompactionStrategy;
-    expect(maskStage({ maxChars: 300 }).maxChars).to.equal(300);
+    expect(maskStage({ maxChars: 500 }).maxChars).to.equal(500);
     expect(maskStage({}).maxChars).to.equal(ObservationMaskingCompactionStrategy.DEFAULT_MAX_CHARS);
     expect(maskStage(true).maxChars).to.equal(ObservationMaskingCompactionStrategy.DEFAULT_MAX_CHARS);
   });

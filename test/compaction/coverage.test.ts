@@ -65,6 +65,18 @@ describe('the coverage ledger (verifyCoverage)', function () {
     expect(report.tainted).to.deep.equal([pair[1]!.id]);
     expect(report.ok).to.equal(true);
     expect(verifyCoverage([event(Messages.user('x'), { metadata: { redaction: 'gdpr' } })]).redacted).to.deep.equal([]);
+    expect(verifyCoverage([event(Messages.user('x'), { metadata: { redaction: null } })]).redacted).to.deep.equal([]);
+  });
+
+  it('lists as redacted or tainted only what is: a summary tainted by no string id is not tainted', function () {
+    expect(verifyCoverage([U('q'), A('a')])).to.deep.include({ redacted: [], tainted: [] });
+    const q = U('q2');
+    const clean = summaryOf([q.id]);
+    expect(verifyCoverage([q.asArchived(), ...clean]).tainted).to.deep.equal([]);
+    const numbersOnly = summaryOf([q.id], { taintedBy: [7] });
+    expect(verifyCoverage([q.asArchived(), ...numbersOnly]).tainted).to.deep.equal([]);
+    const tainted = summaryOf([q.id], { taintedBy: [q.id] });
+    expect(verifyCoverage([q.asArchived(), ...tainted]).tainted).to.deep.equal([tainted[1]!.id]);
   });
 
   it('reports events read back repaired from a malformed row, with their problems, without failing the ledger', function () {

@@ -22,6 +22,7 @@ describe('model context windows: looking a model up', function () {
 
   it('ignores a provider prefix, case and surrounding blanks', function () {
     expect(contextWindowOf('  OpenRouter/OpenAI/GPT-4  ')).to.equal(8_192);
+    expect(contextWindowOf('/gpt-4')).to.equal(8_192);
   });
 
   it("an exact entry in any table wins over a prefix; among exact entries the call's own table comes first", function () {
@@ -42,6 +43,7 @@ describe('model context windows: looking a model up', function () {
       InvalidArgumentError,
       'windows must not be null',
     );
+    expectThrows(() => registerModelContextWindows(5 as never), InvalidArgumentError, 'windows must not be null');
     expectThrows(() => registerModelContextWindows({ ' ': 10 }), InvalidArgumentError, 'model must not be null or empty');
     expectThrows(() => contextWindowOf(''), InvalidArgumentError, 'model must not be null or empty');
   });

@@ -205,6 +205,7 @@ describe('NativeCompactionStrategy', function () {
     const compactor = new ScriptedCompactor([ok(1)]);
     const result = await strategy(compactor, { client }).compact(compactionRequest(msgs(2)));
     expect(result.isNoop()).to.equal(true);
+    expect(result.skipReason).to.equal('nothing-to-archive');
     expect(compactor.inputs).to.have.length(0);
     expect(client.callCount).to.equal(0);
   });
@@ -315,6 +316,23 @@ describe('NativeCompactionStrategy', function () {
         ],
         ['onNativeFailure threw; ignored', { error: 'Error: listener broke' }],
       ]);
+    });
+
+    it('logs why an answer was refused: no compaction, or a payload that is not JSON', async function () {
+      const errorFor = async (answer: unknown) => {
+        const logger = new RecordingLogger();
+        const s = new NativeCompactionStrategy({
+          compactor: new ScriptedCompactor([answer as never]),
+          fallback: fallback(),
+          logger,
+        });
+        await s.compact(compactionRequest(msgs(6)));
+        return logger.warnings[0]![1]!.error;
+      };
+      expect(await errorFor(null)).to.equal('the provider returned no compaction');
+      expect(await errorFor({ text: null, usage: null })).to.equal('the provider returned no compaction');
+      expect(await errorFor({ payload: null, text: null, usage: null })).to.equal('the provider returned no compaction');
+      expect(await errorFor({ payload: () => 1, text: null, usage: null })).to.equal('the compaction payload is not JSON');
     });
 
     it('without a failure listener, a provider failure is logged once', async function () {

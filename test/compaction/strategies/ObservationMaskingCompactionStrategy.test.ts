@@ -142,4 +142,8 @@ describe('maskExcerpt', function () {
     expect(maskExcerpt('short', 100)).to.equal('short');
     for (const n of [101, 150, 999, 10_000, 1_000_000]) expect(maskExcerpt('y'.repeat(n), 100).length).to.be.at.most(100);
   });
+
+  it('leaves only the marker when maxChars has no room for any text', function () {
+    expect(maskExcerpt('y'.repeat(500), 10)).to.equal('\n[… 500 of 500 characters masked …]\n');
+  });
 });
