@@ -54,6 +54,11 @@ export class SessionIndex {
   /** The log in order (entry.position is the index here): neighbours are read from it, not from the store. */
   private order: Entry[] = [];
   private lastId: string | null = null;
+  /**
+   * How many entries at the start of `order` are archived: a compaction changes nothing before the first
+   * active entry (or the first entry it names), so it is applied from there without walking the archive.
+   */
+  private archivedPrefix = 0;
   /** Purges applied by `remove` since `state` was last set (see there). */
   unseenPurges = 0;
 
@@ -88,6 +93,7 @@ export class SessionIndex {
       this.index(entry);
     }
     if (tail.length > 0) this.lastId = tail[tail.length - 1]!.id;
+    this.extendArchivedPrefix();
     this.state = state;
     return true;
   }
@@ -116,6 +122,8 @@ export class SessionIndex {
       this.entries.delete(id);
     }
     this.order = order;
+    this.archivedPrefix = 0;
+    this.extendArchivedPrefix();
     this.lastId = log.length === 0 ? null : log[log.length - 1]!.id;
     this.state = state;
     this.unseenPurges = 0;
@@ -148,14 +156,18 @@ export class SessionIndex {
     // An active event in neither list was removed (a superseded summary); a real message removed means a change
     // the index has not seen.
     const stays = (e: SessionEvent) => e.archived && !output.has(e.id);
-    let first = this.order.length;
-    for (const entry of this.order) {
-      if (stays(entry.event)) continue;
-      if (first === this.order.length) first = entry.position;
-      if (!output.has(entry.event.id) && !entry.event.isSynthetic()) return false;
+    // Every entry before the first active one stays, but for those the output names: the first that can
+    // change is found from the output, not by walking the archive.
+    let first = this.archivedPrefix;
+    for (const id of output) first = Math.min(first, this.entries.get(id)?.position ?? first);
+    const changed = this.order.slice(first);
+    for (const entry of changed) {
+      if (!stays(entry.event) && !output.has(entry.event.id) && !entry.event.isSynthetic()) return false;
     }
-    const order = this.order.slice(0, first);
-    for (const entry of this.order.slice(first)) {
+    // Truncated in place: copying the untouched archive would cost O(archive) per compaction.
+    const order = this.order;
+    order.length = first;
+    for (const entry of changed) {
       if (stays(entry.event)) order.push(entry);
       else if (!output.has(entry.event.id)) {
         this.unindex(entry);
@@ -173,7 +185,8 @@ export class SessionIndex {
       order.push(entry);
     }
     for (let i = first; i < order.length; i++) order[i]!.position = i;
-    this.order = order;
+    this.archivedPrefix = first;
+    this.extendArchivedPrefix();
     this.lastId = order.length === 0 ? null : order[order.length - 1]!.event.id;
     this.state = { version: versionBefore + 1, purgeGeneration };
     return true;
@@ -197,6 +210,8 @@ export class SessionIndex {
       this.entries.delete(entry.event.id);
     }
     this.order = order;
+    this.archivedPrefix = 0;
+    this.extendArchivedPrefix();
     this.lastId = order.length === 0 ? null : order[order.length - 1]!.event.id;
     this.unseenPurges++;
   }
@@ -239,6 +254,11 @@ export class SessionIndex {
     }
     hits.sort((a, b) => b.score - a.score || b.position - a.position);
     return hits.slice(0, limit).map(({ event, score }) => ({ event, score }));
+  }
+
+  /** Moves `archivedPrefix` past archived entries that follow it (entries before it are archived already). */
+  private extendArchivedPrefix(): void {
+    while (this.archivedPrefix < this.order.length && this.order[this.archivedPrefix]!.event.archived) this.archivedPrefix++;
   }
 
   /** The document of an entry: its date and rendering (words of the date make "what did I say on 8 May" work). */

@@ -68,6 +68,23 @@ function emptyLog(session: Session): SessionData {
 }
 
 /**
+ * The newest `n` matches in log order, read from the end of the log: a tail read (a retriever catching up on
+ * appends) costs what it returns, however long the archive behind it.
+ */
+function newestMatches(data: SessionData, filter: EventFilter, n: number): SessionEvent[] {
+  const newest: SessionEvent[] = [];
+  for (let i = data.active.length - 1; i >= 0 && newest.length < n; i--) {
+    if (filter.matches(data.active[i]!)) newest.push(data.active[i]!);
+  }
+  if (!filter.excludeArchived) {
+    for (let i = data.archived.length - 1; i >= 0 && newest.length < n; i--) {
+      if (filter.matches(data.archived[i]!)) newest.push(data.archived[i]!);
+    }
+  }
+  return newest.reverse();
+}
+
+/**
  * A process-local repository. Every operation runs synchronously between its awaits-free start and end,
  * so on Node's single thread each one is atomic per session: concurrent async callers cannot interleave
  * inside an append or a compaction.
@@ -206,9 +223,20 @@ export class InMemorySessionRepository
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
     const data = this.sessions.get(id);
     if (!data) return [];
+    if (filter.lastN !== undefined) return newestMatches(data, filter, filter.lastN);
+    // A page stops at its last match: reading the first pages of a long log costs what they return, not the archive.
+    const enough = filter.pageSize === undefined ? Infinity : ((filter.page ?? 0) + 1) * filter.pageSize;
     const matches: SessionEvent[] = [];
-    if (!filter.excludeArchived) for (const e of data.archived) if (filter.matches(e)) matches.push(e);
-    for (const e of data.active) if (filter.matches(e)) matches.push(e);
+    if (!filter.excludeArchived) {
+      for (const e of data.archived) {
+        if (matches.length >= enough) break;
+        if (filter.matches(e)) matches.push(e);
+      }
+    }
+    for (const e of data.active) {
+      if (matches.length >= enough) break;
+      if (filter.matches(e)) matches.push(e);
+    }
     return applyEventWindow(matches, filter);
   }
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import {
   Bm25Retriever,
+  CompactionResult,
   DefaultSessionService,
   EventFilter,
   IllegalStateError,
@@ -395,6 +396,40 @@ describe('Bm25Retriever', function () {
       fresh.close();
     });
 
+    it("follows this process's consolidation that drops the summary opening the window, without reading the log", async function () {
+      await session('s', 'alice', ...chat);
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      const summary = SessionEvent.create({
+        sessionId: 's',
+        message: Messages.assistant('summary mentions zeppelins'),
+        metadata: { synthetic: true },
+      });
+      // A summarising compaction: the four oldest archived, the summary opens the window.
+      await service.compact(
+        's',
+        () => true,
+        async (r) => new CompactionResult([summary, ...r.events.slice(4)], r.events.slice(0, 4), 0),
+      );
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true }))).to.include(
+        'summary mentions zeppelins',
+      );
+      const before = service.fullReads();
+      // A consolidation: the summary is in neither list (it leaves the log), the oldest message is archived.
+      await service.compact(
+        's',
+        () => true,
+        async (r) => new CompactionResult(r.events.slice(2), r.events.slice(1, 2), 0),
+      );
+      expect(await retriever.retrieve({ sessionId: 's', query: 'zeppelins', includeActive: true })).to.deep.equal([]);
+      expect(service.fullReads()).to.equal(before);
+      const ids = (await service.getEvents('s')).map((e) => e.id);
+      const fresh = new Bm25Retriever({ sessionService: service });
+      const around = async (r: Bm25Retriever) =>
+        (await r.findEventNeighbours('s', ids, 1)).map((run) => run.map((e) => [e.id, e.archived]));
+      expect(await around(retriever)).to.deep.equal(await around(fresh));
+      fresh.close();
+    });
+
     it('reads the log when a compaction of another process came between (the versions do not add up)', async function () {
       await session('s', 'alice', ...chat);
       await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
@@ -490,7 +525,7 @@ describe('Bm25Retriever', function () {
       await service.appendMessage('s', Messages.user('risotto again tomorrow'));
       expect(await risotto()).to.have.length(2);
     });
-    it("property: an index kept current through appends, compactions (this and another process's) and purges ranks exactly as one built from scratch", async function () {
+    it("property: an index kept current through appends, compactions (this and another process's) and purges ranks and places events exactly as one built from scratch", async function () {
       const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime'];
       const textArb = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }).map((w) => w.join(' '));
       const stepArb = fc.oneof(
@@ -524,6 +559,11 @@ describe('Bm25Retriever', function () {
             const b = (await fresh.retrieve(request)).map((h) => [h.event.id, h.event.archived, h.score.toFixed(9)]);
             expect(a).to.deep.equal(b);
           }
+          // The positions the live index holds (neighbours of every event) are the log's, as a fresh read gives them.
+          const ids = (await svc.getEvents('s')).map((e) => e.id);
+          const around = async (r: Bm25Retriever) =>
+            (await r.findEventNeighbours('s', ids, 1)).map((run) => run.map((e) => [e.id, e.archived]));
+          expect(await around(live)).to.deep.equal(await around(fresh));
           live.close();
           fresh.close();
         }),

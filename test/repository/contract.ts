@@ -384,6 +384,16 @@ export function repositoryContract(name: string, factory: () => Promise<SessionR
         }
       });
 
+      it('lastN keeps the newest N matches in log order, across the archive/window boundary', async function () {
+        const s = await newSession();
+        const events = await append(s.id, 'n0', 'n1', 'n2', 'n3', 'n4', 'n5');
+        const window = await repo.findEvents(s.id, EventFilter.active());
+        await repo.compactEvents(s.id, events.slice(0, 4), window.slice(4), await repo.getEventVersion(s.id));
+        expect(await textsOf(s.id, EventFilter.lastN(4))).to.deep.equal(['n2', 'n3', 'n4', 'n5']);
+        expect(await textsOf(s.id, EventFilter.of({ lastN: 2, pattern: /n[0-3]/ }))).to.deep.equal(['n2', 'n3']);
+        expect(await textsOf(s.id, EventFilter.of({ lastN: 4, excludeArchived: true }))).to.deep.equal(['n4', 'n5']);
+      });
+
       it('realOnly drops synthetic events; active drops archived ones', async function () {
         const s = await newSession();
         const [real] = await append(s.id, 'real');

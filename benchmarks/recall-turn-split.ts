@@ -1,0 +1,142 @@
+// Where a SessionMemory turn with in-process recall (memory backend, Bm25Retriever) spends its CPU as the archive
+// grows: the index search itself (SessionIndex.query: minisearch's ranking, which issue 27 lets grow with the
+// corpus) and everything else in the turn (which must not grow). Same turn as benchmarks/recall-scaling.ts: the
+// user's question appended, the prompt assembled with recall (40 hits, 2 neighbours), a model that answers at
+// once, a 20-event sliding window compacted after every turn; LoCoMo turns and questions.
+//   RECORDED_DIR=… node --conditions=session-compaction-source --import tsx benchmarks/recall-turn-split.ts \
+//        [--sizes 1000,100000] [--turns 60]
+import path from 'node:path';
+import os from 'node:os';
+import {
+  Bm25Retriever,
+  CompactionResult,
+  DefaultSessionService,
+  InMemorySessionRepository,
+  RepositoryRetriever,
+  SessionEvent,
+  SlidingWindowCompactionStrategy,
+  createDefaultLogger,
+} from 'session-compaction';
+import { OpenAISessionMemory } from 'session-compaction/openai';
+import { arg } from './support/args.js';
+import { chatCorpus } from './support/chatCorpus.js';
+
+const SIZES = arg('sizes', '1000,100000').split(',').map(Number);
+const TURNS = Number(arg('turns', '60'));
+const WARMUP = 5;
+const WINDOW = 20;
+const logger = createDefaultLogger({ silent: true });
+const { source, turns, questions } = chatCorpus(
+  process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json'),
+);
+
+type Client = ConstructorParameters<typeof OpenAISessionMemory>[0]['client'];
+/** An OpenAI client that answers at once, without a network. */
+function instantClient(): Client {
+  let n = 0;
+  const create = async () => ({
+    id: `c${n++}`,
+    object: 'chat.completion',
+    created: 0,
+    model: 'bench',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: 'Noted.', refusal: null }, finish_reason: 'stop', logprobs: null },
+    ],
+    usage: { prompt_tokens: 100, completion_tokens: 2, total_tokens: 102 },
+  });
+  return { chat: { completions: { create } } } as unknown as Client;
+}
+
+const cpuMs = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** The index a Bm25Retriever holds for one session (private: this script measures inside it). */
+type QueryFn = (...args: unknown[]) => unknown;
+function sessionIndexOf(retriever: RepositoryRetriever, id: string): { query: QueryFn } {
+  const fallback = (retriever as unknown as { fallback: Bm25Retriever }).fallback;
+  return (fallback as unknown as { indexes: Map<string, { query: QueryFn }> }).indexes.get(id)!;
+}
+
+async function measure(size: number): Promise<{ turn: number; search: number; rest: number }> {
+  const repository = new InMemorySessionRepository();
+  const service = new DefaultSessionService(repository, { logger });
+  const retriever = new RepositoryRetriever({ repository, sessionService: service });
+  const memory = new OpenAISessionMemory({
+    sessionService: service,
+    client: instantClient(),
+    model: 'bench',
+    logger,
+    compactionTrigger: () => true,
+    compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: WINDOW }),
+    recall: { retriever },
+  });
+  const id = 'split';
+  await service.create({ id, userId: 'bench' });
+  const total = size + WINDOW;
+  for (let from = 0; from < total; from += 2_000) {
+    const events: SessionEvent[] = [];
+    for (let i = from; i < Math.min(total, from + 2_000); i++) {
+      events.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: turns[i % turns.length]! }));
+    }
+    await repository.appendEvents(id, events);
+    const keep = Math.max(WINDOW, total - (from + 2_000) + WINDOW);
+    await service.compact(
+      id,
+      () => true,
+      async (r) =>
+        r.events.length <= keep
+          ? CompactionResult.noop(r.events)
+          : new CompactionResult(r.events.slice(-keep), r.events.slice(0, -keep), 0),
+    );
+  }
+  const turn = (i: number) =>
+    memory.call({ sessionId: id, userId: 'bench', messages: [{ role: 'user', content: questions[i % questions.length]! }] });
+  for (let i = 0; i < WARMUP; i++) await turn(i);
+  // The search is synchronous: CPU time around it is its own.
+  let inSearch = 0;
+  const index = sessionIndexOf(retriever, id);
+  const query = index.query.bind(index);
+  index.query = (...args: unknown[]) => {
+    const c = process.cpuUsage();
+    try {
+      return query(...args);
+    } finally {
+      inSearch += cpuMs(c);
+    }
+  };
+  const turnCpu: number[] = [];
+  const searchCpu: number[] = [];
+  const restCpu: number[] = [];
+  for (let i = 0; i < TURNS; i++) {
+    inSearch = 0;
+    const c = process.cpuUsage();
+    await turn(i + WARMUP);
+    const used = cpuMs(c);
+    turnCpu.push(used);
+    searchCpu.push(inSearch);
+    restCpu.push(used - inSearch);
+  }
+  return { turn: p50(turnCpu), search: p50(searchCpu), rest: p50(restCpu) };
+}
+
+const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+console.log(
+  `${TURNS} turns after ${WARMUP}, ${source}, Node ${process.version}, load (1 min) ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
+);
+console.log('| archived | turn CPU p50 (ms) | index search CPU p50 (ms) | rest of the turn CPU p50 (ms) |');
+console.log('|---:|---:|---:|---:|');
+const rows: { size: number; turn: number; search: number; rest: number }[] = [];
+for (const size of SIZES) {
+  const row = { size, ...(await measure(size)) };
+  rows.push(row);
+  console.log(`| ${size.toLocaleString('en-US')} | ${ms(row.turn)} | ${ms(row.search)} | ${ms(row.rest)} |`);
+}
+if (rows.length >= 2) {
+  const [small, large] = [rows[0]!, rows[rows.length - 1]!];
+  console.log(
+    `large ÷ small: turn ${(large.turn / small.turn).toFixed(2)}×, search ${(large.search / small.search).toFixed(1)}×, rest ${(large.rest / small.rest).toFixed(2)}×`,
+  );
+}
