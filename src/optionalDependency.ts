@@ -13,13 +13,7 @@ export function requireOptional<T>(packageName: string, feature: string): T {
   try {
     return require(packageName) as T;
   } catch (error) {
-    if (isMissing(error, packageName)) {
-      throw new IllegalStateError(
-        `${feature} needs the optional package '${packageName}', which is not installed: run npm install ${packageName}`,
-        { cause: error },
-      );
-    }
-    throw error;
+    throw explained(error, packageName, feature);
   }
 }
 
@@ -31,14 +25,17 @@ export async function importOptional<T>(packageName: string, feature: string): P
   try {
     return (await import(packageName)) as T;
   } catch (error) {
-    if (isMissing(error, packageName)) {
-      throw new IllegalStateError(
-        `${feature} needs the optional package '${packageName}', which is not installed: run npm install ${packageName}`,
-        { cause: error },
-      );
-    }
-    throw error;
+    throw explained(error, packageName, feature);
   }
+}
+
+/** The error to throw for a failed load: one that says what to install when the package itself is missing. */
+function explained(error: unknown, packageName: string, feature: string): unknown {
+  if (!isMissing(error, packageName)) return error;
+  return new IllegalStateError(
+    `${feature} needs the optional package '${packageName}', which is not installed: run npm install ${packageName}`,
+    { cause: error },
+  );
 }
 
 function isMissing(error: unknown, packageName: string): boolean {
