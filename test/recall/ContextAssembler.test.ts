@@ -171,6 +171,25 @@ describe('ContextAssembler', function () {
   });
 
   describe('the recall block', function () {
+    it('without a limit, asks the retriever for hits in proportion to the block, from 40 up to 200', async function () {
+      await chatWithArchive();
+      const asked: number[] = [];
+      const counting: Retriever = {
+        retrieve: (request) => (asked.push(request.limit ?? -1), retriever.retrieve(request)),
+        findEventNeighbours: retriever.findEventNeighbours?.bind(retriever),
+      };
+      const sized = new ContextAssembler({ sessionService: service, retriever: counting, tokenCountEstimator: chars });
+      const events = (await service.getEvents('s', EventFilter.all())).length;
+      for (const maxTokens of [2_000, 40_000, 1_000_000]) await sized.assemble({ sessionId: 's', maxTokens, query: 'Biscuit' });
+      // Each ask over-asks by the history it sends (at most every event): hits = ask − sent.
+      const [small, large, huge] = asked as [number, number, number];
+      expect(small).to.be.at.least(40).and.below(large);
+      expect(large - events).to.be.below(200);
+      expect(huge)
+        .to.be.at.least(200)
+        .and.at.most(200 + events);
+    });
+
     it('quotes the matching archived events in log order, with their times and speakers', async function () {
       await chatWithArchive();
       const ctx = await assembler.assemble({
