@@ -3,7 +3,8 @@ import { processSearchTerm, splitWords } from './searchTerms.js';
 
 /**
  * The tie-break rank of a matching document (higher first among equal scores), or null to leave it out of the
- * results. Asked only for documents whose score could still place them in the results.
+ * results. Asked only for documents whose score could still place them in the results. It must not search an
+ * index itself: the accumulators are shared by all indexes and still hold this query's scores.
  */
 export type RankDocument = (key: string) => number | null;
 
