@@ -278,7 +278,7 @@ async function measureFlexsearch(): Promise<SearchRow[]> {
     for (const q of questions.slice(0, 20)) await search(q);
     rows.push({ contender, build: built, ...(await timed(QUERIES, (i) => search(questions[(i + 20) % questions.length]!))) });
   };
-  await run('Bm25Retriever (minisearch, BM25)', async () => {
+  await run('Bm25Retriever (InvertedIndex, BM25+ top-k)', async () => {
     const retriever = new Bm25Retriever({ sessionService: service });
     await retriever.retrieve({ sessionId: 'flex', query: 'warm up' });
     return (q) => retriever.retrieve({ sessionId: 'flex', query: q, limit: 20 });

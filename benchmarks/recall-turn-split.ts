@@ -1,5 +1,5 @@
 // Where a SessionMemory turn with in-process recall (memory backend, Bm25Retriever) spends its CPU as the archive
-// grows: the index search itself (SessionIndex.query: minisearch's ranking, which issue 27 lets grow with the
+// grows: the index search itself (SessionIndex.query: InvertedIndex's top-k ranking, which issue 27 lets grow with the
 // corpus) and everything else in the turn (which must not grow). Same turn as benchmarks/recall-scaling.ts: the
 // user's question appended, the prompt assembled with recall (40 hits, 2 neighbours), a model that answers at
 // once, a 20-event sliding window compacted after every turn; LoCoMo turns and questions.

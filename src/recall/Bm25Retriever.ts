@@ -42,7 +42,7 @@ interface PendingCompaction {
 }
 
 /**
- * In-process full-text recall: BM25 ranking (minisearch) over the whole log of a session — archived events
+ * In-process full-text recall: BM25+ ranking (InvertedIndex, best hits only) over the whole log of a session — archived events
  * and summaries included — or over every session of one user.
  *
  * The index of a session is built lazily, on its first search, and then kept current from the log's

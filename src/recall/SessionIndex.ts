@@ -1,15 +1,9 @@
-import MiniSearch, { type SearchOptions } from 'minisearch';
 import type { EventLogState } from '../repository/SessionRepository.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { mergeNeighbourWindows, type KeyedWindow } from '../repository/EventNeighbourhoodRepository.js';
 import { formatRecallDate } from './recallBlock.js';
-import { processSearchTerm, searchableText } from './searchTerms.js';
-
-interface IndexedText {
-  id: string;
-  /** The event's date and rendering: "8 May 2023 User: …". */
-  text: string;
-}
+import { InvertedIndex, type Bm25Parameters } from './InvertedIndex.js';
+import { searchableText } from './searchTerms.js';
 
 /** One ranked hit of a session index. */
 export interface IndexHit {
@@ -23,11 +17,7 @@ export interface IndexHit {
  * and "painting"; expansion cost latency and no recall), and `b` 0.4, which penalises long messages less than
  * the usual 0.75, because a long tool output is not less relevant for being long.
  */
-const SEARCH_OPTIONS: SearchOptions = {
-  combineWith: 'OR',
-  prefix: false,
-  bm25: { k: 1.2, b: 0.4, d: 0.5 },
-};
+const BM25: Bm25Parameters = { k: 1.2, b: 0.4, d: 0.5 };
 
 /** An event of the log as last read (the archived flag matters) and its position, for the order of equal scores. */
 interface Entry {
@@ -36,7 +26,7 @@ interface Entry {
 }
 
 /**
- * The full-text index of one session's log (minisearch, BM25+ ranking) and the events it was built from.
+ * The full-text index of one session's log (InvertedIndex, BM25+ ranking, best `limit` only) and the events it was built from.
  * It is kept current without rebuilding: `append` adds the tail of the log, `sync` diffs a full read (after a
  * compaction, or any change that is not a pure append) and re-indexes only the events whose text changed.
  * Not safe for concurrent updates by itself: Bm25Retriever serialises them per session.
@@ -44,12 +34,7 @@ interface Entry {
 export class SessionIndex {
   /** Log state (version and purge generation) the index reflects; null until the first update. */
   state: EventLogState | null = null;
-  private readonly search = new MiniSearch<IndexedText>({
-    fields: ['text'],
-    storeFields: [],
-    processTerm: processSearchTerm,
-    searchOptions: SEARCH_OPTIONS,
-  });
+  private readonly search = new InvertedIndex(BM25);
   private readonly entries = new Map<string, Entry>();
   /** The log in order (entry.position is the index here): neighbours are read from it, not from the store. */
   private order: Entry[] = [];
@@ -242,18 +227,13 @@ export class SessionIndex {
     return mergeNeighbourWindows(windows);
   }
 
-  /** Best first; equal scores newest first. `accept` filters before `limit` is applied. */
+  /** Best first; equal scores newest first (the later position in the log). `accept` filters before `limit` is applied. */
   query(text: string, accept: (event: SessionEvent) => boolean, limit: number): IndexHit[] {
-    const hits: { event: SessionEvent; score: number; position: number }[] = [];
-    // minisearch returns its results best first: read only as far as the limit (and the ties at its edge).
-    for (const result of this.search.search(text)) {
-      if (hits.length >= limit && result.score < hits[hits.length - 1]!.score) break;
-      const entry = this.entries.get(String(result.id));
-      if (entry !== undefined && accept(entry.event))
-        hits.push({ event: entry.event, score: result.score, position: entry.position });
-    }
-    hits.sort((a, b) => b.score - a.score || b.position - a.position);
-    return hits.slice(0, limit).map(({ event, score }) => ({ event, score }));
+    const rank = (id: string): number | null => {
+      const entry = this.entries.get(id);
+      return entry !== undefined && accept(entry.event) ? entry.position : null;
+    };
+    return this.search.search(text, limit, rank).map(({ key, score }) => ({ event: this.entries.get(key)!.event, score }));
   }
 
   /** Moves `archivedPrefix` past archived entries that follow it (entries before it are archived already). */
@@ -262,19 +242,19 @@ export class SessionIndex {
   }
 
   /** The document of an entry: its date and rendering (words of the date make "what did I say on 8 May" work). */
-  private document(entry: Entry): IndexedText | null {
+  private document(entry: Entry): string | null {
     const text = searchableText(entry.event);
-    return text === null ? null : { id: entry.event.id, text: `${formatRecallDate(entry.event.timestamp)} ${text}` };
+    return text === null ? null : `${formatRecallDate(entry.event.timestamp)} ${text}`;
   }
 
   private index(entry: Entry): void {
     const document = this.document(entry);
-    if (document !== null) this.search.add(document);
+    if (document !== null) this.search.add(entry.event.id, document);
   }
 
-  /** Removes an entry's document exactly as it was added (minisearch re-tokenises it to find its terms). */
+  /** Removes an entry's document exactly as it was added (its terms are found by re-tokenising it). */
   private unindex(entry: Entry): void {
     const document = this.document(entry);
-    if (document !== null && this.search.has(document.id)) this.search.remove(document);
+    if (document !== null) this.search.remove(entry.event.id, document);
   }
 }

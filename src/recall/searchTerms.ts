@@ -21,6 +21,17 @@ export function processSearchTerm(term: string): string | null {
   return stem;
 }
 
+/**
+ * The words of a text, split at whitespace and punctuation as minisearch's default tokenizer splits them
+ * (the index replaced minisearch and keeps its scores; a leading separator yields one empty token, which
+ * counts in a document's length there too).
+ */
+export function splitWords(text: string): string[] {
+  return text.split(SPACE_OR_PUNCTUATION);
+}
+
+const SPACE_OR_PUNCTUATION = /[\n\r\p{Z}\p{P}]+/u;
+
 const MAX_STEMS = 100_000;
 const STEMS = new Map<string, string>();
 

@@ -93,6 +93,13 @@ describe('Bm25Retriever', function () {
       expect(await retriever.retrieve({ sessionId: 's', query: 'apples', includeActive: true, limit: 3 })).to.have.length(3);
     });
 
+    it('returns equal scores newest first, and the limit keeps the newest of them', async function () {
+      await session('s', 'alice', ...Array.from({ length: 8 }, (_, i) => Messages.user(`note ${i} about apples`)));
+      await archiveAllBut('s', 1);
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'apples', limit: 3 });
+      expect(texts(hits)).to.deep.equal(['note 6 about apples', 'note 5 about apples', 'note 4 about apples']);
+    });
+
     it('matches a longer word by its beginning (paint finds painting)', async function () {
       await session('s', 'alice', Messages.user('I finished my painting of a sunset'));
       const hits = await retriever.retrieve({ sessionId: 's', query: 'paint', includeActive: true });
