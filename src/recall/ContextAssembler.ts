@@ -234,11 +234,7 @@ export class ContextAssembler {
         `the system messages need ${systemTokens} tokens, more than the budget of ${budget} (maxTokens - reserveTokens)`,
       );
     }
-    if (r.session === undefined && (await this.service.findById(r.sessionId)) === null) {
-      throw new InvalidArgumentError(`Session not found: ${r.sessionId}`);
-    }
-    const active =
-      r.activeEvents ?? (await this.service.getEvents(r.sessionId, (r.filter ?? EventFilter.all()).merge(EventFilter.active())));
+    const active = await this.sessionAndWindow(r);
     for (const e of active) {
       if (!(e instanceof SessionEvent) || e.sessionId !== r.sessionId) {
         throw new InvalidArgumentError(`activeEvents must be events of session ${r.sessionId}`);
@@ -285,6 +281,29 @@ export class ContextAssembler {
     const kept = fitNewest(history, rest - pendingTokens - (block?.tokens ?? 0), estimator).kept;
     if (block !== null) block = this.withoutSent(block, new Set(kept.map((c) => c.item!.id)));
     return this.result(r, kept, pending, block, systemTokens);
+  }
+
+  /**
+   * The active window (as given, else read), after checking that the session exists (unless it was given).
+   * The check and the read go to the store together: one round trip of waiting instead of two (on PostgreSQL
+   * each is a statement; on a loaded machine each waits for the server's process to be scheduled). A missing
+   * session is reported as such whatever the read did.
+   */
+  private async sessionAndWindow(r: Validated): Promise<readonly SessionEvent[]> {
+    const read =
+      r.activeEvents !== undefined
+        ? Promise.resolve(r.activeEvents)
+        : this.service.getEvents(r.sessionId, (r.filter ?? EventFilter.all()).merge(EventFilter.active()));
+    if (r.session !== undefined) return read;
+    // The read's failure is observed here so that it never surfaces as unhandled while the check is awaited.
+    const window = read.then(
+      (events) => ({ events }),
+      (error: unknown) => ({ error }),
+    );
+    if ((await this.service.findById(r.sessionId)) === null) throw new InvalidArgumentError(`Session not found: ${r.sessionId}`);
+    const outcome = await window;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.events;
   }
 
   private result(
@@ -391,17 +410,24 @@ export class ContextAssembler {
     const groups: RecallBlockEntry[][] = [];
     const chosen = new Set<string>();
     let used = overhead;
+    // Groups are only ever added or popped at the end, so their count tells whether the block last rendered (and
+    // counted whole: the costliest step of the fill) is the current one — the last pass's is, at the check below.
+    let last: { groups: number; block: RecallBlock } | null = null;
+    const rendered = () => {
+      if (last?.groups !== groups.length) last = { groups: groups.length, block: this.render(groups.flat()) };
+      return last.block;
+    };
     // Estimated costs count every entry's time, but the block writes a time only where it changes: the rendered
     // block is smaller, and what it leaves goes to further hits (the same ranking, again) until none fits.
     for (let pass = 0; pass < FILL_PASSES; pass++) {
       const before = groups.length;
       this.fill(ranked.slice(0, limit), groups, chosen, used, cap, fillContext);
       if (groups.length === before) break;
-      used = this.render(groups.flat()).tokens;
+      used = rendered().tokens;
     }
     // Entry costs are estimated one by one; the rendered block is counted whole and trimmed from the worst hit.
     while (groups.length > 0) {
-      const block = this.render(groups.flat());
+      const block = rendered();
       if (block.tokens <= cap) return block;
       groups.pop();
     }

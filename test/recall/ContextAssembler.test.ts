@@ -513,6 +513,43 @@ describe('ContextAssembler', function () {
         'session must be the Session s',
       );
     });
+
+    it('checks the session and reads the window together: both are asked before either answers', async function () {
+      await chatWithArchive();
+      const asked: string[] = [];
+      let answer!: () => void;
+      const held = new Promise<void>((resolve) => (answer = resolve));
+      const findById = service.findById.bind(service);
+      const getEvents = service.getEvents.bind(service);
+      service.findById = async (id: string) => (asked.push('findById'), await held, findById(id));
+      service.getEvents = async (id: string, filter?: EventFilter) => (
+        asked.push('getEvents'),
+        await held,
+        getEvents(id, filter)
+      );
+      const plain = new ContextAssembler({ sessionService: service, tokenCountEstimator: chars });
+      const assembled = plain.assemble({ sessionId: 's', maxTokens: 1_000 });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(asked.sort()).to.deep.equal(['findById', 'getEvents']);
+      answer();
+      expect((await assembled).activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
+    });
+
+    it('reports a missing session as such even when the window read fails, and a failed read of an existing one', async function () {
+      await append('s', Messages.user('hi'));
+      const failure = new Error('store down');
+      service.getEvents = async () => {
+        throw failure;
+      };
+      await expectRejects(
+        assembler.assemble({ sessionId: 'nope', maxTokens: 10 }),
+        InvalidArgumentError,
+        'Session not found: nope',
+      );
+      let caught: unknown;
+      await assembler.assemble({ sessionId: 's', maxTokens: 100 }).catch((e: unknown) => (caught = e));
+      expect(caught).to.equal(failure);
+    });
   });
 
   it('property: never over budget, never an event twice, log order in every part, never another session', async function () {

@@ -116,7 +116,8 @@ interface EventRow {
   archived: boolean;
   branch: string | null;
   metadata: string;
-  timestamp: Date;
+  /** Milliseconds since the epoch, an int8 (see eventQuery.timestampMs). */
+  timestamp_ms: string;
 }
 
 interface SessionRow {
@@ -158,10 +159,15 @@ function toColumns(events: readonly SessionEvent[]): EventColumns {
 }
 
 function rowToEvent(row: EventRow): SessionEvent {
+  return rowOfSessionToEvent(row, row.session_id);
+}
+
+/** A row read without its session's id (the query bound it). */
+function rowOfSessionToEvent(row: Omit<EventRow, 'session_id'>, sessionId: string): SessionEvent {
   return decodeEvent({
     id: row.id,
-    sessionId: row.session_id,
-    timestamp: row.timestamp.getTime(),
+    sessionId,
+    timestamp: Number(row.timestamp_ms),
     messageType: row.message_type,
     text: row.text,
     data: row.data,
@@ -585,21 +591,31 @@ export class PostgresSessionRepository
     return events;
   }
 
-  /** One statement for every event: two index range scans each (before it, from it on), whatever the log's size. */
+  /**
+   * One statement for every event: two index range scans each (before it, from it on), whatever the log's
+   * size. An event in several neighbourhoods is decoded once.
+   */
   async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
     const sql = buildNeighbourQuery(this.tables.events);
+    type NeighbourRow = Omit<EventRow, 'session_id'> & { ord: string; part: number; seq: string };
     const rows = await this.connections.idempotent('findEventNeighbours', async () => {
       await this.ready();
-      return (await this.pool.query<EventRow & { ord: string; part: number; seq: string }>(sql, [sessionId, ids, radius])).rows;
+      return (await this.pool.query<NeighbourRow>(sql, [sessionId, ids, radius])).rows;
     });
-    const byHit = new Map<string, { before: typeof rows; from: typeof rows }>();
+    const byHit = new Map<string, { before: NeighbourRow[]; from: NeighbourRow[] }>();
     for (const row of rows) {
       let hit = byHit.get(row.ord);
       if (hit === undefined) byHit.set(row.ord, (hit = { before: [], from: [] }));
       (row.part === 0 ? hit.before : hit.from).push(row);
     }
+    const decoded = new Map<string, SessionEvent>();
+    const event = (row: NeighbourRow) => {
+      let e = decoded.get(row.seq);
+      if (e === undefined) decoded.set(row.seq, (e = rowOfSessionToEvent(row, sessionId)));
+      return e;
+    };
     const windows: KeyedWindow[] = [];
     for (const { before, from } of byHit.values()) {
       before.sort((a, b) => Number(a.seq) - Number(b.seq));
@@ -607,7 +623,7 @@ export class PostgresSessionRepository
       const ordered = [...before, ...from.slice(0, radius + 1)];
       windows.push({
         keys: ordered.map((r) => Number(r.seq)),
-        events: ordered.map(rowToEvent),
+        events: ordered.map(event),
         next: from.length > radius + 1 ? Number(from[radius + 1]!.seq) : null,
       });
     }

@@ -1,4 +1,5 @@
 import type { ResolvedEventSearch } from '../../repository/eventSearch.js';
+import { timestampMs } from './eventQuery.js';
 import type { PostgresTables } from './schema.js';
 
 export interface SearchQuery {
@@ -94,7 +95,7 @@ export function buildSearchQuery(
       ORDER BY score DESC, h.seq LIMIT ${limit}
     )
     SELECT e.id, e.session_id, e.message_type, e.text, e.data::text AS data, e.synthetic, e.archived, e.branch,
-      e.metadata::text AS metadata, e."timestamp", r.score
+      e.metadata::text AS metadata, ${timestampMs('e.')}, r.score
     FROM ranked r JOIN ${t.events} e ON e.seq = r.seq
     ORDER BY r.score DESC, r.seq`;
   return { sql, params };
