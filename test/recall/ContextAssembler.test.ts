@@ -505,8 +505,6 @@ describe('ContextAssembler', function () {
       const context = await plain.assemble({ sessionId: 's', maxTokens: 1_000, session });
       expect(context.activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
       expect(reads).to.deep.equal([]);
-      await plain.assemble({ sessionId: 's', maxTokens: 1_000 });
-      expect(reads).to.deep.equal(['s']);
       await expectRejects(
         assembler.assemble({ sessionId: 's', maxTokens: 100, session: (await findById('t'))! }),
         InvalidArgumentError,
@@ -514,25 +512,21 @@ describe('ContextAssembler', function () {
       );
     });
 
-    it('checks the session and reads the window together: both are asked before either answers', async function () {
+    it('a window read that holds events proves the session: no lookup; an empty one is checked', async function () {
       await chatWithArchive();
-      const asked: string[] = [];
-      let answer!: () => void;
-      const held = new Promise<void>((resolve) => (answer = resolve));
+      await service.create({ id: 'empty', userId: 'alice' });
+      const reads: string[] = [];
       const findById = service.findById.bind(service);
-      const getEvents = service.getEvents.bind(service);
-      service.findById = async (id: string) => (asked.push('findById'), await held, findById(id));
-      service.getEvents = async (id: string, filter?: EventFilter) => (
-        asked.push('getEvents'),
-        await held,
-        getEvents(id, filter)
-      );
+      service.findById = async (id: string) => (reads.push(id), findById(id));
       const plain = new ContextAssembler({ sessionService: service, tokenCountEstimator: chars });
-      const assembled = plain.assemble({ sessionId: 's', maxTokens: 1_000 });
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(asked.sort()).to.deep.equal(['findById', 'getEvents']);
-      answer();
-      expect((await assembled).activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
+      const context = await plain.assemble({ sessionId: 's', maxTokens: 1_000 });
+      expect(context.activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
+      expect(reads).to.deep.equal([]);
+      expect((await plain.assemble({ sessionId: 'empty', maxTokens: 1_000 })).activeEvents).to.deep.equal([]);
+      expect(reads).to.deep.equal(['empty']);
+      // A filter that leaves the window empty is no proof either.
+      await plain.assemble({ sessionId: 's', maxTokens: 1_000, filter: EventFilter.of({ messageTypes: ['tool'] }) });
+      expect(reads).to.deep.equal(['empty', 's']);
     });
 
     it('reports a missing session as such even when the window read fails, and a failed read of an existing one', async function () {
