@@ -106,19 +106,8 @@ export interface PostgresSessionRepositoryOptions {
   logger?: Logger;
 }
 
-interface EventRow {
-  id: string;
-  session_id: string;
-  message_type: StoredEvent['messageType'];
-  text: string | null;
-  data: string | null;
-  synthetic: boolean;
-  archived: boolean;
-  branch: string | null;
-  metadata: string;
-  /** Milliseconds since the epoch, an int8 (see eventQuery.timestampMs). */
-  timestamp_ms: string;
-}
+/** A row read with `rowMode: 'array'` (see eventQuery.eventColumns). */
+type Tuple = readonly unknown[];
 
 interface SessionRow {
   id: string;
@@ -158,23 +147,22 @@ function toColumns(events: readonly SessionEvent[]): EventColumns {
   return c;
 }
 
-function rowToEvent(row: EventRow): SessionEvent {
-  return rowOfSessionToEvent(row, row.session_id);
-}
-
-/** A row read without its session's id (the query bound it). */
-function rowOfSessionToEvent(row: Omit<EventRow, 'session_id'>, sessionId: string): SessionEvent {
+/**
+ * The event in `row` from column `at` on, in eventColumns' order; its session's id from the row (the last
+ * column) unless the read bound it.
+ */
+function tupleToEvent(row: Tuple, at: number = 0, sessionId: string = row[at + 9] as string): SessionEvent {
   return decodeEvent({
-    id: row.id,
+    id: row[at] as string,
     sessionId,
-    timestamp: Number(row.timestamp_ms),
-    messageType: row.message_type,
-    text: row.text,
-    data: row.data,
-    synthetic: row.synthetic,
-    archived: row.archived,
-    branch: row.branch,
-    metadata: row.metadata,
+    timestamp: Number(row[at + 8] as string),
+    messageType: row[at + 1] as StoredEvent['messageType'],
+    text: row[at + 2] as string | null,
+    data: row[at + 3] as string | null,
+    synthetic: row[at + 4] as boolean,
+    archived: row[at + 5] as boolean,
+    branch: row[at + 6] as string | null,
+    metadata: row[at + 7] as string,
   });
 }
 
@@ -558,21 +546,24 @@ export class PostgresSessionRepository
     const e = this.tables.events;
     const rows = await this.connections.idempotent('findRedactionScope', async () => {
       await this.ready();
-      const target = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
+      const target = await tuples(this.pool, `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
         id,
         eventId,
       ]);
-      if (target.rows[0] === undefined) return [];
-      const from = rowToEvent(target.rows[0]).metadata[MASKED_FROM];
+      if (target[0] === undefined) return [];
+      const from = tupleToEvent(target[0]).metadata[MASKED_FROM];
       const root = typeof from === 'string' ? from : eventId;
-      const scope = await this.pool.query<EventRow>(
+      return tuples(
+        this.pool,
         `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1
            AND (synthetic OR id = $2 OR id = $3 OR metadata->>'${MASKED_FROM}' = $3) ORDER BY seq`,
         [id, eventId, root],
       );
-      return scope.rows;
     });
-    return redactionScopeOf(rows.map(rowToEvent), eventId);
+    return redactionScopeOf(
+      rows.map((row) => tupleToEvent(row)),
+      eventId,
+    );
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -580,9 +571,9 @@ export class PostgresSessionRepository
     const q = buildEventQuery(this.tables.events, id, f);
     const rows = await this.connections.idempotent('findEvents', async () => {
       await this.ready();
-      return (await this.pool.query<EventRow>(q.sql, q.params)).rows;
+      return tuples(this.pool, q.sql, q.params);
     });
-    let events = rows.map(rowToEvent);
+    let events = rows.map((row) => tupleToEvent(row));
     if (q.reversed) events.reverse();
     if (q.windowInJs) {
       events = events.filter((e) => e.text !== null && f.matchesText(e.text));
@@ -599,32 +590,34 @@ export class PostgresSessionRepository
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
     const sql = buildNeighbourQuery(this.tables.events);
-    type NeighbourRow = Omit<EventRow, 'session_id'> & { ord: string; part: number; seq: string };
+    // Columns: ord, part, seq, then the event's (see buildNeighbourQuery).
     const rows = await this.connections.idempotent('findEventNeighbours', async () => {
       await this.ready();
-      return (await this.pool.query<NeighbourRow>(sql, [sessionId, ids, radius])).rows;
+      return tuples(this.pool, sql, [sessionId, ids, radius]);
     });
-    const byHit = new Map<string, { before: NeighbourRow[]; from: NeighbourRow[] }>();
+    const byHit = new Map<string, { before: Tuple[]; from: Tuple[] }>();
     for (const row of rows) {
-      let hit = byHit.get(row.ord);
-      if (hit === undefined) byHit.set(row.ord, (hit = { before: [], from: [] }));
-      (row.part === 0 ? hit.before : hit.from).push(row);
+      const ord = row[0] as string;
+      let hit = byHit.get(ord);
+      if (hit === undefined) byHit.set(ord, (hit = { before: [], from: [] }));
+      (row[1] === 0 ? hit.before : hit.from).push(row);
     }
-    const decoded = new Map<string, SessionEvent>();
-    const event = (row: NeighbourRow) => {
-      let e = decoded.get(row.seq);
-      if (e === undefined) decoded.set(row.seq, (e = rowOfSessionToEvent(row, sessionId)));
+    const seq = (row: Tuple) => Number(row[2] as string);
+    const decoded = new Map<number, SessionEvent>();
+    const event = (row: Tuple) => {
+      let e = decoded.get(seq(row));
+      if (e === undefined) decoded.set(seq(row), (e = tupleToEvent(row, 3, sessionId)));
       return e;
     };
     const windows: KeyedWindow[] = [];
     for (const { before, from } of byHit.values()) {
-      before.sort((a, b) => Number(a.seq) - Number(b.seq));
-      from.sort((a, b) => Number(a.seq) - Number(b.seq));
+      before.sort((a, b) => seq(a) - seq(b));
+      from.sort((a, b) => seq(a) - seq(b));
       const ordered = [...before, ...from.slice(0, radius + 1)];
       windows.push({
-        keys: ordered.map((r) => Number(r.seq)),
+        keys: ordered.map(seq),
         events: ordered.map(event),
-        next: from.length > radius + 1 ? Number(from[radius + 1]!.seq) : null,
+        next: from.length > radius + 1 ? seq(from[radius + 1]!) : null,
       });
     }
     return mergeNeighbourWindows(windows);
@@ -641,9 +634,10 @@ export class PostgresSessionRepository
     const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o);
     const rows = await this.connections.idempotent('searchEvents', async () => {
       await this.ready();
-      return (await this.pool.query<EventRow & { score: number }>(q.sql, q.params)).rows;
+      return tuples(this.pool, q.sql, q.params);
     });
-    return rows.map((row) => ({ event: rowToEvent(row), score: row.score }));
+    // The score follows the event's columns (see buildSearchQuery).
+    return rows.map((row) => ({ event: tupleToEvent(row), score: row[10] as number }));
   }
 
   async compactEvents(
@@ -918,12 +912,13 @@ export class PostgresSessionRepository
       // The page's active windows in one more statement, not one per session.
       const events =
         withActiveEvents && ids.length > 0
-          ? await this.pool.query<EventRow>(
+          ? await tuples(
+              this.pool,
               `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ANY($1::text[]) AND archived = false ORDER BY session_id, seq`,
               [ids],
             )
           : null;
-      return { rows: listed.rows, windows: events?.rows ?? null };
+      return { rows: listed.rows, windows: events };
     });
     const page: SessionListing[] = rows.slice(0, limit).map((row) => ({
       session: rowToSession(row),
@@ -935,7 +930,10 @@ export class PostgresSessionRepository
     }));
     if (windows !== null) {
       const byId = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
-      for (const row of windows) byId.get(row.session_id)!.push(rowToEvent(row));
+      for (const row of windows) {
+        const event = tupleToEvent(row);
+        byId.get(event.sessionId)!.push(event);
+      }
       for (const l of page) l.activeWindow = byId.get(l.session.id)!;
     }
     return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
@@ -1120,4 +1118,9 @@ function summaryOfBody(body: string): string {
   const dropped = arrays.map(([array]) => ` - '${array}'`).join('');
   const counts = arrays.map(([array, count]) => `'${count}', jsonb_array_length(j.b -> '${array}')`).join(', ');
   return `(SELECT (j.b${dropped}) || jsonb_build_object(${counts}) FROM (SELECT (${body})::jsonb AS b) j)`;
+}
+
+/** The rows of a statement as arrays (see eventQuery.eventColumns). */
+async function tuples(db: Pick<pg.Pool, 'query'>, text: string, values: unknown[]): Promise<Tuple[]> {
+  return (await db.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
 }

@@ -1,5 +1,5 @@
 import type { ResolvedEventSearch } from '../../repository/eventSearch.js';
-import { timestampMs } from './eventQuery.js';
+import { eventColumns } from './eventQuery.js';
 import type { PostgresTables } from './schema.js';
 
 export interface SearchQuery {
@@ -94,8 +94,7 @@ export function buildSearchQuery(
       FROM hits h, stats s GROUP BY h.seq
       ORDER BY score DESC, h.seq LIMIT ${limit}
     )
-    SELECT e.id, e.session_id, e.message_type, e.text, e.data::text AS data, e.synthetic, e.archived, e.branch,
-      e.metadata::text AS metadata, ${timestampMs('e.')}, r.score
+    SELECT ${eventColumns('e.')}, r.score
     FROM ranked r JOIN ${t.events} e ON e.seq = r.seq
     ORDER BY r.score DESC, r.seq`;
   return { sql, params };
