@@ -92,8 +92,8 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
  * The neighbourhoods of several events in one statement, read by position: for each id of `$2` (in the
  * session `$1`), up to `$3` events before it (part 0) and the event itself with up to `$3 + 1` after it (part 1;
  * the last one only tells whether the neighbourhood touches the next one). Each half is a range scan of the
- * (session_id, seq) index, so the cost does not grow with the log. The session's id is not selected: it is `$1`. Columns: ord, part, seq, then
- * `eventColumns` without the session's id.
+ * (session_id, seq) index, so the cost does not grow with the log. Columns: ord, part, seq, then `eventColumns`
+ * without the session's id (it is `$1`).
  *
  * Neighbourhoods of near hits overlap (about a quarter of the rows at 10,000 events are repeats), but sending
  * each event once cost the server more than it saved the client: a variant that returned the layout and the
