@@ -74,7 +74,7 @@ function timedRepository<T extends object>(target: T): T {
 }
 
 function timedRetriever(r: Retriever): Retriever {
-  return {
+  const timed: Retriever = {
     retrieve: async (request) => {
       const start = performance.now();
       try {
@@ -92,6 +92,18 @@ function timedRetriever(r: Retriever): Retriever {
       }
     },
   };
+  const withNeighbours = r.retrieveWithNeighbours;
+  if (withNeighbours !== undefined) {
+    timed.retrieveWithNeighbours = async (request, radius) => {
+      const start = performance.now();
+      try {
+        return await withNeighbours.call(r, request, radius);
+      } finally {
+        record('retriever.retrieveWithNeighbours (incl. its store calls)', performance.now() - start);
+      }
+    };
+  }
+  return timed;
 }
 
 async function fill(service: DefaultSessionService, repository: Repo, id: string, archived: number): Promise<void> {

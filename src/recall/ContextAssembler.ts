@@ -368,17 +368,24 @@ export class ContextAssembler {
   ): Promise<RecallBlock | null> {
     const branch = r.filter?.branch ?? null;
     const limit = settings.limit ?? hitsFor(cap);
-    const hits = await this.retriever!.retrieve({
+    const request = {
       sessionId: r.sessionId,
       query,
       // Active events may be hits too (the oldest of a long window are not sent); over-ask by what is sent.
       limit: limit + sent.size,
       includeActive: true,
       branch,
-    });
+    };
+    const radius = settings.neighbors > 0 ? settings.neighbors + 1 : 0;
+    // Where the store reads the hits' neighbourhoods with the search (PostgreSQL), one round trip does both.
+    const fused = this.retriever!.retrieveWithNeighbours;
+    const { hits, neighbours } =
+      fused !== undefined && this.retriever!.findEventNeighbours !== undefined && radius <= MAX_NEIGHBOUR_RADIUS
+        ? await fused.call(this.retriever, request, radius)
+        : { hits: await this.retriever!.retrieve(request), neighbours: null };
     const permitted = recallFilter(r.filter, branch, r.sessionId, sent, window);
     if (!hits.some((h) => permitted(h.event))) return null;
-    const { log, position } = await this.neighbourhood(r.sessionId, hits, settings.neighbors);
+    const { log, position } = await this.neighbourhood(r.sessionId, hits, radius, neighbours);
     const originals = await this.summarisedOriginals(r.sessionId, log, position);
     // A summary is not quoted while the events it stands for can be.
     const quotable = (e: SessionEvent) =>
@@ -488,24 +495,28 @@ export class ContextAssembler {
   }
 
   /**
-   * The part of the log the block is built from: the hits and what lies around them — `neighbors` + 1 on
-   * each side, since a neighbour of a hit may rank and bring its own neighbours. Read by position through the
-   * retriever when it can (an index, or the store's push-down), else from the whole log. Positions are log
-   * order, with a gap of one between runs that are not adjacent, so adjacency (and the block's gap markers)
-   * is what it is in the log.
+   * The part of the log the block is built from: the hits and what lies around them — `radius` (`neighbors` + 1)
+   * on each side, since a neighbour of a hit may rank and bring its own neighbours. As the retriever read it with
+   * the search (`read`), else by position through the retriever when it can (an index, or the store's
+   * push-down), else from the whole log. Positions are log order, with a gap of one between runs that are not
+   * adjacent, so adjacency (and the block's gap markers) is what it is in the log.
    */
-  private async neighbourhood(sessionId: string, hits: readonly RetrievedEvent[], neighbors: number): Promise<LogView> {
-    const radius = neighbors > 0 ? neighbors + 1 : 0;
+  private async neighbourhood(
+    sessionId: string,
+    hits: readonly RetrievedEvent[],
+    radius: number,
+    read: SessionEvent[][] | null,
+  ): Promise<LogView> {
     const log = new Map<number, SessionEvent>();
     const position = new Map<string, number>();
-    const read = this.retriever?.findEventNeighbours;
-    if (read === undefined || radius > MAX_NEIGHBOUR_RADIUS) {
+    const find = this.retriever?.findEventNeighbours;
+    if (find === undefined || radius > MAX_NEIGHBOUR_RADIUS) {
       (await this.service.getEvents(sessionId, EventFilter.all())).forEach((e, i) => (log.set(i, e), position.set(e.id, i)));
       return { log, position };
     }
     const ids = [...new Set(hits.filter((h) => h.event.sessionId === sessionId).map((h) => h.event.id))];
     let at = 0;
-    for (const run of await read.call(this.retriever, sessionId, ids, radius)) {
+    for (const run of read ?? (await find.call(this.retriever, sessionId, ids, radius))) {
       for (const e of run) {
         if (e.sessionId !== sessionId || position.has(e.id)) continue;
         log.set(at, e);

@@ -67,6 +67,7 @@ import {
   type SessionActivityPage,
 } from '../../repository/RetentionRepository.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
+import type { NeighbourSearchRepository, ScoredEventsWithNeighbours } from '../../repository/NeighbourSearchRepository.js';
 import { PostgresErasure } from './erasure.js';
 import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
 import {
@@ -198,6 +199,7 @@ export class PostgresSessionRepository
     EnumerableRepository,
     SessionListingRepository,
     SearchableRepository,
+    NeighbourSearchRepository,
     EventNeighbourhoodRepository,
     ErasureRepository,
     EventRewritingRepository,
@@ -595,32 +597,7 @@ export class PostgresSessionRepository
       await this.ready();
       return tuples(this.pool, sql, [sessionId, ids, radius]);
     });
-    const byHit = new Map<string, { before: Tuple[]; from: Tuple[] }>();
-    for (const row of rows) {
-      const ord = row[0] as string;
-      let hit = byHit.get(ord);
-      if (hit === undefined) byHit.set(ord, (hit = { before: [], from: [] }));
-      (row[1] === 0 ? hit.before : hit.from).push(row);
-    }
-    const seq = (row: Tuple) => Number(row[2] as string);
-    const decoded = new Map<number, SessionEvent>();
-    const event = (row: Tuple) => {
-      let e = decoded.get(seq(row));
-      if (e === undefined) decoded.set(seq(row), (e = tupleToEvent(row, 3, sessionId)));
-      return e;
-    };
-    const windows: KeyedWindow[] = [];
-    for (const { before, from } of byHit.values()) {
-      before.sort((a, b) => seq(a) - seq(b));
-      from.sort((a, b) => seq(a) - seq(b));
-      const ordered = [...before, ...from.slice(0, radius + 1)];
-      windows.push({
-        keys: ordered.map(seq),
-        events: ordered.map(event),
-        next: from.length > radius + 1 ? seq(from[radius + 1]!) : null,
-      });
-    }
-    return mergeNeighbourWindows(windows);
+    return neighbourRuns(rows, 0, radius, sessionId);
   }
 
   /**
@@ -638,6 +615,36 @@ export class PostgresSessionRepository
     });
     // The score follows the event's columns (see buildSearchQuery).
     return rows.map((row) => ({ event: tupleToEvent(row), score: row[10] as number }));
+  }
+
+  /**
+   * `searchEvents` and the neighbourhoods of the hits in `sessionId` (`findEventNeighbours`) in one statement: one
+   * round trip, one snapshot (see NeighbourSearchRepository).
+   */
+  async searchEventsWithNeighbours(
+    sessionId: string,
+    query: string,
+    options: EventSearchOptions | undefined,
+    radius: number,
+  ): Promise<ScoredEventsWithNeighbours> {
+    requireNeighbourRequest([], radius);
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) {
+      return { hits: [], neighbours: [] };
+    }
+    const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius);
+    const rows = await this.connections.idempotent('searchEventsWithNeighbours', async () => {
+      await this.ready();
+      return tuples(this.pool, q.sql, q.params);
+    });
+    // Columns: kind, score, then ord, part, seq and the event's (see buildSearchQuery), in no order.
+    const ranked: Tuple[] = [];
+    const around: Tuple[] = [];
+    for (const row of rows) (row[0] === 0 ? ranked : around).push(row);
+    // searchEvents' order: best first, ties in log order.
+    ranked.sort((a, b) => (b[1] as number) - (a[1] as number) || Number(a[4] as string) - Number(b[4] as string));
+    const hits = ranked.map((row) => ({ event: tupleToEvent(row, 5), score: row[1] as number }));
+    return { hits, neighbours: neighbourRuns(around, 2, radius, sessionId) };
   }
 
   async compactEvents(
@@ -1123,4 +1130,38 @@ function summaryOfBody(body: string): string {
 /** The rows of a statement as arrays (see eventQuery.eventColumns). */
 async function tuples(db: Pick<pg.Pool, 'query'>, text: string, values: unknown[]): Promise<Tuple[]> {
   return (await db.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
+}
+
+/**
+ * The runs of findEventNeighbours from the rows of a neighbourhood read (buildNeighbourQuery, or the search's
+ * kind 1 rows): from column `at` on, the hit's rank, the part (0 before it, 1 from it on), the seq, then the
+ * event's columns. An event in several neighbourhoods is decoded once.
+ */
+function neighbourRuns(rows: readonly Tuple[], at: number, radius: number, sessionId: string): SessionEvent[][] {
+  const byHit = new Map<string, { before: Tuple[]; from: Tuple[] }>();
+  for (const row of rows) {
+    const ord = String(row[at]);
+    let hit = byHit.get(ord);
+    if (hit === undefined) byHit.set(ord, (hit = { before: [], from: [] }));
+    (row[at + 1] === 0 ? hit.before : hit.from).push(row);
+  }
+  const seq = (row: Tuple) => Number(row[at + 2] as string);
+  const decoded = new Map<number, SessionEvent>();
+  const event = (row: Tuple) => {
+    let e = decoded.get(seq(row));
+    if (e === undefined) decoded.set(seq(row), (e = tupleToEvent(row, at + 3, sessionId)));
+    return e;
+  };
+  const windows: KeyedWindow[] = [];
+  for (const { before, from } of byHit.values()) {
+    before.sort((a, b) => seq(a) - seq(b));
+    from.sort((a, b) => seq(a) - seq(b));
+    const ordered = [...before, ...from.slice(0, radius + 1)];
+    windows.push({
+      keys: ordered.map(seq),
+      events: ordered.map(event),
+      next: from.length > radius + 1 ? seq(from[radius + 1]!) : null,
+    });
+  }
+  return mergeNeighbourWindows(windows);
 }

@@ -103,11 +103,19 @@ export function buildEventQuery(table: string, sessionId: string, filter: EventF
 export function buildNeighbourQuery(table: string): string {
   return `SELECT h.ord, w.* FROM unnest($2::text[]) WITH ORDINALITY AS h(id, ord)
     JOIN ${table} hit ON hit.session_id = $1 AND hit.id = h.id
-    CROSS JOIN LATERAL (
-      (SELECT 0 AS part, e.seq, ${eventColumns('e.', false)} FROM ${table} e
-        WHERE e.session_id = $1 AND e.seq < hit.seq ORDER BY e.seq DESC LIMIT $3::int)
+    CROSS JOIN LATERAL ${neighbourhoodOf(table, 'hit.seq', '$3::int', false)} w`;
+}
+
+/**
+ * The neighbourhood of the event at `seq` in the session `$1` (a LATERAL subquery): part 0 up to `radius` events
+ * before it, part 1 the event and up to `radius + 1` after it; columns part, seq, then `eventColumns`.
+ */
+export function neighbourhoodOf(table: string, seq: string, radius: string, withSession: boolean): string {
+  return `(
+      (SELECT 0 AS part, e.seq, ${eventColumns('e.', withSession)} FROM ${table} e
+        WHERE e.session_id = $1 AND e.seq < ${seq} ORDER BY e.seq DESC LIMIT ${radius})
       UNION ALL
-      (SELECT 1 AS part, e.seq, ${eventColumns('e.', false)} FROM ${table} e
-        WHERE e.session_id = $1 AND e.seq >= hit.seq ORDER BY e.seq LIMIT $3::int + 2)
-    ) w`;
+      (SELECT 1 AS part, e.seq, ${eventColumns('e.', withSession)} FROM ${table} e
+        WHERE e.session_id = $1 AND e.seq >= ${seq} ORDER BY e.seq LIMIT ${radius} + 2)
+    )`;
 }
