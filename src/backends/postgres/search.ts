@@ -26,6 +26,9 @@ const B = 0.75;
  *    distinct lexemes, and the collection statistics (N, document frequency, average length) taken from the
  *    candidates themselves. That needs no extra pass over the session, and no other session or user
  *    influences a score.
+ *
+ * With `radius`, the same statement also reads the neighbourhoods of the hits in the session, as
+ * findEventNeighbours does (PostgresSessionRepository.searchEventsWithNeighbours).
  */
 export function buildSearchQuery(
   t: PostgresTables,
