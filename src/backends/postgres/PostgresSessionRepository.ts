@@ -156,7 +156,7 @@ function tupleToEvent(row: Tuple, at: number = 0, sessionId: string = row[at + 9
   return decodeEvent({
     id: row[at] as string,
     sessionId,
-    timestamp: Number(row[at + 8] as string),
+    timestamp: Number(row[at + 8]),
     messageType: row[at + 1] as StoredEvent['messageType'],
     text: row[at + 2] as string | null,
     data: row[at + 3] as string | null,
@@ -614,7 +614,7 @@ export class PostgresSessionRepository
       return tuples(this.pool, q.sql, q.params);
     });
     // The score follows the event's columns (see buildSearchQuery).
-    return rows.map((row) => ({ event: tupleToEvent(row), score: row[10] as number }));
+    return rows.map((row) => ({ event: tupleToEvent(row), score: Number(row[10]) }));
   }
 
   /**
@@ -640,10 +640,10 @@ export class PostgresSessionRepository
     // Columns: kind, score, then ord, part, seq and the event's (see buildSearchQuery), in no order.
     const ranked: Tuple[] = [];
     const around: Tuple[] = [];
-    for (const row of rows) (row[0] === 0 ? ranked : around).push(row);
+    for (const row of rows) (Number(row[0]) === 0 ? ranked : around).push(row);
     // searchEvents' order: best first, ties in log order.
-    ranked.sort((a, b) => (b[1] as number) - (a[1] as number) || Number(a[4] as string) - Number(b[4] as string));
-    const hits = ranked.map((row) => ({ event: tupleToEvent(row, 5), score: row[1] as number }));
+    ranked.sort((a, b) => Number(b[1]) - Number(a[1]) || Number(a[4]) - Number(b[4]));
+    const hits = ranked.map((row) => ({ event: tupleToEvent(row, 5), score: Number(row[1]) }));
     return { hits, neighbours: neighbourRuns(around, 2, radius, sessionId) };
   }
 
@@ -1143,9 +1143,9 @@ function neighbourRuns(rows: readonly Tuple[], at: number, radius: number, sessi
     const ord = String(row[at]);
     let hit = byHit.get(ord);
     if (hit === undefined) byHit.set(ord, (hit = { before: [], from: [] }));
-    (row[at + 1] === 0 ? hit.before : hit.from).push(row);
+    (Number(row[at + 1]) === 0 ? hit.before : hit.from).push(row);
   }
-  const seq = (row: Tuple) => Number(row[at + 2] as string);
+  const seq = (row: Tuple) => Number(row[at + 2]);
   const decoded = new Map<number, SessionEvent>();
   const event = (row: Tuple) => {
     let e = decoded.get(seq(row));
