@@ -54,6 +54,11 @@ export {
   MAX_NEIGHBOUR_RADIUS,
 } from './repository/EventNeighbourhoodRepository.js';
 export {
+  type NeighbourSearchRepository,
+  type ScoredEventsWithNeighbours,
+  isNeighbourSearchRepository,
+} from './repository/NeighbourSearchRepository.js';
+export {
   type ErasureRepository,
   type EraseSessionOptions,
   type ErasedSession,

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js';
-import { isSearchableRepository } from '../repository/SearchableRepository.js';
+import { isSearchableRepository, type EventSearchOptions, type ScoredEvent } from '../repository/SearchableRepository.js';
+import { isNeighbourSearchRepository } from '../repository/NeighbourSearchRepository.js';
 import {
   isEventNeighbourhoodRepository,
   mergeNeighbourWindows,
@@ -13,7 +14,7 @@ import { accessDenied } from '../service/sessionAccess.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { visibleTo } from './access.js';
 import { Bm25Retriever } from './Bm25Retriever.js';
-import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
+import type { RetrievalRequest, RetrievedEvent, RetrievedWithNeighbours, Retriever } from './Retriever.js';
 import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
 
 export interface RepositoryRetrieverOptions {
@@ -60,27 +61,30 @@ export class RepositoryRetriever implements Retriever {
     const r = normaliseRetrievalRequest(request);
     if (r.query.trim() === '') return [];
     if (!isSearchableRepository(this.repository)) return this.fallback.retrieve(request);
-    if (r.userId !== null) {
-      const session = await this.repository.findById(r.sessionId);
-      if (session !== null && session.userId !== r.userId) throw accessDenied(r.sessionId, r.userId);
+    await this.requireAccess(r);
+    const hits = await this.repository.searchEvents(r.sessionId, r.query, searchOptions(r));
+    return this.permitted(hits, r);
+  }
+
+  /**
+   * `retrieve`, and the neighbourhoods of its hits in the request's session read by the same statement when the
+   * store can (NeighbourSearchRepository: PostgreSQL) — one round trip instead of two. Otherwise, or when the
+   * access rules dropped a hit the store returned (its neighbourhood would then be read too), `neighbours` is
+   * null and the caller reads them with `findEventNeighbours`.
+   */
+  async retrieveWithNeighbours(request: RetrievalRequest, radius: number): Promise<RetrievedWithNeighbours> {
+    requireNeighbourRequest([], radius);
+    const r = normaliseRetrievalRequest(request);
+    if (r.query.trim() === '' || !isNeighbourSearchRepository(this.repository)) {
+      return { hits: await this.retrieve(request), neighbours: null };
     }
-    const hits = await this.repository.searchEvents(r.sessionId, r.query, {
-      limit: r.limit,
-      scope: r.scope,
-      ...(r.userId !== null ? { userId: r.userId } : {}),
-      includeActive: r.includeActive,
-      branch: r.branch,
-    });
-    const allowed = allowedBy(r);
-    const visible = hits.filter((h) => allowed(h.event));
-    const owned = await this.ownedSessions(
-      visible.map((h) => h.event.sessionId),
-      r,
-    );
-    return visible
-      .filter((h) => owned(h.event.sessionId))
-      .slice(0, r.limit)
-      .map((h) => ({ event: h.event, score: h.score }));
+    await this.requireAccess(r);
+    const found = await this.repository.searchEventsWithNeighbours(r.sessionId, r.query, searchOptions(r), radius);
+    const hits = await this.permitted(found.hits, r);
+    const dropped =
+      found.hits.filter((h) => h.event.sessionId === r.sessionId).length !==
+      hits.filter((h) => h.event.sessionId === r.sessionId).length;
+    return { hits, neighbours: dropped ? null : found.neighbours };
   }
 
   /**
@@ -110,6 +114,27 @@ export class RepositoryRetriever implements Retriever {
     );
   }
 
+  /** A request naming a user may only search that user's session. */
+  private async requireAccess(r: NormalisedRetrievalRequest): Promise<void> {
+    if (r.userId === null) return;
+    const session = await this.repository.findById(r.sessionId);
+    if (session !== null && session.userId !== r.userId) throw accessDenied(r.sessionId, r.userId);
+  }
+
+  /** The store's hits the request may see, at most `limit` (see allowedBy and ownedSessions). */
+  private async permitted(hits: readonly ScoredEvent[], r: NormalisedRetrievalRequest): Promise<RetrievedEvent[]> {
+    const allowed = allowedBy(r);
+    const visible = hits.filter((h) => allowed(h.event));
+    const owned = await this.ownedSessions(
+      visible.map((h) => h.event.sessionId),
+      r,
+    );
+    return visible
+      .filter((h) => owned(h.event.sessionId))
+      .slice(0, r.limit)
+      .map((h) => ({ event: h.event, score: h.score }));
+  }
+
   /** Which of the hits' sessions the request may read: the user's own (in scope 'user', checked one by one). */
   private async ownedSessions(sessionIds: string[], r: NormalisedRetrievalRequest): Promise<(id: string) => boolean> {
     if (r.userId === null) return () => true;
@@ -118,6 +143,16 @@ export class RepositoryRetriever implements Retriever {
     const owned = new Set([r.sessionId, ...others.filter((_, i) => sessions[i]?.userId === r.userId)]);
     return (id) => owned.has(id);
   }
+}
+
+function searchOptions(r: NormalisedRetrievalRequest): EventSearchOptions {
+  return {
+    limit: r.limit,
+    scope: r.scope,
+    ...(r.userId !== null ? { userId: r.userId } : {}),
+    includeActive: r.includeActive,
+    branch: r.branch,
+  };
 }
 
 /** The request's scope, branch and active-window rules, as every retriever applies them. */

@@ -21,6 +21,17 @@ export interface RetrievedEvent {
   score: number;
 }
 
+/** What `Retriever.retrieveWithNeighbours` returns. */
+export interface RetrievedWithNeighbours {
+  /** What `retrieve` returns for the same request. */
+  hits: RetrievedEvent[];
+  /**
+   * `findEventNeighbours(request.sessionId, <ids of the hits in that session>, radius)`, read with the search;
+   * null when the retriever did not read them (the caller then asks `findEventNeighbours` itself).
+   */
+  neighbours: SessionEvent[][] | null;
+}
+
 /**
  * Finds archived events that a request needs. Never returns an event of another user or of a branch the
  * request cannot see; an empty or blank query, or a missing session, returns [].
@@ -34,6 +45,12 @@ export interface Retriever {
    * request. Bm25Retriever answers from its index, RepositoryRetriever from the store's positional reads.
    */
   findEventNeighbours?(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]>;
+  /**
+   * Optional: `retrieve`, with the hits' neighbourhoods read in the same round trip where the store can
+   * (RepositoryRetriever over PostgreSQL). ContextAssembler uses it when present; `neighbours` null leaves the
+   * read to `findEventNeighbours`.
+   */
+  retrieveWithNeighbours?(request: RetrievalRequest, radius: number): Promise<RetrievedWithNeighbours>;
 }
 
 export const DEFAULT_RETRIEVAL_LIMIT = 20;

@@ -14,33 +14,49 @@ export function instrumentRetriever(retriever: Retriever, name?: string): Retrie
   if ((retriever as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true) return retriever;
   const retrieverName =
     name ?? (retriever.constructor?.name !== 'Object' ? retriever.constructor?.name : undefined) ?? 'retriever';
+  // One span per retrieval, whichever method ran it; `hitsOf` picks the hits from its result.
+  const traced = <T>(request: RetrievalRequest, run: () => Promise<T>, hitsOf: (result: T) => readonly RetrievedEvent[]) => {
+    const attributes = {
+      [ATTR.RETRIEVER]: retrieverName,
+      [ATTR.RETRIEVAL_SCOPE]: request?.scope ?? 'session',
+      ...(typeof request?.sessionId === 'string' ? { [ATTR.CONVERSATION_ID]: request.sessionId } : {}),
+      ...(typeof request?.limit === 'number' ? { [ATTR.RETRIEVAL_LIMIT]: request.limit } : {}),
+    };
+    return inSpan(SPAN.RETRIEVE, attributes, async (span) => {
+      if (captureContent() && typeof request?.query === 'string') span.setAttribute(ATTR.RETRIEVAL_QUERY, request.query);
+      const started = performance.now();
+      let failed = true;
+      try {
+        const result = await run();
+        failed = false;
+        span.setAttribute(ATTR.RETRIEVAL_HITS, hitsOf(result).length);
+        return result;
+      } finally {
+        instruments().retrievalDuration.record(secondsSince(started), {
+          [ATTR.RETRIEVER]: retrieverName,
+          ...(failed ? { [ATTR.ERROR_TYPE]: 'error' } : {}),
+        });
+      }
+    });
+  };
   const instrumented: Retriever & { [INSTRUMENTED]: true } = {
     [INSTRUMENTED]: true,
-    retrieve(request: RetrievalRequest): Promise<RetrievedEvent[]> {
-      const attributes = {
-        [ATTR.RETRIEVER]: retrieverName,
-        [ATTR.RETRIEVAL_SCOPE]: request?.scope ?? 'session',
-        ...(typeof request?.sessionId === 'string' ? { [ATTR.CONVERSATION_ID]: request.sessionId } : {}),
-        ...(typeof request?.limit === 'number' ? { [ATTR.RETRIEVAL_LIMIT]: request.limit } : {}),
-      };
-      return inSpan(SPAN.RETRIEVE, attributes, async (span) => {
-        if (captureContent() && typeof request?.query === 'string') span.setAttribute(ATTR.RETRIEVAL_QUERY, request.query);
-        const started = performance.now();
-        let failed = true;
-        try {
-          const hits = await retriever.retrieve(request);
-          failed = false;
-          span.setAttribute(ATTR.RETRIEVAL_HITS, hits.length);
-          return hits;
-        } finally {
-          instruments().retrievalDuration.record(secondsSince(started), {
-            [ATTR.RETRIEVER]: retrieverName,
-            ...(failed ? { [ATTR.ERROR_TYPE]: 'error' } : {}),
-          });
-        }
-      });
-    },
+    retrieve: (request: RetrievalRequest): Promise<RetrievedEvent[]> =>
+      traced(
+        request,
+        () => retriever.retrieve(request),
+        (hits) => hits,
+      ),
   };
+  const withNeighbours = retriever.retrieveWithNeighbours;
+  if (typeof withNeighbours === 'function') {
+    instrumented.retrieveWithNeighbours = (request, radius) =>
+      traced(
+        request,
+        () => withNeighbours.call(retriever, request, radius),
+        (result) => result.hits,
+      );
+  }
   // Neighbour reads are part of the request that retrieved the hits: passed through as they are.
   const neighbours = retriever.findEventNeighbours;
   if (typeof neighbours === 'function') instrumented.findEventNeighbours = neighbours.bind(retriever);

@@ -505,13 +505,44 @@ describe('ContextAssembler', function () {
       const context = await plain.assemble({ sessionId: 's', maxTokens: 1_000, session });
       expect(context.activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
       expect(reads).to.deep.equal([]);
-      await plain.assemble({ sessionId: 's', maxTokens: 1_000 });
-      expect(reads).to.deep.equal(['s']);
       await expectRejects(
         assembler.assemble({ sessionId: 's', maxTokens: 100, session: (await findById('t'))! }),
         InvalidArgumentError,
         'session must be the Session s',
       );
+    });
+
+    it('a window read that holds events proves the session: no lookup; an empty one is checked', async function () {
+      await chatWithArchive();
+      await service.create({ id: 'empty', userId: 'alice' });
+      const reads: string[] = [];
+      const findById = service.findById.bind(service);
+      service.findById = async (id: string) => (reads.push(id), findById(id));
+      const plain = new ContextAssembler({ sessionService: service, tokenCountEstimator: chars });
+      const context = await plain.assemble({ sessionId: 's', maxTokens: 1_000 });
+      expect(context.activeEvents.map((e) => e.text)).to.deep.equal(['What is the name of my dog?', 'Let me think.']);
+      expect(reads).to.deep.equal([]);
+      expect((await plain.assemble({ sessionId: 'empty', maxTokens: 1_000 })).activeEvents).to.deep.equal([]);
+      expect(reads).to.deep.equal(['empty']);
+      // A filter that leaves the window empty is no proof either.
+      await plain.assemble({ sessionId: 's', maxTokens: 1_000, filter: EventFilter.of({ messageTypes: ['tool'] }) });
+      expect(reads).to.deep.equal(['empty', 's']);
+    });
+
+    it('reports a missing session as such even when the window read fails, and a failed read of an existing one', async function () {
+      await append('s', Messages.user('hi'));
+      const failure = new Error('store down');
+      service.getEvents = async () => {
+        throw failure;
+      };
+      await expectRejects(
+        assembler.assemble({ sessionId: 'nope', maxTokens: 10 }),
+        InvalidArgumentError,
+        'Session not found: nope',
+      );
+      let caught: unknown;
+      await assembler.assemble({ sessionId: 's', maxTokens: 100 }).catch((e: unknown) => (caught = e));
+      expect(caught).to.equal(failure);
     });
   });
 

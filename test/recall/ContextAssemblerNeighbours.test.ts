@@ -7,11 +7,14 @@ import {
   EventFilter,
   InMemorySessionRepository,
   Messages,
+  PostgresSessionRepository,
+  RepositoryRetriever,
   SlidingWindowCompactionStrategy,
   type Retriever,
 } from 'session-compaction';
 import { CharacterTokenCountEstimator } from 'session-compaction/spi';
 import { propertyParams } from '../support/arbitraries.js';
+import { freshPostgresPrefix, postgresPoolFixture } from '../support/postgres.js';
 
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 
@@ -66,5 +69,58 @@ describe('ContextAssembler reads neighbours by position', function () {
       ),
       propertyParams(100),
     );
+  });
+
+  describe('PostgreSQL: the search reads the neighbourhoods (retrieveWithNeighbours)', function () {
+    const prefix = freshPostgresPrefix();
+    const db = postgresPoolFixture(prefix, { max: 4 });
+
+    it('property: the prompt is the one retrieve then findEventNeighbours give, with no neighbourhood statement of its own', async function () {
+      const repository = new PostgresSessionRepository({ pool: db.pool(), prefix, logger: silent });
+      const service = new DefaultSessionService(repository, { logger: silent });
+      let neighbourReads = 0;
+      const findEventNeighbours = repository.findEventNeighbours.bind(repository);
+      repository.findEventNeighbours = (...args) => (neighbourReads++, findEventNeighbours(...args));
+      let session = 0;
+      const retriever = new RepositoryRetriever({ repository, sessionService: service });
+      // The same retriever without the fused read: the assembler asks findEventNeighbours itself.
+      const apart: Retriever = {
+        retrieve: (r) => retriever.retrieve(r),
+        findEventNeighbours: (...args) => retriever.findEventNeighbours(...args),
+      };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(textArb, { minLength: 1, maxLength: 40 }),
+          textArb,
+          fc.integer({ min: 0, max: 3 }),
+          fc.integer({ min: 60, max: 600 }),
+          async (texts, query, neighbors, maxTokens) => {
+            const id = `n${session++}`;
+            await service.create({ id, userId: 'u' });
+            for (const [i, text] of texts.entries()) {
+              await service.appendMessage(id, i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
+              if (i % 7 === 6) await service.compact(id, () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
+            }
+            const estimator = new CharacterTokenCountEstimator();
+            const request = { sessionId: id, maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
+            neighbourReads = 0;
+            const together = await new ContextAssembler({
+              sessionService: service,
+              retriever,
+              tokenCountEstimator: estimator,
+            }).assemble(request);
+            expect(neighbourReads).to.equal(0);
+            const reference = await new ContextAssembler({
+              sessionService: service,
+              retriever: apart,
+              tokenCountEstimator: estimator,
+            }).assemble(request);
+            expect(together.messages).to.deep.equal(reference.messages);
+            expect(together.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
+          },
+        ),
+        propertyParams(25),
+      );
+    });
   });
 });

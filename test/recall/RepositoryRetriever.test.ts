@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import {
   DefaultSessionService,
   InMemorySessionRepository,
+  Messages,
   PostgresSessionRepository,
   RedisSessionRepository,
   SqliteSessionRepository,
@@ -105,6 +106,30 @@ describe('RepositoryRetriever', function () {
       expect(retriever.pushesDown).to.equal(false);
       return { service: new DefaultSessionService(repository, { logger }), retriever, close: async () => {} };
     });
+  });
+
+  it('retrieveWithNeighbours leaves the neighbourhoods to findEventNeighbours when the access rules drop a hit of the session', async function () {
+    const repository = new InMemorySessionRepository();
+    const service = new DefaultSessionService(repository, { logger });
+    await service.create({ id: 's', userId: 'u' });
+    await service.appendMessage('s', Messages.user('root budget'));
+    await service.appendMessage('s', Messages.user('branch budget'), { branch: 'b' });
+    const [root, branched] = await service.getEvents('s');
+    const stored = [root!, branched!];
+    const neighbours = [[root!, branched!]];
+    // A custom store whose search ignores the branch: RepositoryRetriever drops the branched hit again.
+    const custom = Object.assign(repository, {
+      searchEvents: async () => stored.map((event, i) => ({ event, score: 2 - i })),
+      searchEventsWithNeighbours: async () => ({ hits: stored.map((event, i) => ({ event, score: 2 - i })), neighbours }),
+    });
+    const retriever = new RepositoryRetriever({ repository: custom });
+    const request = { sessionId: 's', query: 'budget', includeActive: true };
+    const dropped = await retriever.retrieveWithNeighbours(request, 1);
+    expect(dropped.hits.map((h) => h.event.id)).to.deep.equal([root!.id]);
+    expect(dropped.neighbours).to.equal(null);
+    const kept = await retriever.retrieveWithNeighbours({ ...request, branch: 'b' }, 1);
+    expect(kept.hits.map((h) => h.event.id)).to.deep.equal([root!.id, branched!.id]);
+    expect(kept.neighbours).to.equal(neighbours);
   });
 
   it('sends requests to the fallback when the repository cannot search', async function () {

@@ -12,7 +12,7 @@ import {
   createDefaultLogger,
   type Retriever,
 } from 'session-compaction';
-import { isEventNeighbourhoodRepository } from 'session-compaction/spi';
+import { isEventNeighbourhoodRepository, isNeighbourSearchRepository } from 'session-compaction/spi';
 import { propertyParams } from '../support/arbitraries.js';
 import { allBackends } from '../support/backends.js';
 
@@ -108,6 +108,37 @@ describe('neighbours by position (findEventNeighbours) on every backend', functi
           );
         });
       }
+
+      it('RepositoryRetriever.retrieveWithNeighbours returns what retrieve then findEventNeighbours do (in one statement on PostgreSQL)', async function () {
+        const repository = backend.repository();
+        const retriever = new RepositoryRetriever({ repository, sessionService: service });
+        const fused = isNeighbourSearchRepository(repository);
+        expect(fused).to.equal(backend.name === 'postgres');
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 4 }),
+            fc.constantFrom('alpha', 'round 1 message', 'summary', 'message 3', 'nothing-matches'),
+            fc.integer({ min: 0, max: 3 }),
+            fc.integer({ min: 1, max: 6 }),
+            async (rounds, query, radius, limit) => {
+              const id = await buildLog(service, rounds);
+              const request = { sessionId: id, query, limit, includeActive: true };
+              const together = await retriever.retrieveWithNeighbours(request, radius);
+              const hits = await retriever.retrieve(request);
+              expect(together.hits.map((h) => [h.event.id, h.score])).to.deep.equal(hits.map((h) => [h.event.id, h.score]));
+              if (!fused) {
+                expect(together.neighbours).to.equal(null);
+                return;
+              }
+              const ids = [...new Set(hits.map((h) => h.event.id))];
+              const runs = await retriever.findEventNeighbours(id, ids, radius);
+              expect(together.neighbours!.map((r) => r.map((e) => e.id))).to.deep.equal(runs.map((r) => r.map((e) => e.id)));
+              expect(together.neighbours!.flat()).to.deep.equal(runs.flat());
+            },
+          ),
+          propertyParams(backend.name === 'memory' ? 30 : 10),
+        );
+      });
 
       it('the store reads neighbours itself where it can (SQLite, PostgreSQL), and refuses a bad radius', async function () {
         const repository = backend.repository();

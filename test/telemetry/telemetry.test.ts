@@ -12,6 +12,7 @@ import {
   type CompactionRequest,
   Bm25Retriever,
   ContextAssembler,
+  RepositoryRetriever,
 } from 'session-compaction';
 import { instrumentRetriever } from 'session-compaction/spi';
 import {
@@ -274,6 +275,24 @@ describe('telemetry (OpenTelemetry SDK with in-memory exporters)', function () {
     const spans = otel.spansNamed(SPAN.RETRIEVE);
     expect(spans).to.have.length(1);
     expect(spans[0]!.attributes[ATTR.RETRIEVAL_HITS]).to.be.at.least(context.recalled.length);
+  });
+
+  it('a retrieval that reads the neighbourhoods too (retrieveWithNeighbours) is one retrieve span with its hits', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+    const id = await conversation(service, 6);
+    await service.compact(id, always, new SlidingWindowCompactionStrategy({ maxEvents: 2 }));
+    const retriever = instrumentRetriever(
+      new RepositoryRetriever({
+        repository: new InMemorySessionRepository(),
+        fallback: new Bm25Retriever({ sessionService: service }),
+      }),
+    );
+    otel.reset();
+    const { hits } = await retriever.retrieveWithNeighbours!({ sessionId: id, query: 'question 1', limit: 3 }, 1);
+    const spans = otel.spansNamed(SPAN.RETRIEVE);
+    expect(spans).to.have.length(1);
+    expect(hits.length).to.be.greaterThan(0);
+    expect(spans[0]!.attributes).to.include({ [ATTR.RETRIEVER]: 'RepositoryRetriever', [ATTR.RETRIEVAL_HITS]: hits.length });
   });
 
   it('a repository failure marks its span failed with the error type', async function () {

@@ -67,6 +67,7 @@ import {
   type SessionActivityPage,
 } from '../../repository/RetentionRepository.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
+import type { NeighbourSearchRepository, ScoredEventsWithNeighbours } from '../../repository/NeighbourSearchRepository.js';
 import { PostgresErasure } from './erasure.js';
 import type { ForkingRepository, ForkOutcome, ForkRequest } from '../../repository/ForkingRepository.js';
 import {
@@ -106,18 +107,8 @@ export interface PostgresSessionRepositoryOptions {
   logger?: Logger;
 }
 
-interface EventRow {
-  id: string;
-  session_id: string;
-  message_type: StoredEvent['messageType'];
-  text: string | null;
-  data: string | null;
-  synthetic: boolean;
-  archived: boolean;
-  branch: string | null;
-  metadata: string;
-  timestamp: Date;
-}
+/** A row read with `rowMode: 'array'` (see eventQuery.eventColumns). */
+type Tuple = readonly unknown[];
 
 interface SessionRow {
   id: string;
@@ -157,18 +148,22 @@ function toColumns(events: readonly SessionEvent[]): EventColumns {
   return c;
 }
 
-function rowToEvent(row: EventRow): SessionEvent {
+/**
+ * The event in `row` from column `at` on, in eventColumns' order; its session's id from the row (the last
+ * column) unless the read bound it.
+ */
+function tupleToEvent(row: Tuple, at: number = 0, sessionId: string = row[at + 9] as string): SessionEvent {
   return decodeEvent({
-    id: row.id,
-    sessionId: row.session_id,
-    timestamp: row.timestamp.getTime(),
-    messageType: row.message_type,
-    text: row.text,
-    data: row.data,
-    synthetic: row.synthetic,
-    archived: row.archived,
-    branch: row.branch,
-    metadata: row.metadata,
+    id: row[at] as string,
+    sessionId,
+    timestamp: Number(row[at + 8]),
+    messageType: row[at + 1] as StoredEvent['messageType'],
+    text: row[at + 2] as string | null,
+    data: row[at + 3] as string | null,
+    synthetic: row[at + 4] as boolean,
+    archived: row[at + 5] as boolean,
+    branch: row[at + 6] as string | null,
+    metadata: row[at + 7] as string,
   });
 }
 
@@ -204,6 +199,7 @@ export class PostgresSessionRepository
     EnumerableRepository,
     SessionListingRepository,
     SearchableRepository,
+    NeighbourSearchRepository,
     EventNeighbourhoodRepository,
     ErasureRepository,
     EventRewritingRepository,
@@ -552,21 +548,24 @@ export class PostgresSessionRepository
     const e = this.tables.events;
     const rows = await this.connections.idempotent('findRedactionScope', async () => {
       await this.ready();
-      const target = await this.pool.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
+      const target = await tuples(this.pool, `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1 AND id = $2`, [
         id,
         eventId,
       ]);
-      if (target.rows[0] === undefined) return [];
-      const from = rowToEvent(target.rows[0]).metadata[MASKED_FROM];
+      if (target[0] === undefined) return [];
+      const from = tupleToEvent(target[0]).metadata[MASKED_FROM];
       const root = typeof from === 'string' ? from : eventId;
-      const scope = await this.pool.query<EventRow>(
+      return tuples(
+        this.pool,
         `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = $1
            AND (synthetic OR id = $2 OR id = $3 OR metadata->>'${MASKED_FROM}' = $3) ORDER BY seq`,
         [id, eventId, root],
       );
-      return scope.rows;
     });
-    return redactionScopeOf(rows.map(rowToEvent), eventId);
+    return redactionScopeOf(
+      rows.map((row) => tupleToEvent(row)),
+      eventId,
+    );
   }
 
   async findEvents(id: string, filter: EventFilter = EventFilter.all()): Promise<SessionEvent[]> {
@@ -574,9 +573,9 @@ export class PostgresSessionRepository
     const q = buildEventQuery(this.tables.events, id, f);
     const rows = await this.connections.idempotent('findEvents', async () => {
       await this.ready();
-      return (await this.pool.query<EventRow>(q.sql, q.params)).rows;
+      return tuples(this.pool, q.sql, q.params);
     });
-    let events = rows.map(rowToEvent);
+    let events = rows.map((row) => tupleToEvent(row));
     if (q.reversed) events.reverse();
     if (q.windowInJs) {
       events = events.filter((e) => e.text !== null && f.matchesText(e.text));
@@ -585,33 +584,20 @@ export class PostgresSessionRepository
     return events;
   }
 
-  /** One statement for every event: two index range scans each (before it, from it on), whatever the log's size. */
+  /**
+   * One statement for every event: two index range scans each (before it, from it on), whatever the log's
+   * size. An event in several neighbourhoods is decoded once.
+   */
   async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
     const sql = buildNeighbourQuery(this.tables.events);
+    // Columns: ord, part, seq, then the event's (see buildNeighbourQuery).
     const rows = await this.connections.idempotent('findEventNeighbours', async () => {
       await this.ready();
-      return (await this.pool.query<EventRow & { ord: string; part: number; seq: string }>(sql, [sessionId, ids, radius])).rows;
+      return tuples(this.pool, sql, [sessionId, ids, radius]);
     });
-    const byHit = new Map<string, { before: typeof rows; from: typeof rows }>();
-    for (const row of rows) {
-      let hit = byHit.get(row.ord);
-      if (hit === undefined) byHit.set(row.ord, (hit = { before: [], from: [] }));
-      (row.part === 0 ? hit.before : hit.from).push(row);
-    }
-    const windows: KeyedWindow[] = [];
-    for (const { before, from } of byHit.values()) {
-      before.sort((a, b) => Number(a.seq) - Number(b.seq));
-      from.sort((a, b) => Number(a.seq) - Number(b.seq));
-      const ordered = [...before, ...from.slice(0, radius + 1)];
-      windows.push({
-        keys: ordered.map((r) => Number(r.seq)),
-        events: ordered.map(rowToEvent),
-        next: from.length > radius + 1 ? Number(from[radius + 1]!.seq) : null,
-      });
-    }
-    return mergeNeighbourWindows(windows);
+    return neighbourRuns(rows, 0, radius, sessionId);
   }
 
   /**
@@ -625,9 +611,40 @@ export class PostgresSessionRepository
     const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o);
     const rows = await this.connections.idempotent('searchEvents', async () => {
       await this.ready();
-      return (await this.pool.query<EventRow & { score: number }>(q.sql, q.params)).rows;
+      return tuples(this.pool, q.sql, q.params);
     });
-    return rows.map((row) => ({ event: rowToEvent(row), score: row.score }));
+    // The score follows the event's columns (see buildSearchQuery).
+    return rows.map((row) => ({ event: tupleToEvent(row), score: Number(row[10]) }));
+  }
+
+  /**
+   * `searchEvents` and the neighbourhoods of the hits in `sessionId` (`findEventNeighbours`) in one statement: one
+   * round trip, one snapshot (see NeighbourSearchRepository).
+   */
+  async searchEventsWithNeighbours(
+    sessionId: string,
+    query: string,
+    options: EventSearchOptions | undefined,
+    radius: number,
+  ): Promise<ScoredEventsWithNeighbours> {
+    requireNeighbourRequest([], radius);
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) {
+      return { hits: [], neighbours: [] };
+    }
+    const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius);
+    const rows = await this.connections.idempotent('searchEventsWithNeighbours', async () => {
+      await this.ready();
+      return tuples(this.pool, q.sql, q.params);
+    });
+    // Columns: kind, score, then ord, part, seq and the event's (see buildSearchQuery), in no order.
+    const ranked: Tuple[] = [];
+    const around: Tuple[] = [];
+    for (const row of rows) (Number(row[0]) === 0 ? ranked : around).push(row);
+    // searchEvents' order: best first, ties in log order.
+    ranked.sort((a, b) => Number(b[1]) - Number(a[1]) || Number(a[4]) - Number(b[4]));
+    const hits = ranked.map((row) => ({ event: tupleToEvent(row, 5), score: Number(row[1]) }));
+    return { hits, neighbours: neighbourRuns(around, 2, radius, sessionId) };
   }
 
   async compactEvents(
@@ -902,12 +919,13 @@ export class PostgresSessionRepository
       // The page's active windows in one more statement, not one per session.
       const events =
         withActiveEvents && ids.length > 0
-          ? await this.pool.query<EventRow>(
+          ? await tuples(
+              this.pool,
               `SELECT ${EVENT_COLUMNS} FROM ${e} WHERE session_id = ANY($1::text[]) AND archived = false ORDER BY session_id, seq`,
               [ids],
             )
           : null;
-      return { rows: listed.rows, windows: events?.rows ?? null };
+      return { rows: listed.rows, windows: events };
     });
     const page: SessionListing[] = rows.slice(0, limit).map((row) => ({
       session: rowToSession(row),
@@ -919,7 +937,10 @@ export class PostgresSessionRepository
     }));
     if (windows !== null) {
       const byId = new Map<string, SessionEvent[]>(page.map((l) => [l.session.id, []]));
-      for (const row of windows) byId.get(row.session_id)!.push(rowToEvent(row));
+      for (const row of windows) {
+        const event = tupleToEvent(row);
+        byId.get(event.sessionId)!.push(event);
+      }
       for (const l of page) l.activeWindow = byId.get(l.session.id)!;
     }
     return { sessions: page, cursor: rows.length > limit ? page[page.length - 1]!.session.id : null };
@@ -1104,4 +1125,43 @@ function summaryOfBody(body: string): string {
   const dropped = arrays.map(([array]) => ` - '${array}'`).join('');
   const counts = arrays.map(([array, count]) => `'${count}', jsonb_array_length(j.b -> '${array}')`).join(', ');
   return `(SELECT (j.b${dropped}) || jsonb_build_object(${counts}) FROM (SELECT (${body})::jsonb AS b) j)`;
+}
+
+/** The rows of a statement as arrays (see eventQuery.eventColumns). */
+async function tuples(db: Pick<pg.Pool, 'query'>, text: string, values: unknown[]): Promise<Tuple[]> {
+  return (await db.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
+}
+
+/**
+ * The runs of findEventNeighbours from the rows of a neighbourhood read (buildNeighbourQuery, or the search's
+ * kind 1 rows): from column `at` on, the hit's rank, the part (0 before it, 1 from it on), the seq, then the
+ * event's columns. An event in several neighbourhoods is decoded once.
+ */
+function neighbourRuns(rows: readonly Tuple[], at: number, radius: number, sessionId: string): SessionEvent[][] {
+  const byHit = new Map<string, { before: Tuple[]; from: Tuple[] }>();
+  for (const row of rows) {
+    const ord = String(row[at]);
+    let hit = byHit.get(ord);
+    if (hit === undefined) byHit.set(ord, (hit = { before: [], from: [] }));
+    (Number(row[at + 1]) === 0 ? hit.before : hit.from).push(row);
+  }
+  const seq = (row: Tuple) => Number(row[at + 2]);
+  const decoded = new Map<number, SessionEvent>();
+  const event = (row: Tuple) => {
+    let e = decoded.get(seq(row));
+    if (e === undefined) decoded.set(seq(row), (e = tupleToEvent(row, at + 3, sessionId)));
+    return e;
+  };
+  const windows: KeyedWindow[] = [];
+  for (const { before, from } of byHit.values()) {
+    before.sort((a, b) => seq(a) - seq(b));
+    from.sort((a, b) => seq(a) - seq(b));
+    const ordered = [...before, ...from.slice(0, radius + 1)];
+    windows.push({
+      keys: ordered.map(seq),
+      events: ordered.map(event),
+      next: from.length > radius + 1 ? seq(from[radius + 1]!) : null,
+    });
+  }
+  return mergeNeighbourWindows(windows);
 }

@@ -1,4 +1,5 @@
 import type { ResolvedEventSearch } from '../../repository/eventSearch.js';
+import { eventColumns, neighbourhoodOf } from './eventQuery.js';
 import type { PostgresTables } from './schema.js';
 
 export interface SearchQuery {
@@ -25,6 +26,9 @@ const B = 0.75;
  *    distinct lexemes, and the collection statistics (N, document frequency, average length) taken from the
  *    candidates themselves. That needs no extra pass over the session, and no other session or user
  *    influences a score.
+ *
+ * With `radius`, the same statement also reads the neighbourhoods of the hits in the session, as
+ * findEventNeighbours does (PostgresSessionRepository.searchEventsWithNeighbours).
  */
 export function buildSearchQuery(
   t: PostgresTables,
@@ -32,6 +36,7 @@ export function buildSearchQuery(
   words: string,
   stopWords: string | null,
   o: ResolvedEventSearch,
+  radius?: number,
 ): SearchQuery {
   const params: unknown[] = [sessionId, words, stopWords];
   const bind = (value: unknown): string => {
@@ -63,7 +68,7 @@ export function buildSearchQuery(
     where.push(`(e.branch IS NULL OR e.branch = ${b} OR left(${b}, length(e.branch) + 1) = e.branch || '.')`);
   }
   const limit = bind(o.limit);
-  const sql = `WITH words AS MATERIALIZED (
+  const ctes = `WITH words AS MATERIALIZED (
       SELECT DISTINCT lexeme, coalesce(ts_lexize($3::regdictionary, lexeme) = '{}'::text[], FALSE) AS stop
       FROM unnest(to_tsvector('simple'::regconfig, $2::text))
     ),
@@ -87,15 +92,31 @@ export function buildSearchQuery(
     stats AS MATERIALIZED (
       SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl FROM cand
     ),
-    ranked AS (
+    ranked AS ${radius === undefined ? '' : 'MATERIALIZED '}(
       SELECT h.seq, sum(ln(1 + (s.n - h.df + 0.5) / (h.df + 0.5))
         * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * h.dl / greatest(s.avgdl, 1)))) AS score
       FROM hits h, stats s GROUP BY h.seq
       ORDER BY score DESC, h.seq LIMIT ${limit}
-    )
-    SELECT e.id, e.session_id, e.message_type, e.text, e.data::text AS data, e.synthetic, e.archived, e.branch,
-      e.metadata::text AS metadata, e."timestamp", r.score
+    )`;
+  if (radius === undefined) {
+    const sql = `${ctes}
+    SELECT ${eventColumns('e.')}, r.score
     FROM ranked r JOIN ${t.events} e ON e.seq = r.seq
     ORDER BY r.score DESC, r.seq`;
+    return { sql, params };
+  }
+  // With the neighbourhoods of the hits in the session (`$1`), read as findEventNeighbours reads them, in the
+  // same statement: kind 0 rows are the hits (score set), kind 1 rows the neighbourhoods (ord: the hit's rank).
+  // Unordered: sorting the wide rows cost the server more than ordering the hits costs the client.
+  const r = bind(radius);
+  const sql = `${ctes}
+    SELECT 0 AS kind, r.score, NULL::int8 AS ord, NULL::int AS part, r.seq, ${eventColumns('e.')}
+    FROM ranked r JOIN ${t.events} e ON e.seq = r.seq
+    UNION ALL
+    SELECT 1, NULL::float8, h.ord, w.* FROM (
+      SELECT r.seq, row_number() OVER (ORDER BY r.score DESC, r.seq) AS ord
+      FROM ranked r JOIN ${t.events} hit ON hit.seq = r.seq WHERE hit.session_id = $1
+    ) h
+    CROSS JOIN LATERAL ${neighbourhoodOf(t.events, 'h.seq', `${r}::int`, true)} w`;
   return { sql, params };
 }

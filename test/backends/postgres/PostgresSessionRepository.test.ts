@@ -110,6 +110,47 @@ describe('PostgresSessionRepository', function () {
       expect(after.get(events[2]!.id)).to.equal(before.get(events[2]!.id));
       expect(Number(after.get(events[3]!.id))).to.be.greaterThan(Number(before.get(events[3]!.id)));
     });
+
+    it('event times read as epoch milliseconds in every read path: microseconds written by hand are dropped, before 1970 too', async function () {
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix });
+      const s = await repo.save(Session.create({ id: `ts-${freshPostgresPrefix()}`, userId: 'u' }));
+      const stored = {
+        // A time the library writes (whole milliseconds), one with microseconds, one with them before the epoch.
+        a: '2023-05-08T13:56:07.123Z',
+        b: '2023-05-08 13:56:07.123789+00',
+        c: '1969-12-31 23:59:59.9995+00',
+        d: '2024-02-29 23:59:59.999999+02',
+      };
+      const events = Object.keys(stored).map((t) =>
+        SessionEvent.create({ sessionId: s.id, id: t, message: Messages.user(`word ${t}`), timestamp: new Date(0) }),
+      );
+      for (const e of events) await repo.appendEvent(e);
+      for (const [id, ts] of Object.entries(stored)) {
+        await db
+          .pool()
+          .query(`UPDATE ${prefix}_events SET "timestamp" = $3::timestamptz WHERE session_id = $1 AND id = $2`, [s.id, id, ts]);
+      }
+      // What the driver's own timestamptz parser made of the same values (the reads did so before).
+      const { rows } = await db
+        .pool()
+        .query<{ id: string; timestamp: Date }>(
+          `SELECT id, "timestamp" FROM ${prefix}_events WHERE session_id = $1 ORDER BY seq`,
+          [s.id],
+        );
+      const expected = rows.map((r) => r.timestamp.getTime());
+      expect(expected).to.deep.equal([
+        Date.parse('2023-05-08T13:56:07.123Z'),
+        Date.parse('2023-05-08T13:56:07.123Z'),
+        -1,
+        Date.parse('2024-02-29T21:59:59.999Z'),
+      ]);
+      const times = (list: readonly SessionEvent[]) => list.map((e) => e.timestamp.getTime());
+      expect(times(await repo.findEvents(s.id))).to.deep.equal(expected);
+      expect(times((await repo.findEventNeighbours(s.id, ['b'], 3)).flat())).to.deep.equal(expected);
+      expect(
+        times((await repo.searchEvents(s.id, 'word', { limit: 10, includeActive: true })).map((h) => h.event)).sort(),
+      ).to.deep.equal([...expected].sort());
+    });
   });
   describe('dependency injection', function () {
     it("createSessionCompactionModule({ repository: 'postgres' }) binds a working PostgresSessionRepository", async function () {
