@@ -60,10 +60,10 @@ export function rankInContext(
     const at = position.get(hit.event.id);
     if (at !== undefined) score.set(at, Math.max(score.get(at) ?? 0, hit.score));
   }
-  const dayOf = (at: number) => Math.floor(log.get(at)!.timestamp.getTime() / DAY_MS);
+  const dayOf = (event: SessionEvent) => Math.floor(event.timestamp.getTime() / DAY_MS);
   const bestOfDay = new Map<number, number>();
   for (const [at, value] of score) {
-    const day = dayOf(at);
+    const day = dayOf(log.get(at)!);
     bestOfDay.set(day, Math.max(bestOfDay.get(day) ?? 0, value));
   }
   const candidates = new Set<number>();
@@ -76,7 +76,7 @@ export function rankInContext(
     const event = log.get(at)!;
     if (!eligible(event)) continue;
     const neighbours = (score.get(at - 1) ?? 0) + (score.get(at + 1) ?? 0);
-    let value = (score.get(at) ?? 0) + NEIGHBOUR_EVIDENCE * neighbours + SAME_DAY_EVIDENCE * (bestOfDay.get(dayOf(at)) ?? 0);
+    let value = (score.get(at) ?? 0) + NEIGHBOUR_EVIDENCE * neighbours + SAME_DAY_EVIDENCE * (bestOfDay.get(dayOf(event)) ?? 0);
     // |value|: a retriever may score below zero (an embedding retriever's minScore), and the named day must still gain.
     if (period !== null && period.includes(event.timestamp)) value += (NAMED_PERIOD_FACTOR - 1) * Math.abs(value);
     ranked.push({ at, value });
