@@ -18,6 +18,8 @@ import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { searchableText } from './searchTerms.js';
 import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
 import { summarisesRecallable } from './supersededSummaries.js';
+import { rankInContext, type LogView } from './contextRanking.js';
+import { queryPeriod } from './queryPeriod.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
 
@@ -141,15 +143,6 @@ export const DEFAULT_RECALL_NEIGHBORS = 2;
 
 /** How many of the best hits are quoted with their neighbours (measured on LoCoMo: more neighbours per hit beats more hits only near the top). */
 const NEIGHBOURED_HITS = 8;
-
-/**
- * Weight of the better-scoring neighbour in an event's ranking score. A question and its answer are usually
- * two messages ("What book did you read?" / "Becoming Nicole!"), and the query's words are in one of them
- * only: scoring each event with its neighbours' evidence ranks the exchange, not the lone matching line.
- * Measured on LoCoMo (1,540 questions, whole log indexed): an evidence message among the first 10 ranked
- * rises from 66 % to 73 % (0.4; 0.2 gives 71 %, 0.7 gives 75 % but ranks more non-matching neighbours first).
- */
-const NEIGHBOUR_EVIDENCE = 0.4;
 
 /**
  * Rounds of filling the block: the first by estimated costs, each further one with the room the rendered block
@@ -396,7 +389,10 @@ export class ContextAssembler {
         return original !== undefined && permitted(original);
       });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
-    const ranked = rankInContext(hits, log, position, (e) => quotable(e) && searchableText(e) !== null, settings.neighbors > 0);
+    const ranked = rankInContext(hits, { log, position }, (e) => quotable(e) && searchableText(e) !== null, {
+      withNeighbours: settings.neighbors > 0,
+      period: queryPeriod(query),
+    });
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
     const terms = queryTerms(query);
@@ -686,43 +682,4 @@ function recallFilter(
     (e.isArchived() || window.has(e.id)) &&
     visible(e) &&
     (criteria === null || criteria.matches(e));
-}
-
-/**
- * The hits re-ranked by their own score plus NEIGHBOUR_EVIDENCE × the better neighbour's score; `withNeighbours`,
- * an event next to strong hits can enter the ranking without matching itself. Only `eligible` events are
- * ranked; equal scores keep log order.
- */
-/** Part of a session's log by position (see ContextAssembler.neighbourhood). */
-interface LogView {
-  log: ReadonlyMap<number, SessionEvent>;
-  position: ReadonlyMap<string, number>;
-}
-
-function rankInContext(
-  hits: readonly RetrievedEvent[],
-  log: ReadonlyMap<number, SessionEvent>,
-  position: ReadonlyMap<string, number>,
-  eligible: (event: SessionEvent) => boolean,
-  withNeighbours: boolean,
-): SessionEvent[] {
-  const score = new Map<number, number>();
-  for (const hit of hits) {
-    const at = position.get(hit.event.id);
-    if (at !== undefined) score.set(at, Math.max(score.get(at) ?? 0, hit.score));
-  }
-  const candidates = new Set<number>();
-  for (const at of score.keys()) {
-    candidates.add(at);
-    if (withNeighbours) for (const q of [at - 1, at + 1]) if (log.has(q)) candidates.add(q);
-  }
-  const ranked: { at: number; value: number }[] = [];
-  for (const at of candidates) {
-    if (!eligible(log.get(at)!)) continue;
-    const own = score.get(at) ?? 0;
-    const neighbour = Math.max(score.get(at - 1) ?? 0, score.get(at + 1) ?? 0);
-    ranked.push({ at, value: own + NEIGHBOUR_EVIDENCE * neighbour });
-  }
-  ranked.sort((a, b) => b.value - a.value || a.at - b.at);
-  return ranked.map((r) => log.get(r.at)!);
 }
