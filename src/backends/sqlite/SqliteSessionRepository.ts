@@ -64,7 +64,13 @@ import { DEFAULT_SQLITE_PREFIX, SQLITE_PURGE_GENERATION_SCHEMA_VERSION, sqliteTa
 import { migrateSqlite, sqlitePendingVersions, sqliteSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
-import { SEARCH_WINDOWED_ATTEMPTS, SEARCH_WINDOW_FACTOR, SEARCH_WINDOW_GROWTH, buildSqliteSearch } from './search.js';
+import {
+  SEARCH_WINDOWED_ATTEMPTS,
+  SEARCH_WINDOW_FACTOR,
+  SEARCH_WINDOW_GROWTH,
+  buildSeqRangeQuery,
+  buildSqliteSearch,
+} from './search.js';
 import { SqliteCompactions } from './compactions.js';
 import {
   COMPACTION_RECORD_SCHEMA_VERSION,
@@ -474,12 +480,19 @@ export class SqliteSessionRepository
     if (terms.length === 0) return [];
     const owner = st.findById.get(sessionId) as SessionRow | undefined;
     if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
-    // The best matches of the whole index first, widened only when the join's rules leave too few of them: a
-    // store of one session answers from the first window, a store of many sessions pays more attempts.
+    // Only the index rows between the first and last event the search may return are ranked: a search in one
+    // session does not pay for a large session written before or after it in the same file.
+    const range = this.statement(buildSeqRangeQuery(this.tables, o.scope)).get(
+      o.scope === 'session' ? { sessionId } : { userId: o.userId! },
+    ) as { lo: number | null; hi: number | null } | undefined;
+    if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
+    const seqs = { lo: range.lo, hi: range.hi };
+    // The best matches of that range first, widened only when the join's rules leave too few of them: a store
+    // of one session answers from the first window, sessions written interleaved pay more attempts.
     let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
     for (let attempt = 0; ; attempt++) {
       if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
-      const search = buildSqliteSearch(this.tables, sessionId, terms, o, window);
+      const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs);
       const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
       // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer.
       if (window === null || rows.length >= o.limit) return rows.map((row) => ({ event: fromRow(row), score: row.score }));

@@ -29,7 +29,29 @@ export const SEARCH_WINDOW_GROWTH = 16;
 export const SEARCH_WINDOWED_ATTEMPTS = 2;
 
 /**
- * The ranked search: FTS5 ranks the matching rows of every session by `bm25()` alone, the best `window` of them
+ * The statement reading a search's `SeqRange` (@sessionId, or @userId for a search across the user's sessions):
+ * each end through the events' (session_id, seq) index, one probe per session.
+ */
+export function buildSeqRangeQuery(t: SqliteTables, scope: 'session' | 'user'): string {
+  const ends = (id: string) =>
+    `(SELECT seq FROM ${t.events} WHERE session_id = ${id} ORDER BY seq LIMIT 1) AS lo,
+     (SELECT seq FROM ${t.events} WHERE session_id = ${id} ORDER BY seq DESC LIMIT 1) AS hi`;
+  if (scope === 'session') return `SELECT ${ends('@sessionId')}`;
+  return `SELECT min(lo) AS lo, max(hi) AS hi FROM (SELECT ${ends('s.id')} FROM ${t.sessions} s WHERE s.user_id = @userId)`;
+}
+
+/**
+ * The first and last `seq` of the events a search may return (the session's, or the user's sessions'): the
+ * index's rowids are the events' seqs, so the rows between them hold every possible hit.
+ */
+export interface SeqRange {
+  lo: number;
+  hi: number;
+}
+
+/**
+ * The ranked search: FTS5 ranks the matching rows between the first and last seq the search may return (`range`;
+ * other sessions' rows there included, never those outside) by `bm25()` alone, the best `window` of them
  * (null: all) are joined to their events, and the join keeps those the options allow. Ranking rowids first keeps
  * the per-match work to FTS5's own: the join (a row lookup each) and the sort of whole rows are paid for the
  * window only, not for every match in the store — the difference between a turn that grows with the archive and
@@ -43,6 +65,7 @@ export function buildSqliteSearch(
   terms: readonly string[],
   o: ResolvedEventSearch,
   window: number | null = null,
+  range: SeqRange | null = null,
 ): SqliteSearchQuery {
   const params: Record<string, string | number> = { match: ftsMatchExpression(terms), sessionId, limit: o.limit };
   // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
@@ -64,6 +87,12 @@ export function buildSqliteSearch(
     params.branch = o.branch;
   }
   let ranked = `SELECT rowid AS seq, bm25(${t.fts}) AS rank FROM ${t.fts} WHERE ${t.fts} MATCH @match`;
+  if (range !== null) {
+    // FTS5 reads the doclists only between these rowids: another session's rows outside them are never ranked.
+    ranked += ' AND rowid BETWEEN @lo AND @hi';
+    params.lo = range.lo;
+    params.hi = range.hi;
+  }
   if (window !== null) {
     ranked += ` ORDER BY rank, rowid LIMIT @window`;
     params.window = window;

@@ -121,17 +121,46 @@ describe('SqliteSessionRepository full-text search', function () {
     await repo.save(Session.create({ id: 'mine', userId: 'u' }));
     // 300 short events that say nothing but the word outrank every event of 'mine' in the shared index, so
     // the first windows of best matches hold none of them and the search has to widen to the whole index.
+    // Written between two events of 'mine': inside the rows its search ranks.
+    await repo.appendEvents('mine', [
+      user('mine', 'once', 'a walrus came by the harbour wall on a grey and windy afternoon in late autumn'),
+    ]);
     await repo.appendEvents(
       'crowd',
       Array.from({ length: 300 }, (_, i) => user('crowd', `c${i}`, 'walrus walrus walrus')),
     );
     await repo.appendEvents('mine', [
-      user('mine', 'once', 'a walrus came by the harbour wall on a grey and windy afternoon in late autumn'),
       user('mine', 'thrice', 'walrus, walrus and walrus again by the harbour wall on a grey afternoon'),
       user('mine', 'twice', 'a walrus and another walrus by the harbour wall on a grey afternoon'),
     ]);
     const hits = await repo.searchEvents('mine', 'walrus', { includeActive: true, limit: 2 });
     expect(hits.map((h) => h.event.id)).to.deep.equal(['thrice', 'twice']);
+    await repo.close();
+  });
+
+  it('a session written between two larger ones finds its own events only, and an empty session finds nothing', async function () {
+    const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+    for (const id of ['before', 'mine', 'after', 'empty']) await repo.save(Session.create({ id, userId: 'u' }));
+    const crowd = (sessionId: string) =>
+      Array.from({ length: 200 }, (_, i) => user(sessionId, `${sessionId}${i}`, 'walrus walrus walrus'));
+    await repo.appendEvents('before', crowd('before'));
+    await repo.appendEvents('mine', [user('mine', 'm1', 'a walrus on the wall'), user('mine', 'm2', 'no such animal')]);
+    await repo.appendEvents('after', crowd('after'));
+    expect(await ids(repo, 'mine', 'walrus')).to.deep.equal(['m1']);
+    expect(await ids(repo, 'empty', 'walrus')).to.deep.equal([]);
+    await repo.close();
+  });
+
+  it("a search across the user's sessions spans all of them and never returns another user's event written between them", async function () {
+    const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+    await repo.save(Session.create({ id: 'first', userId: 'u' }));
+    await repo.save(Session.create({ id: 'other', userId: 'v' }));
+    await repo.save(Session.create({ id: 'last', userId: 'u' }));
+    await repo.appendEvents('first', [user('first', 'f1', 'the walrus sang')]);
+    await repo.appendEvents('other', [user('other', 'o1', 'the walrus sang too')]);
+    await repo.appendEvents('last', [user('last', 'l1', 'the walrus sang again')]);
+    const hits = await repo.searchEvents('first', 'walrus', { scope: 'user', userId: 'u', includeActive: true, limit: 10 });
+    expect(hits.map((h) => h.event.id).sort()).to.deep.equal(['f1', 'l1']);
     await repo.close();
   });
 
