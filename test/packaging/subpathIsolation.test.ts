@@ -86,6 +86,21 @@ describe('framework peers stay optional', function () {
     );
   });
 
+  it('openAIEmbeddings without the openai package names the package to install when it is first called', async function () {
+    const script = `
+      const { openAIEmbeddings } = await import(${JSON.stringify(pathToFileURL(`${root}src/providers/openai/index.ts`).href)});
+      const embed = openAIEmbeddings({ model: 'text-embedding-3-small', apiKey: 'k' });
+      await embed(['text']).then(() => process.stdout.write('resolved'), (e) => process.stdout.write(e.name + ': ' + e.message));`;
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--import', './test/support/loader/blockPackages.mjs', '--input-type=module', '-e', script],
+      { cwd: root, env: { ...process.env, BLOCKED_PACKAGES: 'openai' }, timeout: 60_000 },
+    );
+    expect(stdout).to.equal(
+      "IllegalStateError: openAIEmbeddings needs the optional package 'openai', which is not installed: run npm install openai",
+    );
+  });
+
   it('localEmbeddings without transformers.js installed names the package to install when it is first called', async function () {
     const script = `
       const { localEmbeddings } = await import(${JSON.stringify(pathToFileURL(`${root}src/providers/transformers/index.ts`).href)});

@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import type { EmbedFunction } from '../../recall/EmbeddingRetriever.js';
 import { cutEmbeddingInput } from '../embeddingInput.js';
+import { importOptional } from '../../optionalDependency.js';
 
 export interface OpenAIEmbeddingsOptions {
   /** e.g. 'text-embedding-3-small', or the name a compatible server (vLLM, Ollama, LiteLLM) serves. */
@@ -67,12 +68,7 @@ export function openAIEmbeddings(options: OpenAIEmbeddingsOptions): EmbedFunctio
 }
 
 async function createClient(options: OpenAIEmbeddingsOptions): Promise<OpenAI> {
-  let OpenAIClass: typeof OpenAI;
-  try {
-    OpenAIClass = (await import('openai')).default;
-  } catch (error) {
-    throw new IllegalStateError("openAIEmbeddings needs the 'openai' package: npm install openai", { cause: error });
-  }
+  const { default: OpenAIClass } = await importOptional<typeof import('openai')>('openai', 'openAIEmbeddings');
   const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
   let apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
   if (apiKey === undefined || apiKey === '') {
