@@ -14,14 +14,12 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
-  CompactionResult,
   ContextAssembler,
   DefaultSessionService,
   Messages,
   PostgresSessionRepository,
   RedisSessionRepository,
   RepositoryRetriever,
-  SessionEvent,
   createDefaultLogger,
   type SessionRepository,
   type Retriever,
@@ -31,6 +29,7 @@ import { arg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
 import { deleteRedisPrefix } from './support/redis.js';
 import { chatCorpus } from './support/chatCorpus.js';
+import { fillArchive } from './support/fillArchive.js';
 
 const EVENTS = Number(arg('events', '10000'));
 const QUERIES = Number(arg('queries', '200'));
@@ -106,28 +105,6 @@ function timedRetriever(r: Retriever): Retriever {
   return timed;
 }
 
-async function fill(service: DefaultSessionService, repository: Repo, id: string, archived: number): Promise<void> {
-  await service.create({ id, userId: 'bench' });
-  const total = archived + WINDOW;
-  const batch = 2_000;
-  for (let from = 0; from < total; from += batch) {
-    const events: SessionEvent[] = [];
-    for (let i = from; i < Math.min(total, from + batch); i++) {
-      events.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: turns[i % turns.length]! }));
-    }
-    await repository.appendEvents(id, events);
-    const keep = Math.max(WINDOW, total - (from + batch) + WINDOW);
-    await service.compact(
-      id,
-      () => true,
-      async (r) =>
-        r.events.length <= keep
-          ? CompactionResult.noop(r.events)
-          : new CompactionResult(r.events.slice(-keep), r.events.slice(0, -keep), 0),
-    );
-  }
-}
-
 const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const f = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
@@ -137,7 +114,7 @@ async function measure(name: string, repository: Repo, afterLoad: () => Promise<
   const retriever = new RepositoryRetriever({ repository: timed, sessionService: service });
   const assembler = new ContextAssembler({ sessionService: service, retriever: timedRetriever(retriever) });
   const id = `split-${randomBytes(3).toString('hex')}`;
-  await fill(new DefaultSessionService(repository, { logger }), repository, id, EVENTS - WINDOW);
+  await fillArchive(new DefaultSessionService(repository, { logger }), repository, id, EVENTS - WINDOW, WINDOW, turns);
   await afterLoad();
   const ask = (q: string) =>
     assembler.assemble({ sessionId: id, maxTokens: 4_000, reserveTokens: 500, pending: [Messages.user(q)] });

@@ -22,7 +22,6 @@ import pg from 'pg';
 import { Index as FlexIndex } from 'flexsearch';
 import {
   Bm25Retriever,
-  CompactionResult,
   ContextAssembler,
   DefaultSessionService,
   InMemorySessionRepository,
@@ -30,7 +29,6 @@ import {
   PostgresSessionRepository,
   RedisSessionRepository,
   RepositoryRetriever,
-  SessionEvent,
   SlidingWindowCompactionStrategy,
   SqliteSessionRepository,
   createDefaultLogger,
@@ -42,6 +40,7 @@ import { arg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
 import { deleteRedisPrefix } from './support/redis.js';
 import { chatCorpus } from './support/chatCorpus.js';
+import { fillArchive } from './support/fillArchive.js';
 
 const SMALL = Number(arg('small', '1000'));
 const LARGE = Number(arg('large', '100000'));
@@ -137,28 +136,6 @@ async function backend(name: string): Promise<Backend | null> {
 }
 
 /** A session of `archived` archived events and a 20-event window, loaded in batches (each compacted at once). */
-async function fill(service: DefaultSessionService, repository: Repo, id: string, archived: number): Promise<void> {
-  await service.create({ id, userId: 'bench' });
-  const total = archived + WINDOW;
-  const batch = 2_000;
-  for (let from = 0; from < total; from += batch) {
-    const events: SessionEvent[] = [];
-    for (let i = from; i < Math.min(total, from + batch); i++) {
-      events.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: turns[i % turns.length]! }));
-    }
-    await repository.appendEvents(id, events);
-    const keep = Math.max(WINDOW, total - (from + batch) + WINDOW);
-    await service.compact(
-      id,
-      () => true,
-      async (r) =>
-        r.events.length <= keep
-          ? CompactionResult.noop(r.events)
-          : new CompactionResult(r.events.slice(-keep), r.events.slice(0, -keep), 0),
-    );
-  }
-}
-
 /** An OpenAI client that answers at once, without a network: what remains is the library's own work. */
 function instantClient(): ConstructorParameters<typeof OpenAISessionMemory>[0]['client'] {
   let n = 0;
@@ -226,7 +203,7 @@ async function measureTurns(b: Backend, size: number): Promise<TurnRow> {
     ['without', plain],
   ] as const) {
     const id = `turns-${key}-${size}-${randomBytes(3).toString('hex')}`;
-    await fill(service, b.repository, id, size);
+    await fillArchive(service, b.repository, id, size, WINDOW, turns);
     await b.afterLoad?.();
     const turn = (i: number) =>
       memory.call({ sessionId: id, userId: 'bench', messages: [{ role: 'user', content: questions[i % questions.length]! }] });
@@ -250,7 +227,7 @@ async function measureAssemble(b: Backend): Promise<AssembleRow> {
   const retriever = new RepositoryRetriever({ repository: b.repository, sessionService: service });
   const assembler = new ContextAssembler({ sessionService: service, retriever });
   const id = `assemble-${randomBytes(3).toString('hex')}`;
-  await fill(service, b.repository, id, ASSEMBLE_EVENTS - WINDOW);
+  await fillArchive(service, b.repository, id, ASSEMBLE_EVENTS - WINDOW, WINDOW, turns);
   await b.afterLoad?.();
   const ask = (q: string) =>
     assembler.assemble({ sessionId: id, maxTokens: 4_000, reserveTokens: 500, pending: [Messages.user(q)] });
@@ -268,7 +245,7 @@ interface SearchRow extends Timing {
 async function measureFlexsearch(): Promise<SearchRow[]> {
   const repository = new InMemorySessionRepository();
   const service = new DefaultSessionService(repository, { logger });
-  await fill(service, repository, 'flex', LARGE - WINDOW);
+  await fillArchive(service, repository, 'flex', LARGE - WINDOW, WINDOW, turns);
   const log = await service.getEvents('flex');
   const rows: SearchRow[] = [];
   const run = async (contender: string, build: () => Promise<(q: string) => Promise<unknown>>) => {

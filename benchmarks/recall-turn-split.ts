@@ -9,17 +9,16 @@ import path from 'node:path';
 import os from 'node:os';
 import {
   Bm25Retriever,
-  CompactionResult,
   DefaultSessionService,
   InMemorySessionRepository,
   RepositoryRetriever,
-  SessionEvent,
   SlidingWindowCompactionStrategy,
   createDefaultLogger,
 } from 'session-compaction';
 import { OpenAISessionMemory } from 'session-compaction/openai';
 import { arg } from './support/args.js';
 import { chatCorpus } from './support/chatCorpus.js';
+import { fillArchive } from './support/fillArchive.js';
 
 const SIZES = arg('sizes', '1000,100000').split(',').map(Number);
 const TURNS = Number(arg('turns', '60'));
@@ -74,24 +73,7 @@ async function measure(size: number): Promise<{ turn: number; search: number; re
     recall: { retriever },
   });
   const id = 'split';
-  await service.create({ id, userId: 'bench' });
-  const total = size + WINDOW;
-  for (let from = 0; from < total; from += 2_000) {
-    const events: SessionEvent[] = [];
-    for (let i = from; i < Math.min(total, from + 2_000); i++) {
-      events.push(SessionEvent.create({ sessionId: id, id: `e${i}`, message: turns[i % turns.length]! }));
-    }
-    await repository.appendEvents(id, events);
-    const keep = Math.max(WINDOW, total - (from + 2_000) + WINDOW);
-    await service.compact(
-      id,
-      () => true,
-      async (r) =>
-        r.events.length <= keep
-          ? CompactionResult.noop(r.events)
-          : new CompactionResult(r.events.slice(-keep), r.events.slice(0, -keep), 0),
-    );
-  }
+  await fillArchive(service, repository, id, size, WINDOW, turns);
   const turn = (i: number) =>
     memory.call({ sessionId: id, userId: 'bench', messages: [{ role: 'user', content: questions[i % questions.length]! }] });
   for (let i = 0; i < WARMUP; i++) await turn(i);
