@@ -21,7 +21,7 @@ export interface Bm25RetrieverOptions {
    */
   maxIndexedSessions?: number;
   /**
-   * Events indexed across all sessions (default 1,000,000, about 1.6 GB at the measured 1.6 KB per event);
+   * Events indexed across all sessions (default 1,000,000, about 0.9 GB at the measured 0.9 KB per event);
    * beyond it the least recently searched sessions are dropped. A session larger than this alone is still
    * indexed, alone.
    */
