@@ -203,6 +203,8 @@ export class SqliteSessionRepository
   private erasureStatements: SqliteErasure | undefined;
   private userErasureMarks: SqliteUserErasureMarks | undefined;
   private guardedTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
+  /** A DEFERRED transaction for reads that take several statements (see searchEvents). */
+  private readTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
   private rewriteStatements: SqliteEventRewrites | undefined;
   private retentionStatements: SqliteRetention | undefined;
   private compactionStatements: SqliteCompactions | undefined;
@@ -478,26 +480,31 @@ export class SqliteSessionRepository
     if (typeof sessionId !== 'string' || typeof query !== 'string') return [];
     const terms = searchTerms(query, true);
     if (terms.length === 0) return [];
-    const owner = st.findById.get(sessionId) as SessionRow | undefined;
-    if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
-    // Only the index rows between the first and last event the search may return are ranked: a search in one
-    // session does not pay for a large session written before or after it in the same file.
-    const range = this.statement(buildSeqRangeQuery(this.tables, o.scope)).get(
-      o.scope === 'session' ? { sessionId } : { userId: o.userId! },
-    ) as { lo: number | null; hi: number | null } | undefined;
-    if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
-    const seqs = { lo: range.lo, hi: range.hi };
-    // The best matches of that range first, widened only when the join's rules leave too few of them: a store
-    // of one session answers from the first window, sessions written interleaved pay more attempts.
-    let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
-    for (let attempt = 0; ; attempt++) {
-      if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
-      const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs);
-      const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
-      // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer.
-      if (window === null || rows.length >= o.limit) return rows.map((row) => ({ event: fromRow(row), score: row.score }));
-      window *= SEARCH_WINDOW_GROWTH;
-    }
+    // One read transaction: the owner check, the range and every widened attempt see the same snapshot (a
+    // compaction in another process between them could otherwise move rows past the range read).
+    this.readTx ??= this.db.transaction((run: () => unknown) => run());
+    return this.readTx((): ScoredEvent[] => {
+      const owner = st.findById.get(sessionId) as SessionRow | undefined;
+      if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
+      // Only the index rows between the first and last event the search may return are ranked: a search in one
+      // session does not pay for a large session written before or after it in the same file.
+      const range = this.statement(buildSeqRangeQuery(this.tables, o.scope)).get(
+        o.scope === 'session' ? { sessionId } : { userId: o.userId! },
+      ) as { lo: number | null; hi: number | null } | undefined;
+      if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
+      const seqs = { lo: range.lo, hi: range.hi };
+      // The best matches of that range first, widened only when the join's rules leave too few of them: a store
+      // of one session answers from the first window, sessions written interleaved pay more attempts.
+      let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
+      for (let attempt = 0; ; attempt++) {
+        if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
+        const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs);
+        const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
+        // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer.
+        if (window === null || rows.length >= o.limit) return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+        window *= SEARCH_WINDOW_GROWTH;
+      }
+    }) as ScoredEvent[];
   }
 
   async compactEvents(
@@ -786,6 +793,7 @@ export class SqliteSessionRepository
     this.purgeGenerationStatements = undefined;
     this.recordedWrite = undefined;
     this.guardedTx = undefined;
+    this.readTx = undefined;
     this.db.close();
   }
 
