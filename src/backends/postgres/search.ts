@@ -68,6 +68,8 @@ export function buildSearchQuery(
     where.push(`(e.branch IS NULL OR e.branch = ${b} OR left(${b}, length(e.branch) + 1) = e.branch || '.')`);
   }
   const limit = bind(o.limit);
+  // The score is float8 throughout: a bigint plus a numeric literal would be numeric arithmetic, an eighth of the
+  // statement at 100,000 events; its operands (integers, halves, quarters) are exact in both types.
   const ctes = `WITH words AS MATERIALIZED (
       SELECT DISTINCT lexeme, coalesce(ts_lexize($3::regdictionary, lexeme) = '{}'::text[], FALSE) AS stop
       FROM unnest(to_tsvector('simple'::regconfig, $2::text))
@@ -93,8 +95,8 @@ export function buildSearchQuery(
       SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl FROM cand
     ),
     ranked AS ${radius === undefined ? '' : 'MATERIALIZED '}(
-      SELECT h.seq, sum(ln(1 + (s.n - h.df + 0.5) / (h.df + 0.5))
-        * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * h.dl / greatest(s.avgdl, 1)))) AS score
+      SELECT h.seq, sum(ln(1 + (s.n - h.df + 0.5) / (h.df + 0.5::float8))
+        * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * h.dl::float8 / greatest(s.avgdl, 1)))) AS score
       FROM hits h, stats s GROUP BY h.seq
       ORDER BY score DESC, h.seq LIMIT ${limit}
     )`;
