@@ -29,44 +29,45 @@ class CountingService extends DefaultSessionService {
 
 const WORDS = ['kiwi', 'parrot', 'locker', 'code', 'tea', 'garden', 'rain', 'train'];
 const textArb = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 5 }).map((w) => w.join(' '));
+/** A log's texts, the query, the neighbours asked for and the budget: one prompt to assemble. */
+const promptCase = [
+  fc.array(textArb, { minLength: 1, maxLength: 40 }),
+  textArb,
+  fc.integer({ min: 0, max: 3 }),
+  fc.integer({ min: 60, max: 600 }),
+] as const;
 
 describe('ContextAssembler reads neighbours by position', function () {
   it('property: the prompt is the one the whole log gives, and the log is never read whole', async function () {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(textArb, { minLength: 1, maxLength: 40 }),
-        textArb,
-        fc.integer({ min: 0, max: 3 }),
-        fc.integer({ min: 60, max: 600 }),
-        async (texts, query, neighbors, maxTokens) => {
-          const service = new CountingService(new InMemorySessionRepository(), { logger: silent });
-          await service.create({ id: 's', userId: 'u' });
-          for (const [i, text] of texts.entries()) {
-            await service.appendMessage('s', i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
-            if (i % 7 === 6) await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
-          }
-          const bm25 = new Bm25Retriever({ sessionService: service });
-          // The same ranking without the method: the assembler falls back to reading the whole log.
-          const wholeLog: Retriever = { retrieve: (r) => bm25.retrieve(r) };
-          const estimator = new CharacterTokenCountEstimator();
-          const request = { sessionId: 's', maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
-          const byPosition = await new ContextAssembler({
-            sessionService: service,
-            retriever: bm25,
-            tokenCountEstimator: estimator,
-          }).assemble(request);
-          const reads = service.wholeLogReads;
-          const reference = await new ContextAssembler({
-            sessionService: service,
-            retriever: wholeLog,
-            tokenCountEstimator: estimator,
-          }).assemble(request);
-          expect(byPosition.messages).to.deep.equal(reference.messages);
-          expect(byPosition.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
-          expect(reads).to.equal(0);
-          bm25.close();
-        },
-      ),
+      fc.asyncProperty(...promptCase, async (texts, query, neighbors, maxTokens) => {
+        const service = new CountingService(new InMemorySessionRepository(), { logger: silent });
+        await service.create({ id: 's', userId: 'u' });
+        for (const [i, text] of texts.entries()) {
+          await service.appendMessage('s', i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
+          if (i % 7 === 6) await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
+        }
+        const bm25 = new Bm25Retriever({ sessionService: service });
+        // The same ranking without the method: the assembler falls back to reading the whole log.
+        const wholeLog: Retriever = { retrieve: (r) => bm25.retrieve(r) };
+        const estimator = new CharacterTokenCountEstimator();
+        const request = { sessionId: 's', maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
+        const byPosition = await new ContextAssembler({
+          sessionService: service,
+          retriever: bm25,
+          tokenCountEstimator: estimator,
+        }).assemble(request);
+        const reads = service.wholeLogReads;
+        const reference = await new ContextAssembler({
+          sessionService: service,
+          retriever: wholeLog,
+          tokenCountEstimator: estimator,
+        }).assemble(request);
+        expect(byPosition.messages).to.deep.equal(reference.messages);
+        expect(byPosition.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
+        expect(reads).to.equal(0);
+        bm25.close();
+      }),
       propertyParams(100),
     );
   });
@@ -89,36 +90,30 @@ describe('ContextAssembler reads neighbours by position', function () {
         findEventNeighbours: (...args) => retriever.findEventNeighbours(...args),
       };
       await fc.assert(
-        fc.asyncProperty(
-          fc.array(textArb, { minLength: 1, maxLength: 40 }),
-          textArb,
-          fc.integer({ min: 0, max: 3 }),
-          fc.integer({ min: 60, max: 600 }),
-          async (texts, query, neighbors, maxTokens) => {
-            const id = `n${session++}`;
-            await service.create({ id, userId: 'u' });
-            for (const [i, text] of texts.entries()) {
-              await service.appendMessage(id, i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
-              if (i % 7 === 6) await service.compact(id, () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
-            }
-            const estimator = new CharacterTokenCountEstimator();
-            const request = { sessionId: id, maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
-            neighbourReads = 0;
-            const together = await new ContextAssembler({
-              sessionService: service,
-              retriever,
-              tokenCountEstimator: estimator,
-            }).assemble(request);
-            expect(neighbourReads).to.equal(0);
-            const reference = await new ContextAssembler({
-              sessionService: service,
-              retriever: apart,
-              tokenCountEstimator: estimator,
-            }).assemble(request);
-            expect(together.messages).to.deep.equal(reference.messages);
-            expect(together.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
-          },
-        ),
+        fc.asyncProperty(...promptCase, async (texts, query, neighbors, maxTokens) => {
+          const id = `n${session++}`;
+          await service.create({ id, userId: 'u' });
+          for (const [i, text] of texts.entries()) {
+            await service.appendMessage(id, i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
+            if (i % 7 === 6) await service.compact(id, () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
+          }
+          const estimator = new CharacterTokenCountEstimator();
+          const request = { sessionId: id, maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
+          neighbourReads = 0;
+          const together = await new ContextAssembler({
+            sessionService: service,
+            retriever,
+            tokenCountEstimator: estimator,
+          }).assemble(request);
+          expect(neighbourReads).to.equal(0);
+          const reference = await new ContextAssembler({
+            sessionService: service,
+            retriever: apart,
+            tokenCountEstimator: estimator,
+          }).assemble(request);
+          expect(together.messages).to.deep.equal(reference.messages);
+          expect(together.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
+        }),
         propertyParams(25),
       );
     });
