@@ -41,6 +41,7 @@ import { dropPostgresStore } from './support/postgres.js';
 import { deleteRedisPrefix } from './support/redis.js';
 import { chatCorpus } from './support/chatCorpus.js';
 import { fillArchive } from './support/fillArchive.js';
+import { instantClient } from './support/instantClient.js';
 
 const SMALL = Number(arg('small', '1000'));
 const LARGE = Number(arg('large', '100000'));
@@ -133,23 +134,6 @@ async function backend(name: string): Promise<Backend | null> {
     default:
       throw new Error(`unknown backend ${name}`);
   }
-}
-
-/** A session of `archived` archived events and a 20-event window, loaded in batches (each compacted at once). */
-/** An OpenAI client that answers at once, without a network: what remains is the library's own work. */
-function instantClient(): ConstructorParameters<typeof OpenAISessionMemory>[0]['client'] {
-  let n = 0;
-  const create = async () => ({
-    id: `c${n++}`,
-    object: 'chat.completion',
-    created: 0,
-    model: 'bench',
-    choices: [
-      { index: 0, message: { role: 'assistant', content: 'Noted.', refusal: null }, finish_reason: 'stop', logprobs: null },
-    ],
-    usage: { prompt_tokens: 100, completion_tokens: 2, total_tokens: 102 },
-  });
-  return { chat: { completions: { create } } } as unknown as ConstructorParameters<typeof OpenAISessionMemory>[0]['client'];
 }
 
 interface Timing {

@@ -19,6 +19,7 @@ import { OpenAISessionMemory } from 'session-compaction/openai';
 import { arg } from './support/args.js';
 import { chatCorpus } from './support/chatCorpus.js';
 import { fillArchive } from './support/fillArchive.js';
+import { instantClient } from './support/instantClient.js';
 
 const SIZES = arg('sizes', '1000,100000').split(',').map(Number);
 const TURNS = Number(arg('turns', '60'));
@@ -28,23 +29,6 @@ const logger = createDefaultLogger({ silent: true });
 const { source, turns, questions } = chatCorpus(
   process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json'),
 );
-
-type Client = ConstructorParameters<typeof OpenAISessionMemory>[0]['client'];
-/** An OpenAI client that answers at once, without a network. */
-function instantClient(): Client {
-  let n = 0;
-  const create = async () => ({
-    id: `c${n++}`,
-    object: 'chat.completion',
-    created: 0,
-    model: 'bench',
-    choices: [
-      { index: 0, message: { role: 'assistant', content: 'Noted.', refusal: null }, finish_reason: 'stop', logprobs: null },
-    ],
-    usage: { prompt_tokens: 100, completion_tokens: 2, total_tokens: 102 },
-  });
-  return { chat: { completions: { create } } } as unknown as Client;
-}
 
 const cpuMs = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
