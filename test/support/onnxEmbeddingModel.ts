@@ -4,6 +4,7 @@
 // file is encoded here by hand: the protobuf wire format needs ~20 lines, not a dependency.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { mulberry32 } from '../../benchmarks/src/prng.js';
 
 export interface EmbeddingModelSpec {
   /** Each word's vector (all of one length: the model's dimension); words are matched lower-cased. */
@@ -110,7 +111,7 @@ function onnxModel(table: Float32Array, dimension: number, layers: EmbeddingMode
   const graph: Bytes[] = [initializer('embeddings', [rows, dimension], table)];
   graph.push(node('Gather', ['embeddings', 'input_ids'], 'x0'));
   let x = 'x0';
-  const random = seeded(layers?.seed ?? 1);
+  const random = mulberry32(layers?.seed ?? 1); // the same weights on every run
   for (let l = 0; l < (layers?.count ?? 0); l++) {
     const hidden = layers!.hidden;
     const weights = (n: number, fanIn: number) => Float32Array.from({ length: n }, () => (random() * 2 - 1) / Math.sqrt(fanIn));
@@ -134,16 +135,4 @@ function onnxModel(table: Float32Array, dimension: number, layers: EmbeddingMode
     message(7, ...graph),
     message(8, text(1, ''), int(2, 13)),
   ]);
-}
-
-/** mulberry32: the same weights on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
