@@ -19,9 +19,12 @@ const B = 0.75;
  *    never read as search syntax. Stop words of the dictionary (its `ts_lexize` returns no lexeme) are
  *    dropped unless nothing else is left: `ts_rank_cd`-style ranking has no inverse document frequency, and
  *    "what", "did", "the" would otherwise decide the order and make every event a candidate.
- * 2. `cand`: events matching any remaining word, through the GIN index, restricted to the scope. The
- *    any-word query is `plainto_tsquery` (AND) with its canonical operators rewritten to OR: its text form
- *    quotes every lexeme and lexemes hold no spaces, so only operators are rewritten.
+ * 2. `hits`: events matching any remaining word, through the GIN index, restricted to the scope, one row per
+ *    word each matches (a row with no word when it matches only through the any-word query). The any-word
+ *    query is `plainto_tsquery` (AND) with its canonical operators rewritten to OR: its text form quotes every
+ *    lexeme and lexemes hold no spaces, so only operators are rewritten. Only seq, length and word are kept,
+ *    never the tsvector: at 100,000 events a question's candidates' tsvectors outgrew the default work_mem
+ *    and spilled to temporary files.
  * 3. BM25 over the candidates: binary term frequency (conversation events are short), document length =
  *    distinct lexemes, and the collection statistics (N, document frequency, average length) taken from the
  *    candidates themselves. That needs no extra pass over the session, and no other session or user
@@ -83,21 +86,21 @@ export function buildSearchQuery(
         ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery AS query
       FROM terms
     ),
-    cand AS MATERIALIZED (
-      SELECT e.seq, e.text_tsv, length(e.text_tsv) AS dl
-      FROM ${t.events} e
+    hits AS MATERIALIZED (
+      SELECT e.seq, length(e.text_tsv) AS dl, t.lexeme
+      FROM ${t.events} e LEFT JOIN terms t ON e.text_tsv @@ t.tq
       WHERE ${where.join(' AND ')}
     ),
-    hits AS MATERIALIZED (
-      SELECT c.seq, c.dl, count(*) OVER (PARTITION BY t.lexeme) AS df FROM cand c JOIN terms t ON c.text_tsv @@ t.tq
+    df AS MATERIALIZED (
+      SELECT lexeme, count(*)::float8 AS df FROM hits WHERE lexeme IS NOT NULL GROUP BY lexeme
     ),
     stats AS MATERIALIZED (
-      SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl FROM cand
+      SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl FROM (SELECT DISTINCT seq, dl FROM hits) c
     ),
     ranked AS ${radius === undefined ? '' : 'MATERIALIZED '}(
-      SELECT h.seq, sum(ln(1 + (s.n - h.df + 0.5) / (h.df + 0.5::float8))
+      SELECT h.seq, sum(ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5))
         * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * h.dl::float8 / greatest(s.avgdl, 1)))) AS score
-      FROM hits h, stats s GROUP BY h.seq
+      FROM hits h JOIN df d ON d.lexeme = h.lexeme, stats s GROUP BY h.seq
       ORDER BY score DESC, h.seq LIMIT ${limit}
     )`;
   if (radius === undefined) {
