@@ -269,6 +269,16 @@ describe('SessionMemory (the Java advisor, adapted to the openai client)', funct
       expect(gen.generate(ctx, Messages.tool([Messages.toolResponse('c1', 'f', 'r')]))).to.equal(`${fp}:toolresp:c1`);
     });
 
+    it('two participants sending the same words get two ids; an unnamed message keeps its id', function () {
+      const gen = new IdempotentSessionEventIdGenerator();
+      const ctx = { [SESSION_ID_CONTEXT_KEY]: 'conv-1' };
+      const fp = 'chat_memory_conversation_id:conv-1';
+      const ann = gen.generate(ctx, Messages.user('yes', { name: 'Ann' }));
+      expect(ann).to.equal(`${fp}:USER:${sha(`${fp}:USER@Ann:yes`)}`);
+      expect(gen.generate(ctx, Messages.user('yes', { name: 'Bob' }))).not.to.equal(ann);
+      expect(gen.generate(ctx, Messages.user('yes'))).not.to.equal(ann);
+    });
+
     it('uses the complete ordered key list given, rendering a missing key as null', function () {
       const gen = new IdempotentSessionEventIdGenerator(['requestId', SESSION_ID_CONTEXT_KEY]);
       expect(gen.fingerprint({ [SESSION_ID_CONTEXT_KEY]: 's' })).to.equal('requestId:null,chat_memory_conversation_id:s');
