@@ -199,6 +199,15 @@ describe('SessionMemory (the Java advisor, adapted to the openai client)', funct
   });
 
   describe('persistence', function () {
+    it("stores a request message's participant name and sends it back with the history on the next call", async function () {
+      await h.memory.call({ sessionId: 's', messages: [{ role: 'user', content: 'hi', name: 'Caroline' }] });
+      const [stored] = await h.service.getEvents('s');
+      expect(stored!.message).to.deep.equal({ type: 'user', text: 'hi', name: 'Caroline' });
+      await h.memory.call({ sessionId: 's', messages: [user('again')] });
+      const history = h.chatRequests()[1]!.messages ?? [];
+      expect(history[0]).to.deep.include({ role: 'user', content: 'hi', name: 'Caroline' });
+    });
+
     it('skips an empty assistant reply by default (the Bedrock end_turn frame)', async function () {
       h.server.enqueue({ content: '' });
       const response = await h.memory.call({ sessionId: 's', messages: [user('hi')] });
