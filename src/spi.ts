@@ -2,7 +2,7 @@
 // or a retriever of your own. Everything an application needs is in the package root.
 
 // Model helpers
-export { MESSAGE_TYPES, isMessageType, messageText, hasToolCalls, freezeMessage } from './session/Message.js';
+export { MESSAGE_TYPES, isMessageType, messageText, messageName, hasToolCalls, freezeMessage } from './session/Message.js';
 export { type SessionEventInit } from './session/SessionEvent.js';
 export { DEFAULT_TIME_TO_LIVE_MS, type SessionInit, type SessionLike } from './session/Session.js';
 export { isTurnStart, splitTurns, countTurns, type TurnSplit } from './session/turns.js';

@@ -42,6 +42,11 @@ export interface BenchConfig {
    * default true. False replays them one second apart, as if the integration passed no `timestamp`.
    */
   recordedTimes?: boolean;
+  /**
+   * User and assistant events carry their recorded speaker as the message's `name` (LoCoMo), as an integration
+   * passes each turn's author. Default true, false with `locomoSpeakerNames` (the name is then in the text).
+   */
+  participantNames?: boolean;
   summarizer: SummarizerSettings;
   /** An OpenAI-compatible embedding model for the hybrid recall contenders; without it they are skipped. */
   embeddings?: { model: string; baseURL?: string };
@@ -156,6 +161,11 @@ function repositoryKind(value: unknown, what: string): BenchRepositoryKind {
   return value;
 }
 
+/** Whether replayed turns carry their speaker as `name`: on unless turned off, or the name is already in the text. */
+export function participantNames(config: BenchConfig): boolean {
+  return config.participantNames ?? !config.locomoSpeakerNames;
+}
+
 export function parseProbeTiming(value: unknown): ProbeTiming {
   if (value === 'end') return 'end';
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
@@ -182,6 +192,7 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     'locomoDateHeaders',
     'locomoSpeakerNames',
     'recordedTimes',
+    'participantNames',
     'summarizer',
     'embeddings',
     'scaling',
@@ -234,6 +245,11 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
     if (typeof file.locomoDateHeaders !== 'boolean')
       throw new InvalidArgumentError(`${where}: locomoDateHeaders must be a boolean`);
     out.locomoDateHeaders = file.locomoDateHeaders;
+  }
+  if (file.participantNames !== undefined) {
+    if (typeof file.participantNames !== 'boolean')
+      throw new InvalidArgumentError(`${where}: participantNames must be a boolean`);
+    out.participantNames = file.participantNames;
   }
   if (file.recordedTimes !== undefined) {
     if (typeof file.recordedTimes !== 'boolean') throw new InvalidArgumentError(`${where}: recordedTimes must be a boolean`);

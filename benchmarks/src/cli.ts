@@ -97,6 +97,7 @@ interface BenchFlags {
   dateHeaders?: boolean;
   speakerNames?: boolean;
   recordedTimes?: boolean;
+  participantNames?: boolean;
   list?: boolean;
   pricing?: string[];
 }
@@ -128,6 +129,7 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
   if (flags.dateHeaders === true) config.locomoDateHeaders = true;
   if (flags.speakerNames === true) config.locomoSpeakerNames = true;
   if (flags.recordedTimes === false) config.recordedTimes = false;
+  if (flags.participantNames === false) config.participantNames = false;
   if (flags.pricing !== undefined) config.pricing = flags.pricing;
   if (flags.scaling === false) config.scaling = null;
   else if (flags.scalingSizes !== undefined && config.scaling !== null)
@@ -211,7 +213,11 @@ export function createBenchProgram(argv: readonly string[]): Command {
     .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
     .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")
     .option('--no-recorded-times', 'replay events one second apart instead of at the times their dataset recorded')
-    .option('--speaker-names', "LoCoMo: start each turn's text with its speaker's name, as LoCoMo's QA prompt does")
+    .option(
+      '--speaker-names',
+      "LoCoMo: start each turn's text with its speaker's name, as LoCoMo's QA prompt does (instead of the message's `name`)",
+    )
+    .option('--no-participant-names', "replay turns without their speaker as the message's `name` (LoCoMo's speakers)")
     .option(
       '--pricing <presets>',
       `comma-separated provider presets every call is priced under (default ${DEFAULT_PRICING.join(',')}; known: ${Object.keys(PROVIDER_PRESETS).join(', ')})`,

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Logger, TokenCountEstimator } from 'session-compaction';
 import { openAIEmbeddings } from 'session-compaction/openai';
-import { resolvePricing, type BenchConfig } from './BenchConfig.js';
+import { participantNames, resolvePricing, type BenchConfig } from './BenchConfig.js';
 import { PromptSegmentCoder } from './cost/ConversationCostMeter.js';
 import { conversationFloors } from './cost/conversationFloor.js';
 import { loadRecordedData } from './loaders/loadRecordedData.js';
@@ -170,6 +170,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           estimator,
           config.probeAt,
           config.recordedTimes ?? true,
+          participantNames(config),
         );
         infos[di]!.unscoredProbes += prepared.unscoredProbes;
         let systemTokens = 0;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors.js';
-import { messageText, type Message } from '../session/Message.js';
+import { messageName, messageText, type Message } from '../session/Message.js';
 import { SESSION_ID_CONTEXT_KEY, type EventIdContext, type SessionEventIdGenerator } from './eventIdGenerators.js';
 
 /** The Java enum names (`MessageType.USER` ...), so ids derived here equal the Java design's ids. */
@@ -40,8 +40,11 @@ export class IdempotentSessionEventIdGenerator implements SessionEventIdGenerato
     }
     if (message.type === 'tool') return `${fp}:toolresp:${message.responses.map((r) => r.id).join(',')}`;
     const type = JAVA_MESSAGE_TYPE[message.type];
+    // Two participants saying the same words are two messages; an unnamed message keeps the id it always had.
+    const name = messageName(message);
+    const speaker = name === undefined ? '' : `@${name}`;
     const digest = createHash('sha256')
-      .update(`${fp}:${type}:${messageText(message) ?? ''}`, 'utf8')
+      .update(`${fp}:${type}${speaker}:${messageText(message) ?? ''}`, 'utf8')
       .digest('hex');
     return `${fp}:${type}:${digest}`;
   }

@@ -1,6 +1,6 @@
 import { EventFilter } from '../filter/EventFilter.js';
 import type { SessionService } from '../service/SessionService.js';
-import { Messages, type ToolCall } from '../session/Message.js';
+import { Messages, messageName, type Message, type ToolCall } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 
 /**
@@ -46,7 +46,7 @@ export async function withArchivedCalls(
     return [...byEvent].map(([event, calls]) =>
       calls.length === (event.message.type === 'assistant' ? (event.message.toolCalls ?? []).length : 0)
         ? event
-        : event.with({ message: Messages.assistant(null, { toolCalls: calls }) }),
+        : event.with({ message: Messages.assistant(null, { toolCalls: calls, ...nameOf(event.message) }) }),
     );
   };
   const out: SessionEvent[] = [];
@@ -56,4 +56,10 @@ export async function withArchivedCalls(
   }
   out.push(...recover(incomingResults.filter((id) => missing.has(id))));
   return out;
+}
+
+/** The participant's name of a message, as `Messages.assistant` options: a recovered call keeps its author. */
+function nameOf(message: Message): { name?: string } {
+  const name = messageName(message);
+  return name === undefined ? {} : { name };
 }

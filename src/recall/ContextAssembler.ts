@@ -20,6 +20,7 @@ import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository
 import { summarisesRecallable } from './supersededSummaries.js';
 import { rankInContext, type LogView } from './contextRanking.js';
 import { queryPeriod } from './queryPeriod.js';
+import { namedInQuery } from './queryParticipants.js';
 
 export type RecallPlacement = 'before-last-user' | 'after-system';
 
@@ -392,6 +393,7 @@ export class ContextAssembler {
     const ranked = rankInContext(hits, { log, position }, (e) => quotable(e) && searchableText(e) !== null, {
       withNeighbours: settings.neighbors > 0,
       period: queryPeriod(query),
+      namesParticipant: namedInQuery(query),
     });
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));

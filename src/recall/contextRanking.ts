@@ -1,3 +1,4 @@
+import { messageName } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { QueryPeriod } from './queryPeriod.js';
 import type { RetrievedEvent } from './Retriever.js';
@@ -13,6 +14,8 @@ export interface ContextRankingOptions {
   withNeighbours: boolean;
   /** The period the request names by its dates (queryPeriod), or null. */
   period: QueryPeriod | null;
+  /** Whether the request names a participant (namedInQuery); undefined: participants are not scored. */
+  namesParticipant?: (name: string) => boolean;
 }
 
 /**
@@ -41,6 +44,15 @@ export const NAMED_PERIOD_FACTOR = 2;
  */
 export const SAME_DAY_EVIDENCE = 0.1;
 
+/**
+ * Factor of the score of an event written by a participant the request names ("What did Caroline research?"
+ * prefers Caroline's turns over Melanie's mentions of Caroline): the name is one word of the query and, in a
+ * conversation of two people, in half of the events, so its BM25 weight is small. Measured on LoCoMo (events
+ * dated and named): evidence +0.4 point at 2k, 4k and 8k with × 1.5; × 1.25 gives +0.1 to +0.3, × 2 from 0 to
+ * +0.4. τ-bench and mini-swe-agent name no participants.
+ */
+export const NAMED_PARTICIPANT_FACTOR = 1.5;
+
 const DAY_MS = 86_400_000;
 
 /**
@@ -53,7 +65,7 @@ export function rankInContext(
   hits: readonly RetrievedEvent[],
   { log, position }: LogView,
   eligible: (event: SessionEvent) => boolean,
-  { withNeighbours, period }: ContextRankingOptions,
+  { withNeighbours, period, namesParticipant }: ContextRankingOptions,
 ): SessionEvent[] {
   const score = new Map<number, number>();
   for (const hit of hits) {
@@ -79,6 +91,8 @@ export function rankInContext(
     let value = (score.get(at) ?? 0) + NEIGHBOUR_EVIDENCE * neighbours + SAME_DAY_EVIDENCE * (bestOfDay.get(dayOf(event)) ?? 0);
     // |value|: a retriever may score below zero (an embedding retriever's minScore), and the named day must still gain.
     if (period !== null && period.includes(event.timestamp)) value += (NAMED_PERIOD_FACTOR - 1) * Math.abs(value);
+    const author = namesParticipant === undefined ? undefined : messageName(event.message);
+    if (author !== undefined && namesParticipant!(author)) value += (NAMED_PARTICIPANT_FACTOR - 1) * Math.abs(value);
     ranked.push({ at, value });
   }
   ranked.sort((a, b) => b.value - a.value || a.at - b.at);

@@ -37,6 +37,8 @@ interface MessageData {
   toolCalls?: unknown;
   responses?: unknown;
   reasoning?: string;
+  /** The participant's name (user and assistant messages): in `data`, so no store needed a new column. */
+  name?: string;
 }
 
 /** JSON.stringify escapes NUL and unpaired surrogates as \u0000 / \udxxx, which jsonb refuses: encode those strings. */
@@ -50,10 +52,14 @@ function storedJson(value: unknown): string {
 export function encodeEvent(event: SessionEvent, archived = event.archived): StoredEvent {
   const m = event.message;
   let data: MessageData | null = null;
-  if (m.type === 'assistant' && ((m.toolCalls?.length ?? 0) > 0 || m.reasoning !== undefined)) {
+  if (m.type === 'assistant' && ((m.toolCalls?.length ?? 0) > 0 || m.reasoning !== undefined || m.name !== undefined)) {
     data = {};
     if ((m.toolCalls?.length ?? 0) > 0) data.toolCalls = m.toolCalls;
     if (m.reasoning !== undefined) data.reasoning = m.reasoning;
+    if (m.name !== undefined) data.name = m.name;
+  } else if (m.type === 'user' && m.name !== undefined) {
+    // The stores' full-text indexes hold the text and the string values of `data`: the name is searchable there too.
+    data = { name: m.name };
   } else if (m.type === 'tool') {
     data = { responses: m.responses };
   }
@@ -92,12 +98,14 @@ export function decodeEvent(row: StoredEvent): SessionEvent {
   const data = parseJsonObject(row.data, 'data', note, corrupted);
   const text = typeof row.text === 'string' ? decodeStoredText(row.text) : null;
   if (text === null && row.text !== null && row.text !== undefined) note(`text was ${describeType(row.text)}`);
+  const name = typeof data.name === 'string' && data.name !== '' ? data.name : undefined;
+  if (data.name !== undefined && name === undefined) note(`name was ${describeType(data.name)}`);
   let message: Message;
   switch (type) {
     case 'user':
     case 'system':
       if (row.text === null || row.text === undefined) note('text missing');
-      message = { type, text: text ?? '' };
+      message = type === 'user' && name !== undefined ? { type, text: text ?? '', name } : { type, text: text ?? '' };
       break;
     case 'assistant': {
       const toolCalls = salvageList(data.toolCalls, 'toolCalls', isToolCall, note).map((c): ToolCall => ({
@@ -110,6 +118,7 @@ export function decodeEvent(row: StoredEvent): SessionEvent {
       if (toolCalls.length > 0) assistant.toolCalls = toolCalls;
       if (typeof data.reasoning === 'string') assistant.reasoning = data.reasoning;
       else if (data.reasoning !== undefined) note(`reasoning was ${describeType(data.reasoning)}`);
+      if (name !== undefined) assistant.name = name;
       message = assistant;
       break;
     }

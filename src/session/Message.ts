@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { describeType, invalid, requireString } from '../validation/inputs.js';
+import { describeType, invalid, requireParticipantName, requireString } from '../validation/inputs.js';
 
 export type MessageType = 'user' | 'assistant' | 'system' | 'tool';
 
@@ -21,6 +21,11 @@ export interface ToolResponse {
 export interface UserMessage {
   type: 'user';
   text: string;
+  /**
+   * Who wrote it, when a conversation has several participants (OpenAI's `name`): rendered and searched
+   * with the text ("Caroline (user): …"), so recall finds a person's turns. See `requireParticipantName`.
+   */
+  name?: string;
 }
 export interface SystemMessage {
   type: 'system';
@@ -31,6 +36,8 @@ export interface AssistantMessage {
   text: string | null;
   toolCalls?: ToolCall[];
   reasoning?: string;
+  /** The participant who wrote it (OpenAI's `name`), as on `UserMessage`. */
+  name?: string;
 }
 export interface ToolMessage {
   type: 'tool';
@@ -104,7 +111,11 @@ export function parseMessage(value: unknown, field: string): Message {
   if (value === null || value === undefined) throw new InvalidArgumentError(`${field} must not be null`);
   const m = requireObject(value, field);
   switch (m.type) {
-    case 'user':
+    case 'user': {
+      const copy: UserMessage = { type: 'user', text: requireString(m.text, `${field}.text`) };
+      if (m.name !== undefined && m.name !== null) copy.name = requireParticipantName(m.name, `${field}.name`);
+      return Object.freeze(copy);
+    }
     case 'system':
       return Object.freeze({ type: m.type, text: requireString(m.text, `${field}.text`) });
     case 'assistant': {
@@ -112,6 +123,7 @@ export function parseMessage(value: unknown, field: string): Message {
         type: 'assistant',
         text: m.text === undefined || m.text === null ? null : requireString(m.text, `${field}.text`),
       };
+      if (m.name !== undefined && m.name !== null) copy.name = requireParticipantName(m.name, `${field}.name`);
       if (m.toolCalls !== undefined && m.toolCalls !== null) {
         const calls = requireArray(m.toolCalls, `${field}.toolCalls`).map((c, i) => parseToolCall(c, `${field}.toolCalls[${i}]`));
         if (calls.length > 0) copy.toolCalls = Object.freeze(calls) as ToolCall[];
@@ -132,6 +144,11 @@ export function parseMessage(value: unknown, field: string): Message {
   }
 }
 
+/** The participant who wrote a message, when it names one (user and assistant messages only). */
+export function messageName(message: Message): string | undefined {
+  return message.type === 'user' || message.type === 'assistant' ? message.name : undefined;
+}
+
 /** Validated, deep-frozen copy so that events holding a message are truly immutable (see parseMessage). */
 export function freezeMessage(message: Message): Message {
   return parseMessage(message, 'message');
@@ -139,8 +156,11 @@ export function freezeMessage(message: Message): Message {
 
 /** Factories for the four message kinds. */
 export const Messages = Object.freeze({
-  user(text: string): UserMessage {
-    return { type: 'user', text };
+  /** A user message; `options.name` names its author when the conversation has several participants. */
+  user(text: string, options: { name?: string } = {}): UserMessage {
+    const message: UserMessage = { type: 'user', text };
+    if (options?.name !== undefined) message.name = options.name;
+    return message;
   },
   system(text: string): SystemMessage {
     return { type: 'system', text };
@@ -148,15 +168,22 @@ export const Messages = Object.freeze({
   /**
    * An assistant message; `options` is `{ toolCalls?, reasoning? }` or the tool calls themselves
    * (`Messages.assistant(null, [call])`, what a caller writing the calls first expects: they used to be dropped).
+   * `options.name` names the participant who wrote it.
    */
-  assistant(text: string | null, options: { toolCalls?: ToolCall[]; reasoning?: string } | ToolCall[] = {}): AssistantMessage {
+  assistant(
+    text: string | null,
+    options: { toolCalls?: ToolCall[]; reasoning?: string; name?: string } | ToolCall[] = {},
+  ): AssistantMessage {
     if (options === null || typeof options !== 'object') {
       throw new InvalidArgumentError(`options must be an object or an array of tool calls, got ${describeType(options)}`);
     }
-    const { toolCalls, reasoning } = Array.isArray(options) ? { toolCalls: options, reasoning: undefined } : options;
+    const { toolCalls, reasoning, name } = Array.isArray(options)
+      ? { toolCalls: options, reasoning: undefined, name: undefined }
+      : options;
     const message: AssistantMessage = { type: 'assistant', text };
     if (toolCalls !== undefined && toolCalls.length > 0) message.toolCalls = toolCalls;
     if (reasoning !== undefined) message.reasoning = reasoning;
+    if (name !== undefined) message.name = name;
     return message;
   },
   tool(responses: ToolResponse[]): ToolMessage {

@@ -20,7 +20,17 @@ export interface FormatOptions {
   reasoning?: boolean;
 }
 
+/**
+ * How an entry starts: the role, or for a message that names its participant the name with the role after it
+ * (`Caroline (user)`): the reader sees who spoke, search finds the name, and no name passes for a role.
+ */
+function speaker(message: Message): string {
+  const name = message.type === 'user' || message.type === 'assistant' ? message.name : undefined;
+  return name === undefined ? ROLE[message.type] : `${name} (${message.type})`;
+}
+
 export function formatMessage(message: Message, options?: FormatOptions): string {
+  const who = speaker(message);
   switch (message.type) {
     case 'assistant': {
       const reasoning =
@@ -32,16 +42,16 @@ export function formatMessage(message: Message, options?: FormatOptions): string
         const rendered = calls.map((c) => `${c.name}(${c.arguments})`).join(', ');
         const text = message.text;
         return text !== null && text.trim() !== ''
-          ? `Assistant: ${text} [tool calls: ${rendered}]${reasoning}`
-          : `Assistant [tool calls: ${rendered}]${reasoning}`;
+          ? `${who}: ${text} [tool calls: ${rendered}]${reasoning}`
+          : `${who} [tool calls: ${rendered}]${reasoning}`;
       }
-      return (message.text === null ? 'Assistant: [no text content]' : `Assistant: ${message.text}`) + reasoning;
+      return (message.text === null ? `${who}: [no text content]` : `${who}: ${message.text}`) + reasoning;
     }
     case 'tool':
       return `Tool [responses: ${message.responses.map((r) => `${r.name} -> ${r.responseData}`).join(', ')}]`;
     default: {
       const text = (message as { text: string | null }).text;
-      return text === null || text === undefined ? `${ROLE[message.type]}: [no text content]` : `${ROLE[message.type]}: ${text}`;
+      return text === null || text === undefined ? `${who}: [no text content]` : `${who}: ${text}`;
     }
   }
 }

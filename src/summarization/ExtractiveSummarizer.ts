@@ -23,7 +23,12 @@ interface Sentence {
   score: number;
 }
 
-const ROLE_LINE = /^(User|Assistant|System|Tool|Summary \d+|Earlier summary)(?::\s?|\s(?=\[))([\s\S]*)$/;
+/** An entry's speaker: a role, a summary label, or a named participant with its role (`Caroline (user)`, see formatEvent). */
+const ROLE_LINE =
+  /^(User|Assistant|System|Tool|Summary \d+|Earlier summary|[^\n:()[\]<>]{1,64} \((?:user|assistant)\))(?::\s?|\s(?=\[))([\s\S]*)$/;
+
+/** The user's words weigh a little more; a named participant's role follows the name. */
+const isUserRole = (role: string) => role === 'User' || role.endsWith(' (user)');
 
 /** The labels a consolidation or a chunked summary puts before each summary it merges (repeated in older, nested ones). */
 const SUMMARY_LABEL = /^(?:(?:Summary \d+|Summary of part \d+ of \d+):[ \t]?)+/;
@@ -199,14 +204,14 @@ export class ExtractiveSummarizer implements ChatClient {
         const words = text.toLowerCase().match(/[a-z0-9][a-z0-9'_-]*/g) ?? [];
         const content = new Set(words.filter((w) => !STOPWORDS.has(w) && w.length > 2));
         let score = 3 * Math.min(facts.length, 4) + (errorOrDecision ? 3 : 0) + content.size / Math.sqrt(words.length + 1);
-        if (entry.role === 'User') score += 0.5;
-        if (entry.role === 'User' && firstUser) score += 2;
+        if (isUserRole(entry.role)) score += 0.5;
+        if (isUserRole(entry.role) && firstUser) score += 2;
         if (text.endsWith('?')) score += 1;
         if (entryIndex === entries.length - 1) score += 1;
         if (words.length < 4 && facts.length === 0) score -= 2;
         out.push({ index: out.length, role: entry.role, text, facts, mustKeep: facts.length > 0 || errorOrDecision, score });
       }
-      if (entry.role === 'User') firstUser = false;
+      if (isUserRole(entry.role)) firstUser = false;
     });
     return out;
   }

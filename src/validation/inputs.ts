@@ -69,6 +69,46 @@ export function requireString(value: unknown, field: string): string {
   return value;
 }
 
+/** The longest participant name accepted: OpenAI's limit for a message's `name`. */
+export const MAX_PARTICIPANT_NAME_LENGTH = 64;
+
+/**
+ * Characters a participant name may not hold: control and format characters (line breaks included) and the
+ * punctuation of the transcript rendering (`Caroline (user): …`, `[tool calls: …]`), so a name can neither
+ * start a new entry nor pass for a role, a summary label or a recall block's marker.
+ */
+const NAME_FORBIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}:()[\]<>]/u;
+
+/**
+ * What is wrong with a participant name (`UserMessage.name`, `AssistantMessage.name`), as the end of a sentence
+ * ("must not be empty"), or null: a name is 1 to 64 characters without surrounding whitespace, line breaks,
+ * control characters or any of `: ( ) [ ] < >`. A name is a label the transcript, the recall block and the
+ * search index repeat, not content: it is refused, never repaired, so what is stored is what was sent.
+ */
+export function participantNameProblem(value: string): string | null {
+  if (value.trim() === '') return 'must not be empty';
+  if (value.length > MAX_PARTICIPANT_NAME_LENGTH)
+    return `must be at most ${MAX_PARTICIPANT_NAME_LENGTH} characters (got ${value.length})`;
+  if (value.trim() !== value) return 'must not start or end with whitespace';
+  const problem = textProblem(value);
+  if (problem !== null) return `must not contain ${problem}`;
+  const forbidden = NAME_FORBIDDEN.exec(value);
+  if (forbidden === null) return null;
+  const c = forbidden[0];
+  const shown = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(c)
+    ? `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`
+    : `'${c}'`;
+  return `must not contain ${shown} at index ${forbidden.index} (a name may not hold line breaks, control characters or : ( ) [ ] < >)`;
+}
+
+/** A participant name (see participantNameProblem); InvalidArgumentError naming the field otherwise. */
+export function requireParticipantName(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw invalid(field, 'a string', value);
+  const problem = participantNameProblem(value);
+  if (problem !== null) throw new InvalidArgumentError(`${field} ${problem}`);
+  return value;
+}
+
 /** An identifier-like string (the text policy: well-formed, no NUL); empty allowed. */
 export function requireStorableString(value: unknown, field: string): string {
   if (typeof value !== 'string') throw invalid(field, 'a string', value);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createDefaultLogger, Messages } from 'session-compaction';
-import { CharacterTokenCountEstimator } from 'session-compaction/spi';
+import { CharacterTokenCountEstimator, messageName } from 'session-compaction/spi';
 import { ContextSnapshot } from '../../benchmarks/src/metrics/ContextSnapshot.js';
 import { EVIDENCE_AGE_EDGES, evidenceAgeGroup, evidenceAgeLabel } from '../../benchmarks/src/metrics/evidenceAge.js';
 import type { RecordedEvent, RecordedProbe, RecordedSession } from '../../benchmarks/src/recorded/RecordedSession.js';
@@ -131,6 +131,27 @@ describe('bench: recorded times', () => {
     const [a, b] = session.events.map((e) => e.timestamp.getTime());
     expect(b! - a!).to.equal(1000);
     expect(new Date(a!).getUTCFullYear()).to.equal(2024);
+  });
+
+  const spoken: RecordedSession = {
+    sessionId: 'spoken',
+    events: [
+      { role: 'user', content: 'a', name: 'Caroline' },
+      { role: 'assistant', content: 'b', name: 'Melanie', toolCalls: [{ id: 'c1', name: 'look', arguments: '{}' }] },
+      { role: 'tool', content: 'c', toolCallId: 'c1', name: 'look' },
+    ],
+  };
+
+  it("replays a recorded speaker as the message's name by default, and without it when asked; a tool keeps its name", () => {
+    const names = (session: PreparedSession) =>
+      session.events.map((e) => (e.message.type === 'tool' ? e.message.responses[0]!.name : messageName(e.message)));
+    const estimator = new CharacterTokenCountEstimator();
+    expect(names(new PreparedSession('test', spoken, 'spoken-1', estimator))).to.deep.equal(['Caroline', 'Melanie', 'look']);
+    expect(names(new PreparedSession('test', spoken, 'spoken-2', estimator, 'end', true, false))).to.deep.equal([
+      undefined,
+      undefined,
+      'look',
+    ]);
   });
 });
 

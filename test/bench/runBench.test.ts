@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyConfigFile, expandEnvironment, fullConfig, quickConfig, resolvePricing } from '../../benchmarks/src/BenchConfig.js';
+import {
+  applyConfigFile,
+  expandEnvironment,
+  fullConfig,
+  participantNames,
+  quickConfig,
+  resolvePricing,
+} from '../../benchmarks/src/BenchConfig.js';
 import { createDefaultContenderRegistry } from '../../benchmarks/src/registry/defaultContenders.js';
 import { checkContenderOptions } from '../../benchmarks/src/registry/ContenderRegistry.js';
 import { writeReport } from '../../benchmarks/src/report/writeReport.js';
@@ -39,6 +46,17 @@ describe('bench: config', () => {
     expect(fullConfig([], 'out').locomoSpeakerNames).to.equal(false);
     expect(() => applyConfigFile(fullConfig([], 'out'), { locomoSpeakerNames: 'yes' }, 'bench.json')).to.throw(
       'bench.json: locomoSpeakerNames must be a boolean',
+    );
+  });
+
+  it("replays speakers as the message's name unless turned off or already written into the text", () => {
+    const base = fullConfig([], 'out');
+    expect(participantNames(base)).to.equal(true);
+    expect(participantNames(applyConfigFile(base, { participantNames: false }, 'bench.json'))).to.equal(false);
+    expect(participantNames({ ...base, locomoSpeakerNames: true })).to.equal(false);
+    expect(participantNames({ ...base, locomoSpeakerNames: true, participantNames: true })).to.equal(true);
+    expect(() => applyConfigFile(base, { participantNames: 1 }, 'bench.json')).to.throw(
+      'bench.json: participantNames must be a boolean',
     );
   });
 

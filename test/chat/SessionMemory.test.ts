@@ -199,6 +199,15 @@ describe('SessionMemory (the Java advisor, adapted to the openai client)', funct
   });
 
   describe('persistence', function () {
+    it("stores a request message's participant name and sends it back with the history on the next call", async function () {
+      await h.memory.call({ sessionId: 's', messages: [{ role: 'user', content: 'hi', name: 'Caroline' }] });
+      const [stored] = await h.service.getEvents('s');
+      expect(stored!.message).to.deep.equal({ type: 'user', text: 'hi', name: 'Caroline' });
+      await h.memory.call({ sessionId: 's', messages: [user('again')] });
+      const history = h.chatRequests()[1]!.messages ?? [];
+      expect(history[0]).to.deep.include({ role: 'user', content: 'hi', name: 'Caroline' });
+    });
+
     it('skips an empty assistant reply by default (the Bedrock end_turn frame)', async function () {
       h.server.enqueue({ content: '' });
       const response = await h.memory.call({ sessionId: 's', messages: [user('hi')] });
@@ -267,6 +276,16 @@ describe('SessionMemory (the Java advisor, adapted to the openai client)', funct
         ),
       ).to.equal(`${fp}:toolcall:c1,c2`);
       expect(gen.generate(ctx, Messages.tool([Messages.toolResponse('c1', 'f', 'r')]))).to.equal(`${fp}:toolresp:c1`);
+    });
+
+    it('two participants sending the same words get two ids; an unnamed message keeps its id', function () {
+      const gen = new IdempotentSessionEventIdGenerator();
+      const ctx = { [SESSION_ID_CONTEXT_KEY]: 'conv-1' };
+      const fp = 'chat_memory_conversation_id:conv-1';
+      const ann = gen.generate(ctx, Messages.user('yes', { name: 'Ann' }));
+      expect(ann).to.equal(`${fp}:USER:${sha(`${fp}:USER@Ann:yes`)}`);
+      expect(gen.generate(ctx, Messages.user('yes', { name: 'Bob' }))).not.to.equal(ann);
+      expect(gen.generate(ctx, Messages.user('yes'))).not.to.equal(ann);
     });
 
     it('uses the complete ordered key list given, rendering a missing key as null', function () {

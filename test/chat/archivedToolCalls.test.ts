@@ -41,6 +41,20 @@ describe('withArchivedCalls: a late result whose call compaction archived', func
     expect(read[2]!.message).to.deep.equal(Messages.assistant(null, { toolCalls: [Messages.toolCall('c1', 'confirm', '{}')] }));
   });
 
+  it("a call brought back keeps its author's name", async function () {
+    await service.create({ id: 'named', userId: 'u' });
+    const calls = [Messages.toolCall('n1', 'confirm', '{}'), Messages.toolCall('n2', 'lookup', '{}')];
+    await service.appendMessage('named', Messages.user('confirm my address'));
+    await service.appendMessage('named', Messages.assistant(null, { toolCalls: calls, name: 'agent-7' }), { id: 'call' });
+    await service.appendMessage('named', Messages.tool([Messages.toolResponse('n2', 'lookup', 'found')]));
+    await service.appendMessage('named', Messages.user('never mind'));
+    await service.appendMessage('named', Messages.assistant('Sure.'));
+    await service.compact('named', () => true, new TurnWindowCompactionStrategy({ maxTurns: 1 }));
+    const window = await service.getEvents('named', EventFilter.active());
+    const read = await withArchivedCalls(service, 'named', window, ['n1']);
+    expect(read.at(-1)!.message).to.deep.equal(Messages.assistant(null, { toolCalls: [calls[0]!], name: 'agent-7' }));
+  });
+
   it('for a result the request brings, the call goes at the end of the window; nothing is read when nothing is missing', async function () {
     const window = await service.getEvents('s', EventFilter.active());
     expect((await withArchivedCalls(service, 's', window, ['c1'])).map((e) => e.id)).to.deep.equal(['u2', 'a2', 'call']);

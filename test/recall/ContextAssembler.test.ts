@@ -86,6 +86,28 @@ describe('ContextAssembler', function () {
       expect(ctx.tokens.total).to.be.at.most(950);
     });
 
+    it("quotes a named participant's turn as 'Caroline (user): …', found by the name the question gives, within the budget", async function () {
+      await append(
+        's',
+        Messages.user('I went to a support group yesterday.', { name: 'Caroline' }),
+        Messages.assistant('I went to a pottery class yesterday.', { name: 'Melanie' }),
+        Messages.user('Work was busy this week.', { name: 'Caroline' }),
+        Messages.assistant('Take some rest.', { name: 'Melanie' }),
+      );
+      await archiveAllBut('s', 1);
+      const ctx = await assembler.assemble({
+        sessionId: 's',
+        maxTokens: 1000,
+        query: 'Where did Caroline go?',
+        recall: { neighbors: 0 },
+      });
+      const block = ctx.messages.find(isBlock) as { text: string } | undefined;
+      expect(block?.text.split('\n').filter((l) => l.includes('yesterday'))).to.deep.equal([
+        '[8 May 2023 13:57] Caroline (user): I went to a support group yesterday.',
+      ]);
+      expect(ctx.tokens.total).to.equal(cost(ctx.messages)).and.to.be.at.most(1000);
+    });
+
     it('puts the recall block right before the latest user message by default', async function () {
       await chatWithArchive();
       await append('s', Messages.user('So, what was my dog called?'));

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Messages, SessionEvent } from 'session-compaction';
 import { rankInContext, type LogView } from '../../src/recall/contextRanking.js';
 import { queryPeriod } from '../../src/recall/queryPeriod.js';
+import { namedInQuery } from '../../src/recall/queryParticipants.js';
 import type { RetrievedEvent } from '../../src/recall/Retriever.js';
 
 /** A log of `dates.length` events, event i at dates[i] (ISO), each with its position as its text. */
@@ -64,5 +65,34 @@ describe('rankInContext', function () {
       period: queryPeriod('on 8 May'),
     });
     expect(positions(ranked, events)).to.deep.equal([0, 1]);
+  });
+
+  it("ranks the turn of the participant the request names above another's stronger match, and no one else's when none is named", function () {
+    const events = [
+      SessionEvent.create({ sessionId: 's', message: Messages.user('I ran a charity race.', { name: 'Caroline' }) }),
+      SessionEvent.create({ sessionId: 's', message: Messages.assistant('Caroline, I ran one too!', { name: 'Melanie' }) }),
+    ];
+    const view: LogView = { log: new Map(events.map((e, i) => [i, e])), position: new Map(events.map((e, i) => [e.id, i])) };
+    const hits = scored(events, { 0: 1, 1: 1.2 });
+    const rank = (query: string) =>
+      positions(
+        rankInContext(hits, view, all, { withNeighbours: false, period: null, namesParticipant: namedInQuery(query) }),
+        events,
+      );
+    expect(rank('What race did Caroline run?')).to.deep.equal([0, 1]);
+    expect(rank('What race did melanie run?')).to.deep.equal([1, 0]);
+    expect(rank('Who ran a race?')).to.deep.equal([1, 0]);
+  });
+});
+
+describe('namedInQuery', function () {
+  it('holds for a name whose words, or whose first word, the request says, whatever their case', function () {
+    const named = namedInQuery("What did caroline and Ann-Marie Lee's brother say?");
+    expect(named('Caroline')).to.equal(true);
+    expect(named('Caroline Smith')).to.equal(true);
+    expect(named('Ann-Marie Lee')).to.equal(true);
+    expect(named('Lee')).to.equal(true);
+    expect(named('Smith Caroline')).to.equal(false);
+    expect(named('Carol')).to.equal(false);
   });
 });

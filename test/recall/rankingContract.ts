@@ -115,6 +115,18 @@ export function rankingContract(
       expect(hits[0]?.event.id).to.equal(ids[2]);
     });
 
+    itLexical("finds a participant's turns by the name they carry, not only by their text", async function () {
+      const session = await service.create({ userId: fresh('u'), id: fresh('s') });
+      const caroline = await service.appendMessage(
+        session.id,
+        Messages.user('I went to a support group yesterday.', { name: 'Caroline' }),
+      );
+      await service.appendMessage(session.id, Messages.assistant('I went to a pottery class yesterday.', { name: 'Melanie' }));
+      await service.appendMessage(session.id, Messages.user('The weather was lovely.', { name: 'Melanie' }));
+      const hits = await retrieve({ sessionId: session.id, query: 'Where did Caroline go?', includeActive: true });
+      expect(hits.map((h) => h.event.id)).to.deep.equal([caroline.id]);
+    });
+
     it('finds tool results and tool-call arguments, not only chat text', async function () {
       const session = await service.create({ userId: fresh('u'), id: fresh('s') });
       const call = await service.appendMessage(

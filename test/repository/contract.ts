@@ -235,6 +235,39 @@ export function repositoryContract(name: string, factory: () => Promise<SessionR
         expect(back[5]!.isSynthetic()).to.equal(true);
       });
 
+      it("round-trips the participant's name of user and assistant messages, and leaves it off where none was given", async function () {
+        const s = await newSession();
+        const events = [
+          ev(s.id, Messages.user('I researched adoption agencies.', { name: 'Caroline' })),
+          ev(s.id, Messages.assistant('That sounds like a big step!', { name: 'Melanie' })),
+          ev(
+            s.id,
+            Messages.assistant(null, {
+              name: 'José_Ñúñez-2',
+              reasoning: 'look it up',
+              toolCalls: [Messages.toolCall('c1', 'search', '{"q":"agencies"}')],
+            }),
+          ),
+          ev(s.id, Messages.tool([Messages.toolResponse('c1', 'search', 'three agencies')])),
+          ev(s.id, Messages.user('no name here')),
+          ev(s.id, Messages.user('', { name: 'Ann Lee 😀' })),
+        ];
+        for (const e of events) await repo.appendEvent(e);
+        const back = await repo.findEvents(s.id);
+        expect(back.map((e) => e.message)).to.deep.equal(events.map((e) => e.message));
+        expect(back.map((e) => ('name' in e.message ? e.message.name : undefined))).to.deep.equal([
+          'Caroline',
+          'Melanie',
+          'José_Ñúñez-2',
+          undefined,
+          undefined,
+          'Ann Lee 😀',
+        ]);
+        expect(Object.keys(back[4]!.message)).to.deep.equal(['type', 'text']);
+        // The name is not the text: the text filters (containsText) match what was written, not who wrote it.
+        expect(back.map((e) => e.text)).to.deep.equal(events.map((e) => e.text));
+      });
+
       it('stores a 1 MB text intact', async function () {
         const s = await newSession();
         const big = 'x'.repeat(1024 * 1024 - 5) + '%_end';

@@ -138,6 +138,53 @@ describe('Message', function () {
 });
 
 describe('Messages', function () {
+  describe("a participant's name", function () {
+    it('is kept on user and assistant messages, by the factories and by parsing', function () {
+      expect(Messages.user('hi', { name: 'Caroline' })).to.deep.equal({ type: 'user', text: 'hi', name: 'Caroline' });
+      expect(Messages.assistant('hello', { name: 'Melanie' })).to.deep.equal({
+        type: 'assistant',
+        text: 'hello',
+        name: 'Melanie',
+      });
+      expect(freezeMessage({ type: 'user', text: 'hi', name: 'Ann Lee' })).to.deep.equal({
+        type: 'user',
+        text: 'hi',
+        name: 'Ann Lee',
+      });
+      expect(freezeMessage({ type: 'assistant', text: null, name: 'bot-1' })).to.deep.equal({
+        type: 'assistant',
+        text: null,
+        name: 'bot-1',
+      });
+      // A null name is no name, as a null reasoning is none; a system message has no participant.
+      expect(freezeMessage({ type: 'user', text: 'hi', name: null } as unknown as Message)).to.deep.equal({
+        type: 'user',
+        text: 'hi',
+      });
+      expect(freezeMessage({ type: 'system', text: 's', name: 'x' } as unknown as Message)).to.deep.equal({
+        type: 'system',
+        text: 's',
+      });
+    });
+
+    it('is not part of the text that text filters match', function () {
+      expect(messageText(Messages.user('hi', { name: 'Caroline' }))).to.equal('hi');
+    });
+
+    it('is refused when it is not a string, empty, longer than 64 characters, padded, or holds a line break or : ( ) [ ] < >', function () {
+      rejects({ type: 'user', text: 'x', name: 42 }, 'message.name must be a string (got number)');
+      rejects({ type: 'assistant', text: 'x', name: '' }, 'message.name must not be empty');
+      rejects({ type: 'user', text: 'x', name: '   ' }, 'message.name must not be empty');
+      rejects({ type: 'user', text: 'x', name: 'n'.repeat(65) }, 'message.name must be at most 64 characters (got 65)');
+      rejects({ type: 'user', text: 'x', name: ' Caroline' }, 'message.name must not start or end with whitespace');
+      rejects({ type: 'user', text: 'x', name: 'Caro\nline' }, 'message.name must not contain U+000A at index 4');
+      rejects({ type: 'user', text: 'x', name: 'nul\u0000' }, 'message.name must not contain a NUL character');
+      for (const c of [':', '(', ')', '[', ']', '<', '>'])
+        rejects({ type: 'user', text: 'x', name: `a${c}b` }, `'${c}' at index 1`);
+      expect(Messages.user('x', { name: 'n'.repeat(64) }).name).to.have.length(64);
+    });
+  });
+
   it('assistant keeps the tool calls given as options', function () {
     const call = Messages.toolCall('c1', 'lookup', '{}');
     expect(Messages.assistant(null, { toolCalls: [call] }).toolCalls).to.deep.equal([call]);

@@ -11,6 +11,13 @@ describe('formatEvent', function () {
     expect(formatEvent(SYS('be brief'))).to.equal('System: be brief');
   });
 
+  it('a named participant\'s message starts with the name and keeps its role: "Caroline (user): hi"', function () {
+    expect(formatEvent(event(Messages.user('hi', { name: 'Caroline' })))).to.equal('Caroline (user): hi');
+    expect(formatEvent(event(Messages.assistant('hello', { name: 'Melanie' })))).to.equal('Melanie (assistant): hello');
+    const call = event(Messages.assistant(null, { name: 'bot', toolCalls: [Messages.toolCall('c1', 'a', '{}')] }));
+    expect(formatEvent(call)).to.equal('bot (assistant) [tool calls: a({})]');
+  });
+
   it('a null assistant text renders "[no text content]"', function () {
     expect(formatEvent(A(null))).to.equal('Assistant: [no text content]');
   });

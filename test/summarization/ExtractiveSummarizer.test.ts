@@ -68,6 +68,24 @@ describe('ExtractiveSummarizer', function () {
     expect(date).to.be.greaterThan(pg);
   });
 
+  it('attributes sentences to named participants as the transcript names them, and merges them again by name', function () {
+    const summarizer = new ExtractiveSummarizer({ tokenCountEstimator: chars });
+    const named = [
+      'Caroline (user): I researched adoption agencies in Portland last week.',
+      'Melanie (assistant): That is wonderful news, Caroline.',
+      'Melanie (user): My daughter starts pottery classes on 3 May.',
+    ];
+    const summary = summarizer.summarize(buildSummaryPrompt({ transcript: named }), 2000)!;
+    expect(summary.split('\n')).to.deep.equal(named);
+    // A later merge reads the summary's lines back with their speakers (no "Earlier summary: Caroline (user): …").
+    const merged = summarizer.summarize(
+      buildSummaryPrompt({ priorSummaries: [summary], transcript: ['User: thanks, noted.'] }),
+      2000,
+    )!;
+    expect(merged).to.include('Caroline (user): I researched adoption agencies');
+    expect(merged).not.to.include('Earlier summary: Caroline');
+  });
+
   it('lists facts of sentences that did not fit on an "Also mentioned" line', async function () {
     const summary = (await new ExtractiveSummarizer({ tokenCountEstimator: chars }).call({
       user: buildSummaryPrompt({ transcript }),

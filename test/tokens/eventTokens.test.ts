@@ -17,6 +17,13 @@ describe('estimateEventTokens', function () {
     expect(estimateEventTokens(tc, new CharEstimator())).to.equal(formatEvent(tc).length);
   });
 
+  it("counts a participant's name: a named message costs more than the same words unnamed", function () {
+    const est = new CountingEstimator();
+    const named = SessionEvent.create({ sessionId: 's', message: Messages.user('hello', { name: 'Caroline' }) });
+    expect(estimateEventTokens(named, est)).to.equal('Caroline (user): hello'.length);
+    expect(estimateEventTokens(named, est)).to.be.greaterThan(estimateEventTokens(U('hello'), est));
+  });
+
   it('memoises per estimator: an event’s text is counted once across two calls', function () {
     const est = new CountingEstimator();
     const events = [U('hello'), A('world')];

@@ -2,7 +2,7 @@ import { SessionEvent, type TokenCountEstimator } from 'session-compaction';
 import { estimateEventTokens } from 'session-compaction/spi';
 import type { HistoryItem } from '../registry/ContenderRegistry.js';
 import type { RecordedProbe, RecordedSession } from '../recorded/RecordedSession.js';
-import { toMessage } from '../recorded/toMessage.js';
+import { toMessage, withoutSpeaker } from '../recorded/toMessage.js';
 
 /** When a probe is asked: at the end of the session, or N model calls after its last evidence event. */
 export type ProbeTiming = 'end' | number;
@@ -38,6 +38,8 @@ export class PreparedSession {
     probeTiming: ProbeTiming = 'end',
     /** False: every event one second after the previous, whatever time the recording gives it. */
     recordedTimes = true,
+    /** False: user and assistant events carry no participant `name`, whatever speaker the recording gives them. */
+    participantNames = true,
   ) {
     const base = Date.parse('2024-01-01T00:00:00Z');
     this.events = recorded.events.map((e, i) => {
@@ -45,7 +47,7 @@ export class PreparedSession {
       return SessionEvent.create({
         sessionId: replayId,
         id: `e${i}`,
-        message: toMessage(e),
+        message: toMessage(participantNames ? e : withoutSpeaker(e)),
         // Recordings without times get one second per event, so time-based triggers still see an order.
         timestamp: new Date(Number.isNaN(parsed) ? base + i * 1000 : parsed),
       });

@@ -1,6 +1,7 @@
 import type { ContenderSummary } from '../metrics/aggregateRuns.js';
 import type { BenchResult } from '../runBench.js';
 import { renderRecall } from './renderRecall.js';
+import { participantNames } from '../BenchConfig.js';
 
 export const LANGCHAIN_PEER = 'langchain-trim';
 export const HEADLINE_DATASET = 'locomo';
@@ -297,6 +298,13 @@ export function renderMarkdown(result: BenchResult, charts: ChartFiles): string 
     config.recordedTimes === false
       ? 'Events were replayed one second apart (`--no-recorded-times`), not at their recorded times.'
       : 'Events carry the times their dataset recorded, where it has them (LoCoMo, mini-swe-agent).',
+  );
+  out.push(
+    participantNames(config)
+      ? "Turns carry their recorded speaker as the message's `name`, where the dataset has speakers (LoCoMo)."
+      : config.locomoSpeakerNames
+        ? "LoCoMo turns start with their speaker's name in the text (`--speaker-names`), with no `name`."
+        : "Turns were replayed without their speaker's name (`--no-participant-names`).",
   );
   out.push("What every column means, and how the replay works: session-compaction's `docs/benchmarking.md`.", '');
 

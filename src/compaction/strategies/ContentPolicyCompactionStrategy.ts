@@ -179,6 +179,7 @@ export class ContentPolicyCompactionStrategy implements CompactionStrategy {
   private assistant(m: AssistantMessage, omitted: ReadonlySet<string>): Message | null | undefined {
     let changed = false;
     const copy: AssistantMessage = { type: 'assistant', text: m.text };
+    if (m.name !== undefined) copy.name = m.name;
     if (m.reasoning !== undefined) {
       if (this.reasoning === 'keep') copy.reasoning = m.reasoning;
       else if (this.tokenCountEstimator.countsReasoning === true) changed = true;

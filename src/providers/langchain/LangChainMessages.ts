@@ -9,6 +9,7 @@ import type {
 } from '@langchain/core/messages';
 import { InvalidArgumentError } from '../../errors.js';
 import { Messages, type Message, type ToolCall as LogToolCall } from '../../session/Message.js';
+import { participantNameProblem } from '../../validation/inputs.js';
 import type { SessionEvent } from '../../session/SessionEvent.js';
 import type { PersistableMessage } from '../../chat/ChatProvider.js';
 import { messageOf, nativeValue, withNative } from '../../chat/nativeMessages.js';
@@ -60,12 +61,21 @@ export interface FromLangChainOptions {
   resolveToolName?: (toolCallId: string) => string | undefined;
 }
 
+/**
+ * The participant a human or AI message names, when the name is one a message may carry (see
+ * `requireParticipantName`); another name stays only in the stored LangChain form, which gives it back exactly.
+ */
+function participant(message: BaseMessage): { name?: string } {
+  const name = message.name;
+  return typeof name === 'string' && participantNameProblem(name) === null ? { name } : {};
+}
+
 function projection(message: BaseMessage, options: FromLangChainOptions): Message {
   const type = message.getType();
   const text = contentText(message.content);
   switch (type) {
     case 'human':
-      return Messages.user(text);
+      return Messages.user(text, participant(message));
     case 'system':
       return Messages.system(text);
     case 'ai': {
@@ -73,7 +83,11 @@ function projection(message: BaseMessage, options: FromLangChainOptions): Messag
         Messages.toolCall(c.id ?? '', c.name, JSON.stringify(c.args ?? {})),
       );
       const reasoning = reasoningOf(message);
-      return Messages.assistant(text === '' ? null : text, { toolCalls, ...(reasoning !== undefined ? { reasoning } : {}) });
+      return Messages.assistant(text === '' ? null : text, {
+        toolCalls,
+        ...(reasoning !== undefined ? { reasoning } : {}),
+        ...participant(message),
+      });
     }
     case 'tool': {
       const tool = message as ToolMessage;
@@ -178,15 +192,22 @@ function derivedMessages(message: Message): BaseMessage[] {
   const { AIMessage: AI, HumanMessage, SystemMessage, ToolMessage: Tool } = langchain.messages;
   switch (message.type) {
     case 'user':
-      return [new HumanMessage(message.text)];
+      return [
+        message.name === undefined
+          ? new HumanMessage(message.text)
+          : new HumanMessage({ content: message.text, name: message.name }),
+      ];
     case 'system':
       return [new SystemMessage(message.text)];
     case 'assistant': {
       const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return [new AI(message.text ?? '')];
+      const name = message.name === undefined ? {} : { name: message.name };
+      if (calls.length === 0)
+        return [message.name === undefined ? new AI(message.text ?? '') : new AI({ content: message.text ?? '', ...name })];
       return [
         new AI({
           content: message.text ?? '',
+          ...name,
           tool_calls: calls.map((c) => ({ type: 'tool_call' as const, id: c.id, name: c.name, args: parseArgs(c.arguments) })),
         }),
       ];

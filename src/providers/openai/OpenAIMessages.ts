@@ -5,7 +5,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { InvalidArgumentError } from '../../errors.js';
 import { defaultLogger, type Logger } from '../../logging.js';
-import { describeType, invalid } from '../../validation/inputs.js';
+import { describeType, invalid, requireParticipantName } from '../../validation/inputs.js';
 import { Messages, type Message, type ToolCall } from '../../session/Message.js';
 import { interruptedNote, isIncompleteReply } from '../../session/incompleteReplies.js';
 import { pairOpenAIToolMessages, toolPairingWarning } from './openAIToolPairing.js';
@@ -65,7 +65,7 @@ export function toOpenAIMessagesWithSources(
     const from = out.length;
     switch (message.type) {
       case 'user':
-        out.push({ role: 'user', content: message.text });
+        out.push({ role: 'user', content: message.text, ...openAIName(message.name) });
         break;
       case 'system':
         out.push({ role: 'system', content: message.text });
@@ -78,6 +78,7 @@ export function toOpenAIMessagesWithSources(
             item instanceof SessionEvent && isIncompleteReply(item)
               ? [message.text, interruptedNote(item)].filter((t) => t !== null && t !== '').join('\n\n')
               : message.text,
+          ...openAIName(message.name),
         };
         if (reasoningField !== 'omit' && message.reasoning !== undefined && message.reasoning !== '') {
           param[reasoningField] = message.reasoning;
@@ -99,6 +100,24 @@ export function toOpenAIMessagesWithSources(
     for (let i = from; i < out.length; i++) sources.push(item instanceof SessionEvent ? item.id : undefined);
   }
   return { messages: out, sources };
+}
+
+/**
+ * A participant's name as OpenAI takes it: the API refuses whitespace and `< | \\ / >` in `name`, so each run of
+ * them becomes `_` ("Ann Lee" is sent as "Ann_Lee"); the stored message keeps the name as it was given.
+ */
+export function openAIParticipantName(name: string): string {
+  return name.replace(/[\s<|\\/>]+/g, '_');
+}
+
+function openAIName(name: string | undefined): { name?: string } {
+  return name === undefined ? {} : { name: openAIParticipantName(name) };
+}
+
+/** The `name` of a user or assistant message from a caller, checked as every stored name is. */
+function participantName(param: object): { name?: string } {
+  const name = (param as { name?: unknown }).name;
+  return name === undefined || name === null ? {} : { name: requireParticipantName(name, 'message.name') };
 }
 
 type ContentPart = { type: string; text?: string };
@@ -175,7 +194,7 @@ export function fromOpenAIMessage(
   validateOpenAIMessage(param);
   switch (param.role) {
     case 'user':
-      return Messages.user(contentText(param.content as string | ContentPart[]) ?? '');
+      return Messages.user(contentText(param.content as string | ContentPart[]) ?? '', participantName(param));
     case 'system':
     case 'developer':
       return Messages.system(contentText(param.content as string | ContentPart[]) ?? '');
@@ -187,6 +206,7 @@ export function fromOpenAIMessage(
       return Messages.assistant(contentText(param.content as string | ContentPart[] | null), {
         toolCalls,
         ...(typeof reasoning === 'string' && reasoning !== '' ? { reasoning } : {}),
+        ...participantName(param),
       });
     }
     case 'tool':

@@ -29,7 +29,8 @@ const MAX_ATTEMPTS = 10;
 
 /**
  * The message with its content replaced and its shape kept: the same role, the same tool call ids and names
- * (so every tool result still answers its call), arguments emptied, reasoning dropped.
+ * (so every tool result still answers its call), arguments emptied, reasoning and the participant's name dropped
+ * (a name says who wrote what was redacted: personal data as much as the text).
  */
 export function redactMessage(message: Message, marker: string): Message {
   switch (message.type) {

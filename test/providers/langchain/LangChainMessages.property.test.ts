@@ -101,6 +101,25 @@ describe('property: LangChain messages → events → LangChain messages', funct
 });
 
 describe('LangChain message conversion', function () {
+  it("a human or AI message's name is the participant's name of its event, and comes back from a Message that has one", function () {
+    expect(fromLangChainMessage(new HumanMessage({ content: 'hi', name: 'Caroline' })).message).to.deep.equal(
+      Messages.user('hi', { name: 'Caroline' }),
+    );
+    expect(fromLangChainMessage(new AIMessage({ content: 'hello', name: 'Melanie' })).message).to.deep.equal(
+      Messages.assistant('hello', { name: 'Melanie' }),
+    );
+    const back = toLangChainMessages([
+      Messages.user('hi', { name: 'Caroline' }),
+      Messages.assistant('hello', { name: 'Melanie' }),
+    ]);
+    expect(back.map((m) => m.name)).to.deep.equal(['Caroline', 'Melanie']);
+    // A name no message may carry stays only in LangChain's stored form, which gives it back as it was.
+    const odd = fromLangChainMessage(new HumanMessage({ content: 'hi', name: 'team:ops' }));
+    expect(odd.message).to.deep.equal(Messages.user('hi'));
+    const event = SessionEvent.create({ sessionId: 's', message: odd.message, metadata: odd.metadata });
+    expect(langChainMessagesOf(event)[0]!.name).to.equal('team:ops');
+  });
+
   it('converts a log as it was stored: a call still waiting for its result comes back without one', function () {
     const messages = toLangChainMessages([
       Messages.user('q'),

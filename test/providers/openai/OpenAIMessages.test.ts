@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { Messages, SessionEvent, fromOpenAIMessage, toOpenAIMessages, type Message } from 'session-compaction';
+import {
+  InvalidArgumentError,
+  Messages,
+  SessionEvent,
+  fromOpenAIMessage,
+  toOpenAIMessages,
+  type Message,
+} from 'session-compaction';
 import { CharacterTokenCountEstimator, estimateEventTokens } from 'session-compaction/spi';
 
 const conversation: Message[] = [
@@ -55,6 +62,24 @@ describe('toOpenAIMessages / fromOpenAIMessage', function () {
     ];
     expect(back).to.deep.equal(expected);
     expect(toOpenAIMessages(back)).to.deep.equal(toOpenAIMessages(conversation));
+  });
+
+  it("passes a participant's name both ways, as OpenAI's `name`, with the characters OpenAI refuses sent as _", function () {
+    const named = [Messages.user('hi', { name: 'Caroline' }), Messages.assistant('hello', { name: 'Melanie' })];
+    expect(toOpenAIMessages(named)).to.deep.equal([
+      { role: 'user', content: 'hi', name: 'Caroline' },
+      { role: 'assistant', content: 'hello', name: 'Melanie' },
+    ]);
+    expect(toOpenAIMessages(named).map((p) => fromOpenAIMessage(p))).to.deep.equal(named);
+    expect(toOpenAIMessages([Messages.user('hi', { name: 'Ann  Lee/ops' })])[0]).to.deep.equal({
+      role: 'user',
+      content: 'hi',
+      name: 'Ann_Lee_ops',
+    });
+    expect(() => fromOpenAIMessage({ role: 'user', content: 'hi', name: 'team:ops' })).to.throw(
+      InvalidArgumentError,
+      "message.name must not contain ':' at index 4",
+    );
   });
 
   it('fromOpenAIMessage reads content parts, developer messages and reasoning_content', function () {
