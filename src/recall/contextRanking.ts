@@ -91,8 +91,8 @@ export function rankInContext(
     let value = (score.get(at) ?? 0) + NEIGHBOUR_EVIDENCE * neighbours + SAME_DAY_EVIDENCE * (bestOfDay.get(dayOf(event)) ?? 0);
     // |value|: a retriever may score below zero (an embedding retriever's minScore), and the named day must still gain.
     if (period !== null && period.includes(event.timestamp)) value += (NAMED_PERIOD_FACTOR - 1) * Math.abs(value);
-    const author = namesParticipant === undefined ? undefined : messageName(event.message);
-    if (author !== undefined && namesParticipant!(author)) value += (NAMED_PARTICIPANT_FACTOR - 1) * Math.abs(value);
+    const author = messageName(event.message);
+    if (author !== undefined && namesParticipant?.(author) === true) value += (NAMED_PARTICIPANT_FACTOR - 1) * Math.abs(value);
     ranked.push({ at, value });
   }
   ranked.sort((a, b) => b.value - a.value || a.at - b.at);

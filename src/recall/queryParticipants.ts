@@ -1,25 +1,18 @@
-import { MAX_SEARCH_CHARACTERS } from '../repository/eventSearch.js';
-
-/** Letters, digits and combining marks: a word of a request or of a name (as the search indexes split them). */
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
-
-function words(text: string): string[] {
-  return [...text.toLowerCase().matchAll(WORD)].map((m) => m[0]);
-}
+import { searchTerms } from '../repository/eventSearch.js';
 
 /**
  * Whether a request names a participant ("What did Caroline research?"): the test holds for a participant's
- * name (`UserMessage.name`, `AssistantMessage.name`) when every word of the name is a word of the request, or
- * its first word is (people are called by their first name). Case is ignored; punctuation separates words.
+ * name (`UserMessage.name`, `AssistantMessage.name`) when its first word is a word of the request (people are
+ * called by their first name; a full name holds it too). Words are split and cased as the search splits them.
  */
 export function namedInQuery(query: string): (name: string) => boolean {
-  const said = new Set(words(query.slice(0, MAX_SEARCH_CHARACTERS)));
+  const said = new Set(searchTerms(query));
   const known = new Map<string, boolean>();
   return (name) => {
     let named = known.get(name);
     if (named === undefined) {
-      const parts = words(name);
-      named = parts.length > 0 && (said.has(parts[0]!) || parts.every((p) => said.has(p)));
+      const first = searchTerms(name)[0];
+      named = first !== undefined && said.has(first);
       known.set(name, named);
     }
     return named;

@@ -1,3 +1,5 @@
+import { MONTH_NAMES } from './recallBlock.js';
+
 /**
  * A calendar period that a request names ("on 8 May", "May 23, 2023", "in June", "in 2023", "2023-05-08"):
  * `includes(date)` holds when the date (UTC, the day recall shows) falls in any period named.
@@ -6,20 +8,7 @@ export interface QueryPeriod {
   includes(date: Date): boolean;
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES.map((m) => m.toLowerCase());
 
 /** Month names and their common abbreviations, lower-cased, to the month's index. */
 const MONTH_OF = new Map<string, number>([

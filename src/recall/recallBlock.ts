@@ -21,7 +21,8 @@ export const RECALL_BLOCK_RULES =
 /** Between two entries that are not next to each other in the log. */
 export const RECALL_GAP_MARKER = '…';
 
-const MONTHS = [
+/** The month names recall writes its dates with (and queryPeriod reads a request's dates by). */
+export const MONTH_NAMES: readonly string[] = [
   'January',
   'February',
   'March',
@@ -47,7 +48,7 @@ export function formatRecallTime(date: Date): string {
 
 /** `8 May 2023` (UTC): the date as recall shows it, and as it is searchable ("what did I say on 8 May?"). */
 export function formatRecallDate(date: Date): string {
-  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+  return `${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
 }
 
 /** One quoted entry: `[time] Speaker: text`, time left out when it repeats the previous entry's. */

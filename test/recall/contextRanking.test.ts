@@ -86,7 +86,7 @@ describe('rankInContext', function () {
 });
 
 describe('namedInQuery', function () {
-  it('holds for a name whose words, or whose first word, the request says, whatever their case', function () {
+  it('holds for a name whose first word the request says, whatever its case', function () {
     const named = namedInQuery("What did caroline and Ann-Marie Lee's brother say?");
     expect(named('Caroline')).to.equal(true);
     expect(named('Caroline Smith')).to.equal(true);
