@@ -102,16 +102,26 @@ export function toOpenAIMessagesWithSources(
   return { messages: out, sources };
 }
 
+/** The longest `name` OpenAI accepts. */
+const OPENAI_NAME_MAX = 64;
+
 /**
- * A participant's name as OpenAI takes it: the API refuses whitespace and `< | \\ / >` in `name`, so each run of
- * them becomes `_` ("Ann Lee" is sent as "Ann_Lee"); the stored message keeps the name as it was given.
+ * A participant's name as OpenAI takes it, or undefined when nothing of it can be sent. The API accepts
+ * `^[a-zA-Z0-9_-]{1,64}$` only (its 400: "Invalid 'messages[1].name': string does not match pattern"), so
+ * accents are dropped ("José" → "Jose"), each run of any other character becomes `_` ("Ann Lee" → "Ann_Lee",
+ * "Dr. Smith" → "Dr_Smith") and the result is cut to 64 characters. A name with no letter or digit left
+ * ("李雷") is not sent: `_` for every such name would make different people one. The stored message keeps the
+ * name as it was given.
  */
-export function openAIParticipantName(name: string): string {
-  return name.replace(/[\s<|\\/>]+/g, '_');
+export function openAIParticipantName(name: string): string | undefined {
+  const ascii = name.normalize('NFKD').replace(/\p{M}+/gu, '');
+  const sent = ascii.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, OPENAI_NAME_MAX);
+  return /[A-Za-z0-9]/.test(sent) ? sent : undefined;
 }
 
 function openAIName(name: string | undefined): { name?: string } {
-  return name === undefined ? {} : { name: openAIParticipantName(name) };
+  const sent = name === undefined ? undefined : openAIParticipantName(name);
+  return sent === undefined ? {} : { name: sent };
 }
 
 /** The `name` of a user or assistant message from a caller, checked as every stored name is. */

@@ -71,15 +71,25 @@ describe('toOpenAIMessages / fromOpenAIMessage', function () {
       { role: 'assistant', content: 'hello', name: 'Melanie' },
     ]);
     expect(toOpenAIMessages(named).map((p) => fromOpenAIMessage(p))).to.deep.equal(named);
-    expect(toOpenAIMessages([Messages.user('hi', { name: 'Ann  Lee/ops' })])[0]).to.deep.equal({
-      role: 'user',
-      content: 'hi',
-      name: 'Ann_Lee_ops',
-    });
     expect(() => fromOpenAIMessage({ role: 'user', content: 'hi', name: 'team:ops' })).to.throw(
       InvalidArgumentError,
       "message.name must not contain ':' at index 4",
     );
+  });
+
+  it("sends a participant's name in the only characters OpenAI accepts (^[a-zA-Z0-9_-]{1,64}$), or not at all", function () {
+    const sent = (name: string) => toOpenAIMessages([Messages.user('hi', { name })])[0];
+    expect(sent('Ann  Lee/ops')).to.deep.equal({ role: 'user', content: 'hi', name: 'Ann_Lee_ops' });
+    expect(sent('Dr. Smith')).to.deep.equal({ role: 'user', content: 'hi', name: 'Dr_Smith' });
+    expect(sent('José Ñúñez')).to.deep.equal({ role: 'user', content: 'hi', name: 'Jose_Nunez' });
+    expect(sent('@bot-1')).to.deep.equal({ role: 'user', content: 'hi', name: '_bot-1' });
+    // Nothing OpenAI could take is left: no name rather than an `_` every such name would share.
+    expect(sent('李雷')).to.deep.equal({ role: 'user', content: 'hi' });
+    const long = sent('a'.repeat(40) + ' ' + 'b'.repeat(40)) as { name?: string };
+    expect(long.name).to.equal('a'.repeat(40) + '_' + 'b'.repeat(23));
+    for (const name of ['Ann  Lee/ops', 'Dr. Smith', 'José Ñúñez', '@bot-1', 'a'.repeat(64)]) {
+      expect((sent(name) as { name?: string }).name).to.match(/^[a-zA-Z0-9_-]{1,64}$/);
+    }
   });
 
   it('fromOpenAIMessage reads content parts, developer messages and reasoning_content', function () {
