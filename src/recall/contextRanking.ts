@@ -1,7 +1,8 @@
-import { messageName } from '../session/Message.js';
+import { messageName, messageText } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { QueryPeriod } from './queryPeriod.js';
 import type { RetrievedEvent } from './Retriever.js';
+import { referencedDays } from './referencedDays.js';
 
 /** Part of a session's log by position (see ContextAssembler.neighbourhood). */
 export interface LogView {
@@ -32,7 +33,8 @@ export const NEIGHBOUR_EVIDENCE = 0.4;
  * Factor of the score of an event dated in the period the request names ("what did she paint on 13 October?"):
  * the words of a date match every event of that month or year, so BM25 alone barely prefers the day named.
  * Measured on LoCoMo at 4k (13.5 % of its questions name a date): evidence +0.2 point (1.5 gives +0.15); the
- * τ-bench and mini-swe-agent requests name none.
+ * τ-bench and mini-swe-agent requests name none. An event telling of the day by a relative date ("yesterday",
+ * referencedDays) counts as of that day too: LoCoMo 2k / 4k / 8k +0.1 / 0 / +0.1 point.
  */
 export const NAMED_PERIOD_FACTOR = 2;
 
@@ -54,6 +56,13 @@ export const SAME_DAY_EVIDENCE = 0.1;
 export const NAMED_PARTICIPANT_FACTOR = 1.5;
 
 const DAY_MS = 86_400_000;
+
+/** Whether the event is dated in the period, or tells of a day in it by a relative date ("yesterday"). */
+function inPeriod(period: QueryPeriod, event: SessionEvent): boolean {
+  if (period.includes(event.timestamp)) return true;
+  const text = messageText(event.message);
+  return text !== null && referencedDays(text, event.timestamp).some((d) => period.includes(d));
+}
 
 /**
  * The events to quote, best first: the hits re-ranked by their own score, NEIGHBOUR_EVIDENCE × their
@@ -90,7 +99,7 @@ export function rankInContext(
     const neighbours = (score.get(at - 1) ?? 0) + (score.get(at + 1) ?? 0);
     let value = (score.get(at) ?? 0) + NEIGHBOUR_EVIDENCE * neighbours + SAME_DAY_EVIDENCE * (bestOfDay.get(dayOf(event)) ?? 0);
     // |value|: a retriever may score below zero (an embedding retriever's minScore), and the named day must still gain.
-    if (period !== null && period.includes(event.timestamp)) value += (NAMED_PERIOD_FACTOR - 1) * Math.abs(value);
+    if (period !== null && inPeriod(period, event)) value += (NAMED_PERIOD_FACTOR - 1) * Math.abs(value);
     const author = messageName(event.message);
     if (author !== undefined && namesParticipant?.(author) === true) value += (NAMED_PARTICIPANT_FACTOR - 1) * Math.abs(value);
     ranked.push({ at, value });

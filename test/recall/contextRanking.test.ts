@@ -58,6 +58,31 @@ describe('rankInContext', function () {
     expect(positions(ranked, events)).to.deep.equal([0, 1]);
   });
 
+  it("ranks a message telling of the named day by 'yesterday' above a stronger match of another day", function () {
+    const events = [
+      SessionEvent.create({
+        sessionId: 's',
+        message: Messages.user('I went to the support group yesterday.'),
+        timestamp: new Date('2023-05-09T10:00:00Z'),
+      }),
+      SessionEvent.create({
+        sessionId: 's',
+        message: Messages.user('The support group was great.'),
+        timestamp: new Date('2023-06-01T10:00:00Z'),
+      }),
+    ];
+    const view: LogView = { log: new Map(events.map((e, i) => [i, e])), position: new Map(events.map((e, i) => [e.id, i])) };
+    const rank = (query: string) =>
+      positions(
+        rankInContext(scored(events, { 0: 1, 1: 1.5 }), view, all, { withNeighbours: false, period: queryPeriod(query) }),
+        events,
+      );
+    expect(rank('What happened on 8 May?')).to.deep.equal([0, 1]);
+    // Its own day still counts; a day it neither is nor tells of does not.
+    expect(rank('What happened on 9 May?')).to.deep.equal([0, 1]);
+    expect(rank('What happened on 10 May?')).to.deep.equal([1, 0]);
+  });
+
   it('raises an event of the named day even when the retriever scores below zero', function () {
     const { view, events } = logOf('2023-05-08T10:00:00Z', '2023-06-01T10:00:00Z');
     const ranked = rankInContext(scored(events, { 0: -0.5, 1: -0.4 }), view, all, {
