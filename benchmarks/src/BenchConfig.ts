@@ -1,5 +1,6 @@
 import { InvalidArgumentError, providerPreset } from 'session-compaction';
 import { requireModelPrices, requirePromptCacheRules, type ProviderPreset } from 'session-compaction/spi';
+import { LOCAL_EMBED_MODELS, type LocalEmbedModelName } from './embeddings/localEmbedModel.js';
 import { RECORDED_SOURCES, type RecordedSourceName } from './loaders/loadRecordedData.js';
 import type { ProbeTiming } from './replay/PreparedSession.js';
 import type { SummarizerSettings } from './replay/createSummarizer.js';
@@ -48,8 +49,11 @@ export interface BenchConfig {
    */
   participantNames?: boolean;
   summarizer: SummarizerSettings;
-  /** An OpenAI-compatible embedding model for the hybrid recall contenders; without it they are skipped. */
-  embeddings?: { model: string; baseURL?: string };
+  /**
+   * The embedding model of the hybrid recall contenders: one at an OpenAI-compatible endpoint, or a local one read
+   * from an installed package (`local`, e.g. 'use-lite'). Without it they are skipped.
+   */
+  embeddings?: { model: string; baseURL?: string } | { local: LocalEmbedModelName };
   /** null = skip the scaling benchmark. */
   scaling: ScalingConfig | null;
   /** Budget of the token-sawtooth chart; default the budget closest to 8000. */
@@ -262,9 +266,17 @@ export function applyConfigFile(base: BenchConfig, file: unknown, where: string)
   }
   if (file.embeddings !== undefined) {
     const e = file.embeddings;
-    if (!isObject(e) || typeof e.model !== 'string' || (e.baseURL !== undefined && typeof e.baseURL !== 'string'))
-      throw new InvalidArgumentError(`${where}: embeddings must be an object {model, baseURL?}`);
-    out.embeddings = { model: e.model, ...(typeof e.baseURL === 'string' ? { baseURL: e.baseURL } : {}) };
+    if (isObject(e) && e.local !== undefined) {
+      if (e.model !== undefined || e.baseURL !== undefined)
+        throw new InvalidArgumentError(`${where}: embeddings is either {model, baseURL?} or {local}, not both`);
+      if (!(LOCAL_EMBED_MODELS as readonly unknown[]).includes(e.local))
+        throw new InvalidArgumentError(`${where}: embeddings.local must be one of ${LOCAL_EMBED_MODELS.join(', ')}`);
+      out.embeddings = { local: e.local as LocalEmbedModelName };
+    } else {
+      if (!isObject(e) || typeof e.model !== 'string' || (e.baseURL !== undefined && typeof e.baseURL !== 'string'))
+        throw new InvalidArgumentError(`${where}: embeddings must be an object {model, baseURL?} or {local}`);
+      out.embeddings = { model: e.model, ...(typeof e.baseURL === 'string' ? { baseURL: e.baseURL } : {}) };
+    }
   }
   if (file.scaling !== undefined) {
     if (file.scaling === null) out.scaling = null;

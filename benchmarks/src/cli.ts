@@ -17,6 +17,7 @@ import {
 import { DEFAULT_PRICING, parseProbeTiming, resolvePricing } from './BenchConfig.js';
 import { createDefaultLogger, defaultTokenCountEstimator } from 'session-compaction';
 import { PROVIDER_PRESETS } from 'session-compaction/spi';
+import { LOCAL_EMBED_MODELS, USE_LITE_INSTALL, type LocalEmbedModelName } from './embeddings/localEmbedModel.js';
 import { readJson } from './loaders/readJson.js';
 import { renderHeadline } from './report/renderHeadline.js';
 import { CHARTS_INSTALL, loadChartRenderer } from './report/loadChartRenderer.js';
@@ -92,6 +93,7 @@ interface BenchFlags {
   baseUrl?: string;
   embedModel?: string;
   embedBaseUrl?: string;
+  embedLocal?: LocalEmbedModelName;
   scaling?: boolean;
   scalingSizes?: number[];
   dateHeaders?: boolean;
@@ -126,6 +128,10 @@ function buildConfig(flags: BenchFlags, argv: readonly string[]): BenchConfig {
   if (flags.baseUrl !== undefined) config.summarizer = { ...config.summarizer, baseURL: flags.baseUrl };
   if (flags.embedModel !== undefined)
     config.embeddings = { model: flags.embedModel, ...(flags.embedBaseUrl !== undefined ? { baseURL: flags.embedBaseUrl } : {}) };
+  if (flags.embedLocal !== undefined) {
+    if (flags.embedModel !== undefined) throw new CommanderArgumentError('--embed-local and --embed-model exclude each other');
+    config.embeddings = { local: flags.embedLocal };
+  }
   if (flags.dateHeaders === true) config.locomoDateHeaders = true;
   if (flags.speakerNames === true) config.locomoSpeakerNames = true;
   if (flags.recordedTimes === false) config.recordedTimes = false;
@@ -209,6 +215,12 @@ export function createBenchProgram(argv: readonly string[]): Command {
     .option('--base-url <url>', 'endpoint for --model (default OPENAI_BASE_URL)')
     .option('--embed-model <name>', 'embedding model for the *-recall-hybrid contenders (OPENAI_BASE_URL, OPENAI_API_KEY)')
     .option('--embed-base-url <url>', 'endpoint for --embed-model (default OPENAI_BASE_URL)')
+    .addOption(
+      new Option(
+        '--embed-local <model>',
+        `local embedding model for the *-recall-hybrid contenders, read from its installed package (${USE_LITE_INSTALL})`,
+      ).choices(LOCAL_EMBED_MODELS),
+    )
     .option('--no-scaling', 'skip the compaction-cost-vs-length benchmark')
     .option('--scaling-sizes <events>', 'comma-separated session lengths for the scaling benchmark', positiveList)
     .option('--date-headers', "LoCoMo: add a 'DATE: …' system event before each sub-session")

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { Logger, TokenCountEstimator } from 'session-compaction';
+import type { EmbedFunction, Logger, TokenCountEstimator } from 'session-compaction';
 import { openAIEmbeddings } from 'session-compaction/openai';
 import { participantNames, resolvePricing, type BenchConfig } from './BenchConfig.js';
 import { PromptSegmentCoder } from './cost/ConversationCostMeter.js';
@@ -7,6 +7,7 @@ import { conversationFloors } from './cost/conversationFloor.js';
 import { loadRecordedData } from './loaders/loadRecordedData.js';
 import { aggregateRuns, type ContenderSummary } from './metrics/aggregateRuns.js';
 import type { RecordedDataset, RecordedSession } from './recorded/RecordedSession.js';
+import { loadLocalEmbedModel, memoizeEmbed } from './embeddings/localEmbedModel.js';
 import { checkContenderOptions, type ContenderRegistry } from './registry/ContenderRegistry.js';
 import { CountingChatClient } from './replay/CountingChatClient.js';
 import { createBenchRepository } from './replay/createBenchRepository.js';
@@ -92,6 +93,27 @@ export function pickSessions(sessions: readonly RecordedSession[], max: number |
   return Array.from({ length: max }, (_, i) => sessions[Math.floor((i * sessions.length) / max)]!);
 }
 
+/**
+ * The embed function of the hybrid recall contenders, or why there is none. A local model's vectors are
+ * memoised by text for the whole run: every budget and contender replays the same turns.
+ */
+async function benchEmbedding(
+  settings: BenchConfig['embeddings'],
+): Promise<{ embed?: EmbedFunction; embedUnavailable?: { reason: string; install: string } }> {
+  if (settings === undefined) return {};
+  if (!('local' in settings)) {
+    return {
+      embed: openAIEmbeddings({
+        model: settings.model,
+        ...(settings.baseURL !== undefined ? { baseURL: settings.baseURL } : {}),
+      }),
+    };
+  }
+  const loaded = await loadLocalEmbedModel(settings.local);
+  if ('unavailable' in loaded) return { embedUnavailable: { reason: loaded.unavailable, install: loaded.install } };
+  return { embed: memoizeEmbed(loaded.embed) };
+}
+
 /** Replays every chosen session through every contender at every budget, then runs the scaling benchmark. */
 export async function runBench(config: BenchConfig, options: RunBenchOptions): Promise<BenchResult> {
   const startedAt = new Date();
@@ -112,13 +134,7 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
   const presets = resolvePricing(config.pricing ?? []);
   const coder = new PromptSegmentCoder(estimator);
   const summarizer = createSummarizer(config.summarizer, estimator, logger);
-  const embed =
-    config.embeddings === undefined
-      ? undefined
-      : openAIEmbeddings({
-          model: config.embeddings.model,
-          ...(config.embeddings.baseURL !== undefined ? { baseURL: config.embeddings.baseURL } : {}),
-        });
+  const { embed, embedUnavailable } = await benchEmbedding(config.embeddings);
   const counter = new CountingChatClient(summarizer.client, estimator);
 
   const datasets: RecordedDataset[] = config.data.flatMap((path) =>
@@ -157,9 +173,11 @@ export async function runBench(config: BenchConfig, options: RunBenchOptions): P
           contender.kind === 'peer'
             ? (contender.notApplicable?.(dataset) ?? null)
             : contender.recall === 'hybrid' && embed === undefined
-              ? 'no embedding model configured (--embed-model)'
+              ? (embedUnavailable?.reason ?? 'no embedding model configured (--embed-model or --embed-local)')
               : null;
-        if (reason !== null) skipped.push({ contender: label, dataset: dataset.name, reason });
+        const install = contender.kind === 'strategy' ? embedUnavailable?.install : undefined;
+        if (reason !== null)
+          skipped.push({ contender: label, dataset: dataset.name, reason, ...(install !== undefined ? { install } : {}) });
         return reason === null;
       });
       for (const recorded of sessions) {

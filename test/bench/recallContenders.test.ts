@@ -57,7 +57,7 @@ describe('bench: recall contenders', function () {
     expect(recall.retention).to.be.at.least(plain.retention);
     expect(result.skipped.map((s) => [s.contender, s.reason])).to.deep.include([
       'token-count-recall-hybrid',
-      'no embedding model configured (--embed-model)',
+      'no embedding model configured (--embed-model or --embed-local)',
     ]);
 
     const files = await writeReport(result, out);

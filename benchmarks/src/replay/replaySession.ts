@@ -100,23 +100,25 @@ async function askProbesWithRecall(
  * messages to make room (a trim shifts the prompt's prefix on every call, and the provider's cache misses);
  * `share`, `placement`, `neighbors` and `limit` are RecallSettings'; `breakpoint` is where a
  * breakpoint-rule cache (Anthropic) is marked: 'history' (default; the end of the history, before the block, as
- * AnthropicChatProvider does) or 'last-message' (the last message, block included). The other options go to the strategy.
+ * AnthropicChatProvider does) or 'last-message' (the last message, block included). A hybrid contender also reads
+ * `fusion`: HybridRetriever's `k` and `weights` (BM25's, then the embeddings'; [0, 1] ranks by embeddings alone).
+ * The other options go to the strategy.
  */
 function recallOptions(
   contender: StrategyContender,
   options: ContenderOptions,
   budgetTokens: number,
-): { settings: RecallSettings; rest: ContenderOptions; historyBreakpoint: boolean } {
+): { settings: RecallSettings; rest: ContenderOptions; historyBreakpoint: boolean; fusion: Fusion } {
   const { recall, ...rest } = options;
-  if (recall === undefined) return { settings: {}, rest, historyBreakpoint: true };
+  if (recall === undefined) return { settings: {}, rest, historyBreakpoint: true, fusion: {} };
   if (contender.recall === undefined)
     throw new InvalidArgumentError(`${contender.name}: the recall option needs a recall contender`);
   if (recall === null || typeof recall !== 'object' || Array.isArray(recall)) {
     throw new InvalidArgumentError(
-      `${contender.name}: recall must be an object {maxRatio?, share?, placement?, neighbors?, limit?, breakpoint?}`,
+      `${contender.name}: recall must be an object {maxRatio?, share?, placement?, neighbors?, limit?, breakpoint?, fusion?}`,
     );
   }
-  const { maxRatio, share, placement, neighbors, limit, breakpoint, ...unknown } = recall as Record<string, unknown>;
+  const { maxRatio, share, placement, neighbors, limit, breakpoint, fusion, ...unknown } = recall as Record<string, unknown>;
   const extra = Object.keys(unknown);
   if (extra.length > 0) throw new InvalidArgumentError(`${contender.name}: unknown recall option ${extra[0]}`);
   const ratio = (key: string, v: unknown): number | undefined => {
@@ -148,7 +150,32 @@ function recallOptions(
     ...(s !== undefined ? { share: s } : {}),
     ...(placement !== undefined ? { placement } : {}),
   };
-  return { settings, rest, historyBreakpoint: breakpoint !== 'last-message' };
+  return { settings, rest, historyBreakpoint: breakpoint !== 'last-message', fusion: fusionOptions(contender, fusion) };
+}
+
+/** How a hybrid contender fuses BM25's ranking with the embeddings' (HybridRetriever's options). */
+interface Fusion {
+  k?: number;
+  weights?: [number, number];
+}
+
+function fusionOptions(contender: StrategyContender, fusion: unknown): Fusion {
+  if (fusion === undefined) return {};
+  if (contender.recall !== 'hybrid') throw new InvalidArgumentError(`${contender.name}: recall.fusion needs a hybrid contender`);
+  if (fusion === null || typeof fusion !== 'object' || Array.isArray(fusion))
+    throw new InvalidArgumentError(`${contender.name}: recall.fusion must be an object {k?, weights?}`);
+  const { k, weights, ...unknown } = fusion as Record<string, unknown>;
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) throw new InvalidArgumentError(`${contender.name}: unknown recall.fusion option ${extra[0]}`);
+  if (k !== undefined && (typeof k !== 'number' || !Number.isFinite(k) || k < 0))
+    throw new InvalidArgumentError(`${contender.name}: recall.fusion.k must be a finite number >= 0`);
+  const isWeight = (w: unknown): w is number => typeof w === 'number' && Number.isFinite(w) && w >= 0;
+  if (weights !== undefined && (!Array.isArray(weights) || weights.length !== 2 || !weights.every(isWeight)))
+    throw new InvalidArgumentError(`${contender.name}: recall.fusion.weights must be two numbers >= 0 (BM25, embeddings)`);
+  return {
+    ...(k !== undefined ? { k } : {}),
+    ...(weights !== undefined ? { weights: [weights[0] as number, weights[1] as number] } : {}),
+  };
 }
 
 /** The retriever of a recall contender over the replay's service, timing every call into `metrics`. */
@@ -157,12 +184,16 @@ function recallRetriever(
   service: DefaultSessionService,
   context: ReplayContext,
   metrics: RunMetrics,
+  fusion: Fusion,
 ): { retriever: Retriever; close(): void } {
   const bm25 = new Bm25Retriever({ sessionService: service });
   const inner =
     kind === 'bm25'
       ? bm25
-      : new HybridRetriever({ retrievers: [bm25, new EmbeddingRetriever({ sessionService: service, embed: context.embed! })] });
+      : new HybridRetriever({
+          retrievers: [bm25, new EmbeddingRetriever({ sessionService: service, embed: context.embed! })],
+          ...fusion,
+        });
   return {
     retriever: {
       async retrieve(request) {
@@ -246,7 +277,8 @@ export async function replayWithStrategy(
   const repository = context.createRepository();
   const service = new DefaultSessionService(repository, { logger: context.logger, tokenCountEstimator: context.estimator });
   if (contender.recall !== undefined) metrics.recall = contender.recall;
-  const recall = contender.recall === undefined ? null : recallRetriever(contender.recall, service, context, metrics);
+  const recall =
+    contender.recall === undefined ? null : recallRetriever(contender.recall, service, context, metrics, recallSetup.fusion);
   const assembler =
     recall === null
       ? null
