@@ -14,6 +14,8 @@ export interface PostgresTables {
   compactions: string;
   /** Marks of user erasures in progress (UserErasureRepository), since USER_ERASURE_SCHEMA_VERSION. */
   userErasures: string;
+  /** Each event's distinct words, in impact order per session and word, since EVENT_TERMS_SCHEMA_VERSION. */
+  eventTerms: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]*$/i;
@@ -36,6 +38,7 @@ export function postgresTables(prefix: string): PostgresTables {
     tombstones: `${p}_tombstones`,
     compactions: `${p}_compactions`,
     userErasures: `${p}_user_erasures`,
+    eventTerms: `${p}_event_terms`,
   };
 }
 
@@ -51,6 +54,13 @@ export const POSTGRES_PURGE_GENERATION_SCHEMA_VERSION = 5;
  * tsvector limit. Not 6: versions are unique across branches, and 6–8 are left to work landing beside it.
  */
 export const BOUNDED_SEARCH_INDEX_SCHEMA_VERSION = 9;
+
+/**
+ * The schema version that keeps each event's words in a postings table (`eventTerms`), written by triggers on
+ * the events table: what lets a session search read a bounded number of events per query word (see
+ * buildSearchQuery). Not 6–8 (left to work landing beside version 9), 10 and 11 are taken.
+ */
+export const EVENT_TERMS_SCHEMA_VERSION = 12;
 
 export interface Migration {
   version: number;
@@ -219,5 +229,69 @@ export const MIGRATIONS: readonly Migration[] = [
     // Nullable with no default: a catalog change, no row rewritten. Parsing a body of 100,000 ids as jsonb
     // costs more than sending it, so the summary a light listing needs is stored when the record is written.
     statements: (t) => [`ALTER TABLE ${t.compactions} ADD COLUMN summary JSONB`],
+  },
+  {
+    version: EVENT_TERMS_SCHEMA_VERSION,
+    name: 'postings of each event in impact order',
+    // One row per distinct word of an event (a lexeme of text_tsv) with the event's document length (distinct
+    // lexemes). For one word with binary term frequency BM25 falls as dl grows, so the btree's order
+    // (session_id, lexeme, dl, seq) is the word's impact order: a search reads the best M postings of each
+    // word from the index alone. Triggers on the events table keep the rows, so no write path (append,
+    // compaction, redaction, erasure, retention, fork, copy) can forget them; no foreign key, the delete
+    // trigger removes them with their events (a user's erased words do not survive here).
+    // - insert and delete: statement-level with transition tables, one set-based statement per write;
+    // - update: row-level and only when a word-bearing column is a target and the words changed, so the
+    //   archive flag that every compaction sets costs nothing here;
+    // - delete: the postings of sessions that are gone go by session (an erased or expired session), the
+    //   others one index probe per word of the deleted event.
+    statements: (t) => [
+      `CREATE TABLE ${t.eventTerms} (
+        session_id TEXT NOT NULL,
+        lexeme TEXT NOT NULL,
+        dl INTEGER NOT NULL,
+        seq BIGINT NOT NULL,
+        PRIMARY KEY (session_id, lexeme, dl, seq)
+      )`,
+      `INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
+        SELECT e.session_id, w.lexeme, length(e.text_tsv), e.seq
+        FROM ${t.events} e, unnest(tsvector_to_array(e.text_tsv)) AS w(lexeme)`,
+      `CREATE FUNCTION ${t.prefix}_event_terms_insert() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
+          SELECT n.session_id, w.lexeme, length(n.text_tsv), n.seq
+          FROM new_events n, unnest(tsvector_to_array(n.text_tsv)) AS w(lexeme);
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE FUNCTION ${t.prefix}_event_terms_delete() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        DELETE FROM ${t.eventTerms} p
+          WHERE p.session_id IN (SELECT DISTINCT o.session_id FROM old_events o
+            WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id));
+        DELETE FROM ${t.eventTerms} p
+          USING old_events o, unnest(tsvector_to_array(o.text_tsv)) AS w(lexeme)
+          WHERE p.session_id = o.session_id AND p.lexeme = w.lexeme AND p.dl = length(o.text_tsv) AND p.seq = o.seq;
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE FUNCTION ${t.prefix}_event_terms_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        DELETE FROM ${t.eventTerms} p
+          USING unnest(tsvector_to_array(OLD.text_tsv)) AS w(lexeme)
+          WHERE p.session_id = OLD.session_id AND p.lexeme = w.lexeme AND p.dl = length(OLD.text_tsv) AND p.seq = OLD.seq;
+        INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
+          SELECT NEW.session_id, w.lexeme, length(NEW.text_tsv), NEW.seq
+          FROM unnest(tsvector_to_array(NEW.text_tsv)) AS w(lexeme);
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE TRIGGER ${t.prefix}_events_terms_insert AFTER INSERT ON ${t.events}
+        REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION ${t.prefix}_event_terms_insert()`,
+      `CREATE TRIGGER ${t.prefix}_events_terms_delete AFTER DELETE ON ${t.events}
+        REFERENCING OLD TABLE AS old_events FOR EACH STATEMENT EXECUTE FUNCTION ${t.prefix}_event_terms_delete()`,
+      `CREATE TRIGGER ${t.prefix}_events_terms_update AFTER UPDATE OF text, data, session_id ON ${t.events}
+        FOR EACH ROW WHEN (OLD.text_tsv IS DISTINCT FROM NEW.text_tsv OR OLD.session_id IS DISTINCT FROM NEW.session_id)
+        EXECUTE FUNCTION ${t.prefix}_event_terms_update()`,
+    ],
   },
 ];
