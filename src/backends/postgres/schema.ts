@@ -243,7 +243,9 @@ export const MIGRATIONS: readonly Migration[] = [
     // - update: row-level and only when a word-bearing column is a target and the words changed, so the
     //   archive flag that every compaction sets costs nothing here;
     // - delete: the postings of sessions that are gone go by session (an erased or expired session), the
-    //   others one index probe per word of the deleted event.
+    //   others one index probe per word of the deleted event. A transition table has no statistics: the
+    //   planner hashed the whole postings table to delete one window's words (2.2 s for 5,000 events beside
+    //   2.4 million postings), so the function allows only index probes.
     statements: (t) => [
       `CREATE TABLE ${t.eventTerms} (
         session_id TEXT NOT NULL,
@@ -263,11 +265,12 @@ export const MIGRATIONS: readonly Migration[] = [
         RETURN NULL;
       END
       $fn$`,
-      `CREATE FUNCTION ${t.prefix}_event_terms_delete() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      `CREATE FUNCTION ${t.prefix}_event_terms_delete() RETURNS trigger LANGUAGE plpgsql
+      SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $fn$
       BEGIN
         DELETE FROM ${t.eventTerms} p
-          WHERE p.session_id IN (SELECT DISTINCT o.session_id FROM old_events o
-            WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id));
+          WHERE p.session_id = ANY (ARRAY(SELECT o.session_id FROM (SELECT DISTINCT session_id FROM old_events) o
+            WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id)));
         DELETE FROM ${t.eventTerms} p
           USING old_events o, unnest(tsvector_to_array(o.text_tsv)) AS w(lexeme)
           WHERE p.session_id = o.session_id AND p.lexeme = w.lexeme AND p.dl = length(o.text_tsv) AND p.seq = o.seq;
