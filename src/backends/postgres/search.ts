@@ -29,7 +29,8 @@ export const POSTINGS_PER_WORD = 500;
  *    row with no word when it matches only through the any-word query). Across a user's sessions they are
  *    found through the GIN index. In one session (`postingsPerWord`, once the postings table exists) they are
  *    the `candidates`: for each word of the query's lexemes, its first `postingsPerWord` postings in the
- *    session by (document length, seq), read from the postings index alone. For one word with binary term
+ *    session by (document length, seq), read from the postings index alone (archived events only), and with
+ *    `includeActive` the active window's matching events (a few dozen, read through the window index). For one word with binary term
  *    frequency BM25 falls as the length grows, so these are the word's best events; a search then visits at
  *    most that many events per word however long the session (the GIN path visited every event naming the
  *    word: 13,000 of 100,000 for a speaker's name). A word in no more events than the bound yields every
@@ -101,7 +102,14 @@ export function buildSearchQuery(
       ) w
       CROSS JOIN LATERAL (
         SELECT p.seq FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme ORDER BY p.dl, p.seq LIMIT ${m}::int8
-      ) p
+      ) p${
+        o.includeActive
+          ? `
+      UNION
+      SELECT a.seq FROM ${t.events} a
+      WHERE a.session_id = $1 AND a.archived = FALSE AND coalesce(a.text_tsv @@ (SELECT query FROM q), FALSE)`
+          : ''
+      }
     ),
     `;
     from = `candidates c JOIN ${t.events} e ON e.seq = c.seq`;

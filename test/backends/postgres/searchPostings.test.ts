@@ -46,10 +46,10 @@ describe('PostgreSQL session search through the postings table', function () {
     return [...hits, ...around.sort()];
   }
 
-  /** Postings that differ from the words of the events' tsvectors, in either direction. */
+  /** Postings that differ from the words of the archived events' tsvectors, in either direction. */
   async function stalePostings(t: PostgresTables): Promise<number> {
     const expected = `SELECT e.session_id, w.lexeme, length(e.text_tsv) AS dl, e.seq
-      FROM ${t.events} e, unnest(tsvector_to_array(e.text_tsv)) AS w(lexeme)`;
+      FROM ${t.events} e, unnest(tsvector_to_array(e.text_tsv)) AS w(lexeme) WHERE e.archived`;
     const stored = `SELECT session_id, lexeme, dl, seq FROM ${t.eventTerms}`;
     const { rows } = await db
       .pool()
@@ -123,12 +123,14 @@ describe('PostgreSQL session search through the postings table', function () {
       's',
       order.map((k) => user('s', `w${k}`, ['walrus', ...filler.slice(0, k)].join(' '))),
     );
-    const all = await ranked(t, 's', 'walrus', { includeActive: true, limit: 50 }, undefined);
+    // Archived in place, as compaction archives them: the postings hold archived events.
+    await db.pool().query(`UPDATE ${t.events} SET archived = TRUE WHERE session_id = 's'`);
+    const all = await ranked(t, 's', 'walrus', { limit: 50 }, undefined);
     expect(all).to.have.length(12);
-    const bounded = await ranked(t, 's', 'walrus', { includeActive: true, limit: 50 }, 5);
+    const bounded = await ranked(t, 's', 'walrus', { limit: 50 }, 5);
     expect(bounded.map((row) => row.split(' ')[0])).to.deep.equal(['w0', 'w1', 'w2', 'w3', 'w4']);
     // The repository reads through the postings too: its best hits are the reference's.
-    const hits = await repo.searchEvents('s', 'walrus', { includeActive: true, limit: 3 });
+    const hits = await repo.searchEvents('s', 'walrus', { limit: 3 });
     expect(hits.map((h) => h.event.id)).to.deep.equal(['w0', 'w1', 'w2']);
   });
 
@@ -144,26 +146,22 @@ describe('PostgreSQL session search through the postings table', function () {
         user(id, 'e2', 'fig'),
       ]);
     }
+    await db.pool().query(`UPDATE ${t.events} SET archived = TRUE WHERE session_id <> 's'`);
     await repo.appendEvent(user('s', 'e3', 'orbit walrus'));
     const [e0, e1, e2, e3] = await repo.findEvents('s');
-    // Compaction archives e0 and re-inserts the rest; a redaction rewrites e1's words; retention purges e0.
-    expect(await repo.compactEvents('s', [e0!], [e1!, e2!, e3!], 4)).to.equal(true);
+    // Compaction archives e0 and e1 in place and re-inserts the rest; a redaction rewrites archived e1's words;
+    // retention purges e0.
+    expect(await repo.compactEvents('s', [e0!, e1!], [e2!, e3!], 4)).to.equal(true);
     const redacted = SessionEvent.create({ sessionId: 's', id: 'e1', message: Messages.user('[redacted] keeper') });
     expect(await repo.rewriteEvents('s', [redacted], 5)).to.equal(true);
     expect(await stalePostings(t)).to.equal(0);
-    expect(await repo.purgeArchivedEvents('s', { keepLast: 0, limit: 10 })).to.deep.equal(['e0']);
+    expect(await repo.purgeArchivedEvents('s', { keepLast: 1, limit: 10 })).to.deep.equal(['e0']);
     await repo.delete('gone');
     expect(await repo.eraseSession('erased', { tombstone: null })).to.not.equal(null);
     expect(await stalePostings(t)).to.equal(0);
     const { rows } = await db
       .pool()
       .query<{ session_id: string; lexeme: string }>(`SELECT DISTINCT session_id, lexeme FROM ${t.eventTerms} ORDER BY 1, 2`);
-    expect(rows.map((r) => `${r.session_id}:${r.lexeme}`)).to.deep.equal([
-      's:fig',
-      's:keeper',
-      's:orbit',
-      's:redacted',
-      's:walrus',
-    ]);
+    expect(rows.map((r) => `${r.session_id}:${r.lexeme}`)).to.deep.equal(['s:keeper', 's:redacted']);
   });
 });
