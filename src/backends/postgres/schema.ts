@@ -241,11 +241,14 @@ export const MIGRATIONS: readonly Migration[] = [
     // delete trigger removes them with their events (a user's erased words do not survive here).
     // Archived events only: every compaction deletes the active window and re-inserts what it retains, and
     // postings of those rows would be written and deleted on every turn (a 100,000-event benchmark session
-    // then held ten dead postings for each live one, and its turn without recall went 5.8 → 62 ms). The
+    // loaded by benchmarks/support/fillArchive.ts held six dead postings for each live one, and its turn without recall went 5.8 → 62 ms). The
     // active window is small and is searched through the events (buildSearchQuery).
-    // - insert and delete: statement-level with transition tables, one set-based statement per write;
+    // - insert: row-level and only for an archived event (a fork, a copy, a compaction's archived retained
+    //   event), so an append costs nothing here: as a statement-level trigger, which runs for every insert
+    //   statement, it took appendEvent from 873 to 584 events/s;
     // - update: row-level, only when the archive flag or the words change (compaction archives in place);
-    // - delete: the postings of sessions that are gone go by session (an erased or expired session), the
+    // - delete: statement-level with a transition table: an erasure or a purge is one set-based statement;
+    //   the postings of sessions that are gone go by session (an erased or expired session), the
     //   others one index probe per word of the deleted event. A transition table has no statistics: the
     //   planner hashed the whole postings table to delete one window's words (2.2 s for 5,000 events beside
     //   2.4 million postings), so the function allows only index probes.
@@ -263,8 +266,8 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE FUNCTION ${t.prefix}_event_terms_insert() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
-          SELECT n.session_id, w.lexeme, length(n.text_tsv), n.seq
-          FROM new_events n, unnest(tsvector_to_array(n.text_tsv)) AS w(lexeme) WHERE n.archived;
+          SELECT NEW.session_id, w.lexeme, length(NEW.text_tsv), NEW.seq
+          FROM unnest(tsvector_to_array(NEW.text_tsv)) AS w(lexeme);
         RETURN NULL;
       END
       $fn$`,
@@ -297,7 +300,7 @@ export const MIGRATIONS: readonly Migration[] = [
       END
       $fn$`,
       `CREATE TRIGGER ${t.prefix}_events_terms_insert AFTER INSERT ON ${t.events}
-        REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION ${t.prefix}_event_terms_insert()`,
+        FOR EACH ROW WHEN (NEW.archived) EXECUTE FUNCTION ${t.prefix}_event_terms_insert()`,
       `CREATE TRIGGER ${t.prefix}_events_terms_delete AFTER DELETE ON ${t.events}
         REFERENCING OLD TABLE AS old_events FOR EACH STATEMENT EXECUTE FUNCTION ${t.prefix}_event_terms_delete()`,
       `CREATE TRIGGER ${t.prefix}_events_terms_update AFTER UPDATE OF archived, text, data, session_id ON ${t.events}
