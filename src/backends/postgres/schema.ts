@@ -273,14 +273,17 @@ export const MIGRATIONS: readonly Migration[] = [
       $fn$`,
       `CREATE FUNCTION ${t.prefix}_event_terms_delete() RETURNS trigger LANGUAGE plpgsql
       SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $fn$
+      DECLARE
+        gone TEXT[] := ARRAY(SELECT o.session_id FROM (SELECT DISTINCT session_id FROM old_events) o
+          WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id));
       BEGIN
-        DELETE FROM ${t.eventTerms} p
-          WHERE p.session_id = ANY (ARRAY(SELECT o.session_id FROM (SELECT DISTINCT session_id FROM old_events) o
-            WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id)));
+        IF cardinality(gone) > 0 THEN
+          DELETE FROM ${t.eventTerms} p WHERE p.session_id = ANY (gone);
+        END IF;
         DELETE FROM ${t.eventTerms} p
           USING old_events o, unnest(tsvector_to_array(o.text_tsv)) AS w(lexeme)
-          WHERE o.archived AND p.session_id = o.session_id AND p.lexeme = w.lexeme AND p.dl = length(o.text_tsv)
-            AND p.seq = o.seq;
+          WHERE o.archived AND o.session_id <> ALL (gone) AND p.session_id = o.session_id AND p.lexeme = w.lexeme
+            AND p.dl = length(o.text_tsv) AND p.seq = o.seq;
         RETURN NULL;
       END
       $fn$`,
