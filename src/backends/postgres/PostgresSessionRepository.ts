@@ -34,7 +34,7 @@ import {
   type CompactionRecordSummary,
   type StoredCompactionSummary,
 } from '../../repository/CompactionRecord.js';
-import { buildSearchQuery } from './search.js';
+import { POSTINGS_PER_WORD, buildSearchQuery } from './search.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
@@ -227,6 +227,7 @@ export class PostgresSessionRepository
   private hasSummaries = false;
   private warnedUnmarked = false;
   private hasPurgeGeneration = false;
+  private hasEventTerms = false;
   private warnedNoPurgeGeneration = false;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
@@ -543,6 +544,20 @@ export class PostgresSessionRepository
     return this.hasPurgeGeneration;
   }
 
+  /**
+   * POSTINGS_PER_WORD once the postings table exists; until then (initializeSchema: false, not migrated yet) a
+   * session's search visits every event matching a word, as before. Checked until it is found.
+   */
+  private async postingsPerWord(): Promise<number | undefined> {
+    if (!this.hasEventTerms) {
+      const { rows } = await this.pool.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
+        this.tables.eventTerms,
+      ]);
+      this.hasEventTerms = rows[0]?.found === true;
+    }
+    return this.hasEventTerms ? POSTINGS_PER_WORD : undefined;
+  }
+
   /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
   async findRedactionScope(id: string, eventId: string): Promise<SessionEvent[]> {
     const e = this.tables.events;
@@ -608,9 +623,10 @@ export class PostgresSessionRepository
   async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
     const o = resolveEventSearchOptions(options);
     if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) return [];
-    const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o);
     const rows = await this.connections.idempotent('searchEvents', async () => {
       await this.ready();
+      const perWord = await this.postingsPerWord();
+      const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, undefined, perWord);
       return tuples(this.pool, q.sql, q.params);
     });
     // The score follows the event's columns (see buildSearchQuery).
@@ -632,9 +648,10 @@ export class PostgresSessionRepository
     if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) {
       return { hits: [], neighbours: [] };
     }
-    const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius);
     const rows = await this.connections.idempotent('searchEventsWithNeighbours', async () => {
       await this.ready();
+      const perWord = await this.postingsPerWord();
+      const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius, perWord);
       return tuples(this.pool, q.sql, q.params);
     });
     // Columns: kind, score, then ord, part, seq and the event's (see buildSearchQuery), in no order.

@@ -14,6 +14,8 @@ export interface PostgresTables {
   compactions: string;
   /** Marks of user erasures in progress (UserErasureRepository), since USER_ERASURE_SCHEMA_VERSION. */
   userErasures: string;
+  /** Each event's distinct words, in impact order per session and word, since EVENT_TERMS_SCHEMA_VERSION. */
+  eventTerms: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]*$/i;
@@ -36,6 +38,7 @@ export function postgresTables(prefix: string): PostgresTables {
     tombstones: `${p}_tombstones`,
     compactions: `${p}_compactions`,
     userErasures: `${p}_user_erasures`,
+    eventTerms: `${p}_event_terms`,
   };
 }
 
@@ -51,6 +54,13 @@ export const POSTGRES_PURGE_GENERATION_SCHEMA_VERSION = 5;
  * tsvector limit. Not 6: versions are unique across branches, and 6–8 are left to work landing beside it.
  */
 export const BOUNDED_SEARCH_INDEX_SCHEMA_VERSION = 9;
+
+/**
+ * The schema version that keeps each event's words in a postings table (`eventTerms`), written by triggers on
+ * the events table: what lets a session search read a bounded number of events per query word (see
+ * buildSearchQuery). Not 6–8 (left to work landing beside version 9), 10 and 11 are taken.
+ */
+export const EVENT_TERMS_SCHEMA_VERSION = 12;
 
 export interface Migration {
   version: number;
@@ -219,5 +229,87 @@ export const MIGRATIONS: readonly Migration[] = [
     // Nullable with no default: a catalog change, no row rewritten. Parsing a body of 100,000 ids as jsonb
     // costs more than sending it, so the summary a light listing needs is stored when the record is written.
     statements: (t) => [`ALTER TABLE ${t.compactions} ADD COLUMN summary JSONB`],
+  },
+  {
+    version: EVENT_TERMS_SCHEMA_VERSION,
+    name: 'postings of each archived event in impact order',
+    // One row per distinct word of an archived event (a lexeme of text_tsv) with the event's document length
+    // (distinct lexemes). For one word with binary term frequency BM25 falls as dl grows, so the btree's order
+    // (session_id, lexeme, dl, seq) is the word's impact order: a search reads the best M postings of each
+    // word from the index alone. Triggers on the events table keep the rows, so no write path (append,
+    // compaction, redaction, erasure, retention, fork, copy, revert) can forget them; no foreign key, the
+    // delete trigger removes them with their events (a user's erased words do not survive here).
+    // Archived events only: every compaction deletes the active window and re-inserts what it retains, and
+    // postings of those rows would be written and deleted on every turn (a 100,000-event benchmark session
+    // loaded by benchmarks/support/fillArchive.ts held six dead postings for each live one, and its turn without recall went 5.8 → 62 ms). The
+    // active window is small and is searched through the events (buildSearchQuery).
+    // - insert: row-level and only for an archived event (a fork, a copy, a compaction's archived retained
+    //   event), so an append costs nothing here: as a statement-level trigger, which runs for every insert
+    //   statement, it took appendEvent from 873 to 584 events/s;
+    // - update: row-level, only when the archive flag or the words change (compaction archives in place);
+    // - delete: statement-level with a transition table: an erasure or a purge is one set-based statement;
+    //   the postings of sessions that are gone go by session (an erased or expired session), the
+    //   others one index probe per word of the deleted event. A transition table has no statistics: the
+    //   planner hashed the whole postings table to delete one window's words (2.2 s for 5,000 events beside
+    //   2.4 million postings), so the function allows only index probes.
+    statements: (t) => [
+      `CREATE TABLE ${t.eventTerms} (
+        session_id TEXT NOT NULL,
+        lexeme TEXT NOT NULL,
+        dl INTEGER NOT NULL,
+        seq BIGINT NOT NULL,
+        PRIMARY KEY (session_id, lexeme, dl, seq)
+      )`,
+      `INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
+        SELECT e.session_id, w.lexeme, length(e.text_tsv), e.seq
+        FROM ${t.events} e, unnest(tsvector_to_array(e.text_tsv)) AS w(lexeme) WHERE e.archived`,
+      `CREATE FUNCTION ${t.prefix}_event_terms_insert() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
+          SELECT NEW.session_id, w.lexeme, length(NEW.text_tsv), NEW.seq
+          FROM unnest(tsvector_to_array(NEW.text_tsv)) AS w(lexeme);
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE FUNCTION ${t.prefix}_event_terms_delete() RETURNS trigger LANGUAGE plpgsql
+      SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $fn$
+      DECLARE
+        gone TEXT[] := ARRAY(SELECT o.session_id FROM (SELECT DISTINCT session_id FROM old_events) o
+          WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id));
+      BEGIN
+        IF cardinality(gone) > 0 THEN
+          DELETE FROM ${t.eventTerms} p WHERE p.session_id = ANY (gone);
+        END IF;
+        DELETE FROM ${t.eventTerms} p
+          USING old_events o, unnest(tsvector_to_array(o.text_tsv)) AS w(lexeme)
+          WHERE o.archived AND o.session_id <> ALL (gone) AND p.session_id = o.session_id AND p.lexeme = w.lexeme
+            AND p.dl = length(o.text_tsv) AND p.seq = o.seq;
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE FUNCTION ${t.prefix}_event_terms_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF OLD.archived THEN
+          DELETE FROM ${t.eventTerms} p
+            USING unnest(tsvector_to_array(OLD.text_tsv)) AS w(lexeme)
+            WHERE p.session_id = OLD.session_id AND p.lexeme = w.lexeme AND p.dl = length(OLD.text_tsv) AND p.seq = OLD.seq;
+        END IF;
+        IF NEW.archived THEN
+          INSERT INTO ${t.eventTerms} (session_id, lexeme, dl, seq)
+            SELECT NEW.session_id, w.lexeme, length(NEW.text_tsv), NEW.seq
+            FROM unnest(tsvector_to_array(NEW.text_tsv)) AS w(lexeme);
+        END IF;
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE TRIGGER ${t.prefix}_events_terms_insert AFTER INSERT ON ${t.events}
+        FOR EACH ROW WHEN (NEW.archived) EXECUTE FUNCTION ${t.prefix}_event_terms_insert()`,
+      `CREATE TRIGGER ${t.prefix}_events_terms_delete AFTER DELETE ON ${t.events}
+        REFERENCING OLD TABLE AS old_events FOR EACH STATEMENT EXECUTE FUNCTION ${t.prefix}_event_terms_delete()`,
+      `CREATE TRIGGER ${t.prefix}_events_terms_update AFTER UPDATE OF archived, text, data, session_id ON ${t.events}
+        FOR EACH ROW WHEN (OLD.archived IS DISTINCT FROM NEW.archived OR OLD.text_tsv IS DISTINCT FROM NEW.text_tsv
+          OR OLD.session_id IS DISTINCT FROM NEW.session_id)
+        EXECUTE FUNCTION ${t.prefix}_event_terms_update()`,
+    ],
   },
 ];

@@ -12,6 +12,12 @@ const K1 = 1.2;
 const B = 0.75;
 
 /**
+ * How many postings of each query word a session's search reads at most (see buildSearchQuery): exact ranking
+ * while no query word is in more events of the session, a bounded cost per word beyond (docs/recall.md).
+ */
+export const POSTINGS_PER_WORD = 500;
+
+/**
  * The ranked search in one statement, every user value a bound parameter ($1 session, $2 query words,
  * $3 stop-word dictionary or null):
  *
@@ -19,8 +25,18 @@ const B = 0.75;
  *    never read as search syntax. Stop words of the dictionary (its `ts_lexize` returns no lexeme) are
  *    dropped unless nothing else is left: `ts_rank_cd`-style ranking has no inverse document frequency, and
  *    "what", "did", "the" would otherwise decide the order and make every event a candidate.
- * 2. `hits`: events matching any remaining word, through the GIN index, restricted to the scope, one row per
- *    word each matches (a row with no word when it matches only through the any-word query). The any-word
+ * 2. `hits`: events matching any remaining word, restricted to the scope, one row per word each matches (a
+ *    row with no word when it matches only through the any-word query). Across a user's sessions they are
+ *    found through the GIN index. In one session (`postingsPerWord`, once the postings table exists) they are
+ *    the `candidates`: for each word of the query's lexemes, its first `postingsPerWord` postings in the
+ *    session by (document length, seq), read from the postings index alone (archived events only), and with
+ *    `includeActive` the active window's matching events (a few dozen, read through the window index). For one word with binary term
+ *    frequency BM25 falls as the length grows, so these are the word's best events; a search then visits at
+ *    most that many events per word however long the session (the GIN path visited every event naming the
+ *    word: 13,000 of 100,000 for a speaker's name). A word in no more events than the bound yields every
+ *    event naming it, so the candidates, scores and order are exactly the GIN path's; above the bound a long
+ *    event that matches only such common words can be missed. The scope's conditions are then applied to
+ *    the candidates alone. The any-word
  *    query is `plainto_tsquery` (AND) with its canonical operators rewritten to OR: its text form quotes every
  *    lexeme and lexemes hold no spaces, so only operators are rewritten. Only seq, length and word are kept,
  *    never the tsvector: at 100,000 events a question's candidates' tsvectors outgrew the default work_mem
@@ -40,6 +56,7 @@ export function buildSearchQuery(
   stopWords: string | null,
   o: ResolvedEventSearch,
   radius?: number,
+  postingsPerWord?: number,
 ): SearchQuery {
   const params: unknown[] = [sessionId, words, stopWords];
   const bind = (value: unknown): string => {
@@ -48,7 +65,11 @@ export function buildSearchQuery(
   };
   // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
   // One sub-select: the query is computed once (an init plan) and usable as the GIN index condition.
-  const where = ['e.text_tsv @@ (SELECT query FROM q)', "NOT (e.synthetic AND e.message_type = 'user')"];
+  const viaPostings = o.scope === 'session' && postingsPerWord !== undefined;
+  // A session's search reads its candidates from the postings (see above): the GIN condition is then implied.
+  const where = viaPostings
+    ? ["NOT (e.synthetic AND e.message_type = 'user')"]
+    : ['e.text_tsv @@ (SELECT query FROM q)', "NOT (e.synthetic AND e.message_type = 'user')"];
   if (o.userId === undefined) {
     where.push(`EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1)`);
   } else {
@@ -71,6 +92,28 @@ export function buildSearchQuery(
     where.push(`(e.branch IS NULL OR e.branch = ${b} OR left(${b}, length(e.branch) + 1) = e.branch || '.')`);
   }
   const limit = bind(o.limit);
+  let candidates = '';
+  let from = `${t.events} e`;
+  if (viaPostings) {
+    const m = bind(postingsPerWord);
+    candidates = `candidates AS MATERIALIZED (
+      SELECT DISTINCT p.seq FROM (
+        SELECT DISTINCT w.lexeme FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
+      ) w
+      CROSS JOIN LATERAL (
+        SELECT p.seq FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme ORDER BY p.dl, p.seq LIMIT ${m}::int8
+      ) p${
+        o.includeActive
+          ? `
+      UNION
+      SELECT a.seq FROM ${t.events} a
+      WHERE a.session_id = $1 AND a.archived = FALSE AND coalesce(a.text_tsv @@ (SELECT query FROM q), FALSE)`
+          : ''
+      }
+    ),
+    `;
+    from = `candidates c JOIN ${t.events} e ON e.seq = c.seq`;
+  }
   // The score is float8 throughout: a bigint plus a numeric literal would be numeric arithmetic, an eighth of the
   // statement at 100,000 events; its operands (integers, halves, quarters) are exact in both types.
   const ctes = `WITH words AS MATERIALIZED (
@@ -86,9 +129,9 @@ export function buildSearchQuery(
         ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery AS query
       FROM terms
     ),
-    hits AS MATERIALIZED (
+    ${candidates}hits AS MATERIALIZED (
       SELECT e.seq, length(e.text_tsv) AS dl, t.lexeme
-      FROM ${t.events} e LEFT JOIN terms t ON e.text_tsv @@ t.tq
+      FROM ${from} LEFT JOIN terms t ON e.text_tsv @@ t.tq
       WHERE ${where.join(' AND ')}
     ),
     df AS MATERIALIZED (
