@@ -2,7 +2,7 @@ import { messageName, messageText } from '../session/Message.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import type { QueryPeriod } from './queryPeriod.js';
 import type { RetrievedEvent } from './Retriever.js';
-import { referencedDays } from './referencedDays.js';
+import { DAY_MS, referencedDays } from './referencedDays.js';
 
 /** Part of a session's log by position (see ContextAssembler.neighbourhood). */
 export interface LogView {
@@ -54,8 +54,6 @@ export const SAME_DAY_EVIDENCE = 0.1;
  * +0.4. τ-bench and mini-swe-agent name no participants.
  */
 export const NAMED_PARTICIPANT_FACTOR = 1.5;
-
-const DAY_MS = 86_400_000;
 
 /** Whether the event is dated in the period, or tells of a day in it by a relative date ("yesterday"). */
 function inPeriod(period: QueryPeriod, event: SessionEvent): boolean {

@@ -1,6 +1,8 @@
-const DAY_MS = 86_400_000;
+/** One UTC day: the unit recall dates events by. */
+export const DAY_MS = 86_400_000;
 
-const NUMBER_WORDS = new Map([
+/** How many days "<words> days ago" counts back, by the words before "days". */
+const DAYS_AGO = new Map([
   ['a', 1],
   ['one', 1],
   ['two', 2],
@@ -8,7 +10,9 @@ const NUMBER_WORDS = new Map([
   ['four', 4],
   ['five', 5],
   ['six', 6],
-  ['couple', 2],
+  ['a couple of', 2],
+  ['couple of', 2],
+  ['a few', 3],
   ['few', 3],
 ]);
 
@@ -28,9 +32,8 @@ export function referencedDays(text: string, at: Date): Date[] {
   const lower = text.toLowerCase();
   if (/\byesterday\b/.test(lower)) days.add(day - 1);
   if (/\btomorrow\b/.test(lower)) days.add(day + 1);
-  for (const m of lower.matchAll(/\b(\d|a|one|two|three|four|five|six|a couple of|a few|couple of|few)\s+days?\s+ago\b/g)) {
-    const word = m[1]!.replace(/^a |\s*of$/g, '').trim();
-    const n = /^\d$/.test(word) ? Number(word) : (NUMBER_WORDS.get(word) ?? 0);
+  for (const m of lower.matchAll(/\b(\d|a couple of|couple of|a few|few|a|one|two|three|four|five|six)\s+days?\s+ago\b/g)) {
+    const n = DAYS_AGO.get(m[1]!) ?? Number(m[1]);
     if (n >= 1) days.add(day - n);
   }
   if (/\blast (week|weekend)\b|\ba week ago\b/.test(lower)) span(day - 9, day - 1);
