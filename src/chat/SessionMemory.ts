@@ -118,6 +118,8 @@ interface PreparedTurn<T extends ChatProviderTypes> {
   historyFilter: EventFilter;
   wholeWindow: boolean;
   messages: readonly T['message'][];
+  /** The request's own time (`timestamp`), when given: recall reads relative dates in the question from it. */
+  timestamp: Date | undefined;
   /** Ids this request's incoming messages are (or were) stored under: the history ends before the first. */
   incomingIds: string[];
   /** The history part of the prompt: the window before this request's incoming messages. */
@@ -691,6 +693,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       historyFilter,
       wholeWindow,
       messages,
+      timestamp,
       incomingIds,
       history,
       model: model ?? this.model,
@@ -721,7 +724,14 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     let recallTokens = 0;
     turn.recall = undefined;
     if (this.recall !== null) {
-      const assembled = await this.assemble(turn.session, history, turn.messages, turn.chatParams, turn.historyFilter);
+      const assembled = await this.assemble(
+        turn.session,
+        history,
+        turn.messages,
+        turn.chatParams,
+        turn.historyFilter,
+        turn.timestamp,
+      );
       ({ promptHistory, recall: turn.recall } = assembled);
       history = assembled.sent;
       recallTokens = turn.recall.tokens.recall;
@@ -830,6 +840,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
     messages: readonly T['message'][],
     params: T['params'],
     filter: EventFilter,
+    now: Date | undefined,
   ): Promise<{ promptHistory: SessionEvent[]; sent: SessionEvent[]; recall: NonNullable<PreparedTurn<T>['recall']> }> {
     const { assembler, settings } = this.recall!;
     const request = this.provider.requestMessages(messages, params);
@@ -845,6 +856,7 @@ export class SessionMemory<T extends ChatProviderTypes = ChatProviderTypes> {
       activeEvents: history,
       pending,
       ...(lastUser?.type === 'user' ? { query: lastUser.text } : {}),
+      ...(now !== undefined ? { now } : {}),
       filter,
       recall: {
         ...settings,

@@ -1,4 +1,5 @@
 import { MONTH_NAMES } from './recallBlock.js';
+import { referencedDays } from './referencedDays.js';
 
 /**
  * A calendar period that a request names ("on 8 May", "May 23, 2023", "in June", "in 2023", "2023-05-08"):
@@ -33,10 +34,14 @@ interface Period {
 /**
  * The periods `query` names by its dates, or null when it names none. Understood: ISO dates, a month name
  * with or without a day before or after it ("8 May", "May 8th", "the 8th of May") and a year, and a year
- * alone. Relative dates ("yesterday") are not resolved: the request's own time is not known here.
+ * alone; with `now` (the request's own time), the relative dates referencedDays reads ("yesterday", "two days
+ * ago", "last week") as the days they name from it.
  */
-export function queryPeriod(query: string): QueryPeriod | null {
+export function queryPeriod(query: string, now?: Date): QueryPeriod | null {
   const periods: Period[] = [];
+  if (now !== undefined)
+    for (const d of referencedDays(query, now))
+      periods.push({ year: d.getUTCFullYear(), month: d.getUTCMonth(), day: d.getUTCDate() });
   for (const m of query.matchAll(ISO_DATE)) periods.push({ year: Number(m[1]), month: Number(m[2]) - 1, day: Number(m[3]) });
   // The words of the rest: an ISO date's year is not a year named alone.
   const words = query.replace(ISO_DATE, ' ').match(/[\p{L}\p{N}]+/gu) ?? [];

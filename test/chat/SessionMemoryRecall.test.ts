@@ -64,6 +64,38 @@ describe('SessionMemory with recall', function () {
     expect(String(block!.content)).to.include('[8 May 2023 13:56] User: My locker code is 4711.');
   });
 
+  it("reads a relative date in the question from the request's timestamp", async function () {
+    const memory = h.memoryWith({
+      compactionTrigger: new TurnCountTrigger(1),
+      compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: 2 }),
+      recall: { retriever, maxTokens: 150, neighbors: 0 },
+    });
+    for (let i = 0; i < 12; i++) {
+      const timestamp = new Date(Date.UTC(2023, 4, 1, 10, i));
+      await memory.call({ sessionId: 's', userId: 'alice', messages: [user(`We flew kites at the beach ${i}.`)], timestamp });
+    }
+    const last = new Date('2023-05-07T10:00:00Z');
+    await memory.call({ sessionId: 's', userId: 'alice', messages: [user('We flew kites at the beach 12.')], timestamp: last });
+    await memory.call({ sessionId: 's', userId: 'alice', messages: [user('ok')], timestamp: new Date('2023-05-08T09:00:00Z') });
+    const ask = async (timestamp?: Date) => {
+      await memory.call({
+        sessionId: 's',
+        userId: 'alice',
+        messages: [user('Where did we fly kites yesterday?')],
+        ...(timestamp ? { timestamp } : {}),
+      });
+      return String(
+        h
+          .chatRequests()
+          .at(-1)!
+          .messages!.find((m) => isBlock(m.content))?.content,
+      );
+    };
+    expect(await ask(new Date('2023-05-08T12:00:00Z'))).to.include('beach 12.');
+    // Asked today instead, "yesterday" names no day of this conversation: the tie goes to the older events.
+    expect(await ask()).not.to.include('beach 12.');
+  });
+
   it('refuses a timestamp that is not a valid Date', async function () {
     const memory = withRecall();
     for (const timestamp of [new Date('nope'), '2023-05-08' as unknown as Date]) {

@@ -168,10 +168,83 @@ describe('ContextAssembler', function () {
         sessionId: 's',
         maxTokens: 2000,
         query: 'kites',
-        recall: { share: 0.5, neighbors: 0 },
+        recall: { share: 0.5, maxTokens: 1000, neighbors: 0 },
       });
       // Each entry costs ~27 characters, ~47 with its time: estimated that way alone, the block stopped at 686.
       expect(ctx.tokens.recall).to.be.within(900, 1000);
+    });
+
+    it('lets the block take the room a small window leaves, beyond its share', async function () {
+      await append('s', ...Array.from({ length: 60 }, (_, i) => Messages.user(`note ${i} about kites`)));
+      await archiveAllBut('s', 2);
+      const ctx = await assembler.assemble({
+        sessionId: 's',
+        maxTokens: 2000,
+        query: 'kites',
+        recall: { share: 0.25, neighbors: 0 },
+      });
+      expect(ctx.tokens.recall).to.be.greaterThan(1000);
+      expect(ctx.activeEvents).to.have.length(2);
+      expect(ctx.tokens.total).to.be.at.most(2000);
+    });
+
+    it("gives the block the room of a summary in the window, not of the window's own messages", async function () {
+      await append('s', ...Array.from({ length: 60 }, (_, i) => Messages.user(`note ${i} about kites`)));
+      await archiveAllBut('s', 2);
+      const window = await service.getEvents('s', EventFilter.active());
+      const at = window[0]!.timestamp;
+      const pair = (synthetic: boolean) =>
+        [
+          Messages.user('Summarize the conversation we had so far.'),
+          Messages.assistant(`Notes about kites. ${'x'.repeat(600)}`),
+        ].map((message) =>
+          SessionEvent.create({
+            sessionId: 's',
+            message,
+            timestamp: at,
+            metadata: synthetic ? { [SessionEvent.METADATA_SYNTHETIC]: true } : {},
+            branch: null,
+          }),
+        );
+      const assemble = (activeEvents: SessionEvent[]) =>
+        assembler.assemble({
+          sessionId: 's',
+          maxTokens: 1500,
+          query: 'kites',
+          recall: { share: 0.25, neighbors: 0 },
+          activeEvents,
+        });
+      const summarised = await assemble([...pair(true), ...window]);
+      const plain = await assemble([...pair(false), ...window]);
+      // As ordinary messages the same texts keep their room; as a summary they give it to the block.
+      expect(plain.activeEvents).to.have.length(4);
+      expect(summarised.tokens.recall).to.be.greaterThan(plain.tokens.recall + 500);
+      expect(summarised.activeEvents.map((e) => e.id)).to.deep.equal(window.map((e) => e.id));
+      expect(summarised.tokens.total).to.be.at.most(1500);
+    });
+
+    it("reads a relative date in the query from the request's own time (`now`)", async function () {
+      await service.create({ id: 's', userId: 'alice' });
+      for (let i = 0; i < 20; i++) {
+        await service.appendMessage('s', Messages.user(`kites at the beach ${i}`), {
+          timestamp: new Date(Date.UTC(2023, 4, 1, 10, i)),
+        });
+      }
+      await service.appendMessage('s', Messages.user('kites at the beach 20'), { timestamp: new Date('2023-05-07T10:00:00Z') });
+      await service.appendMessage('s', Messages.user('ok'), { timestamp: new Date('2023-05-08T10:00:00Z') });
+      await archiveAllBut('s', 1);
+      const ask = (now?: Date) =>
+        assembler.assemble({
+          sessionId: 's',
+          maxTokens: 2000,
+          query: 'the kites at the beach yesterday',
+          recall: { maxTokens: 400, neighbors: 0 },
+          ...(now !== undefined ? { now } : {}),
+        });
+      const texts = (ctx: { recalled: SessionEvent[] }) => ctx.recalled.map((e) => e.text);
+      expect(texts(await ask(new Date('2023-05-08T12:00:00Z')))).to.include('kites at the beach 20');
+      // Read from today instead, "yesterday" names no day of this log: the tie goes to the older events.
+      expect(texts(await ask())).not.to.include('kites at the beach 20');
     });
 
     it('respects recall.maxTokens below the share', async function () {
@@ -492,6 +565,7 @@ describe('ContextAssembler', function () {
         [{ sessionId: 's', maxTokens: 10, reserveTokens: -1 }, 'reserveTokens must be >= 0'],
         [{ sessionId: 's', maxTokens: 10, system: [Messages.user('u')] }, 'system must hold system messages only'],
         [{ sessionId: 's', maxTokens: 10, recall: { share: 0 } }, 'recall.share must be in (0, 1]'],
+        [{ sessionId: 's', maxTokens: 10, now: new Date(Number.NaN) }, 'now must be a valid Date'],
         [{ sessionId: 's', maxTokens: 10, recall: { neighbors: -1 } }, 'recall.neighbors must be >= 0'],
         [{ sessionId: 's', maxTokens: 10, recall: { limit: 0 } }, 'recall.limit must be greater than 0'],
         [{ sessionId: 's', maxTokens: 10, recall: { placement: 'middle' as 'after-system' } }, 'recall.placement'],

@@ -51,4 +51,20 @@ describe('queryPeriod', function () {
   it('takes "May" for the month when it is capitalised', function () {
     expect(queryPeriod('What did we plan for May?')!.includes(on('2023-05-17'))).to.equal(true);
   });
+
+  it("reads relative dates from the request's own time, and none without it", function () {
+    const now = new Date('2023-05-08T13:56:00Z');
+    const yesterday = queryPeriod('What did I tell you yesterday?', now)!;
+    expect([on('2023-05-07'), on('2023-05-08'), on('2023-05-06')].map((d) => yesterday.includes(d))).to.deep.equal([
+      true,
+      false,
+      false,
+    ]);
+    const lastWeek = queryPeriod('where did we go last week?', now)!;
+    expect(
+      [on('2023-04-29'), on('2023-05-07'), on('2023-04-28'), on('2023-05-08')].map((d) => lastWeek.includes(d)),
+    ).to.deep.equal([true, true, false, false]);
+    expect(queryPeriod('What did I tell you yesterday?')).to.equal(null);
+    expect(queryPeriod('what book did you read?', now)).to.equal(null);
+  });
 });

@@ -88,6 +88,8 @@ async function askProbesWithRecall(
       recall: settings,
       reserveTokens: Math.min(questionTokens, context.budgetTokens - 1),
       query: probe.question,
+      // Asked when the replay has reached call k: "yesterday" in a question is read from then.
+      now: new Date(session.callTimes[k]!),
     });
     metrics.probeTokens.push(assembled.tokens.total + questionTokens);
     askProbes(session, k, assembled.messages, metrics, [probe]);
@@ -316,6 +318,7 @@ export async function replayWithStrategy(
         sessionId: session.replayId,
         maxTokens: context.budgetTokens,
         recall: recallSetup.settings,
+        now: new Date(session.callTimes[k]!),
       });
       metrics.totalMs += performance.now() - assembleStart;
       recordCall(metrics, session, k, assembled.tokens.total, assembled.messages, pricing, false, recallSetup.historyBreakpoint);
