@@ -12,7 +12,15 @@ import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimato
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
-import { formatRecallTime, recallEntry, renderRecallBlock, type RecallBlockEntry } from './recallBlock.js';
+import {
+  formatRecallTime,
+  recallBlockBody,
+  recallBlockFrame,
+  recallBlockTag,
+  recallEntry,
+  renderRecallBlock,
+  type RecallBlockEntry,
+} from './recallBlock.js';
 import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { searchableText } from './searchTerms.js';
@@ -452,13 +460,28 @@ export class ContextAssembler {
       if (last?.groups !== groups.length) last = { groups: groups.length, block: this.render(groups.flat()) };
       return last.block;
     };
+    // The block's size between passes, by its lines: each line counted once (with its line break) and added to
+    // the frame with this body's tag. Counting the rendered block whole after every pass was a third of
+    // `assemble`; the tokenizer never joins characters across a line break into one token, so the sum is the
+    // whole count (which the end still checks: an estimator may count otherwise).
+    const lineTokens = new Map<string, number>();
+    const linesCost = () => {
+      const body = recallBlockBody([...groups.flat()].sort((a, b) => a.position - b.position));
+      let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(recallBlockTag(body)) }));
+      for (const line of body) {
+        let cost = lineTokens.get(line);
+        if (cost === undefined) lineTokens.set(line, (cost = estimator.estimate(`${line}\n`)));
+        tokens += cost;
+      }
+      return tokens;
+    };
     // Estimated costs count every entry's time, but the block writes a time only where it changes: the rendered
     // block is smaller, and what it leaves goes to further hits (the same ranking, again) until none fits.
     for (let pass = 0; pass < FILL_PASSES; pass++) {
       const before = groups.length;
       this.fill(ranked.slice(0, limit), groups, chosen, used, cap, fillContext);
       if (groups.length === before) break;
-      used = rendered().tokens;
+      used = linesCost();
     }
     // Entry costs are estimated one by one; the rendered block is counted whole and trimmed from the worst hit.
     while (groups.length > 0) {

@@ -42,9 +42,20 @@ export const MONTH_NAMES: readonly string[] = [
  * model needs to answer "when" questions about recalled messages.
  */
 export function formatRecallTime(date: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${formatRecallDate(date)} ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}`;
+  const at = date.getTime();
+  let text = RECALL_TIMES.get(at);
+  if (text === undefined) {
+    const pad = (n: number) => String(n).padStart(2, '0');
+    text = `${formatRecallDate(date)} ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}`;
+    // Every entry of every render asks for its time; a conversation's times repeat from one request to the next.
+    if (RECALL_TIMES.size >= MAX_RECALL_TIMES) RECALL_TIMES.clear();
+    RECALL_TIMES.set(at, text);
+  }
+  return text;
 }
+
+const MAX_RECALL_TIMES = 10_000;
+const RECALL_TIMES = new Map<number, string>();
 
 /** `8 May 2023` (UTC): the date as recall shows it, and as it is searchable ("what did I say on 8 May?"). */
 export function formatRecallDate(date: Date): string {
@@ -66,6 +77,13 @@ export interface RecallBlockEntry {
 
 /** The block's text for `entries` (in log order); a gap marker between entries that are not adjacent in the log. */
 export function renderRecallBlock(entries: readonly RecallBlockEntry[]): string {
+  const body = recallBlockBody(entries);
+  const tag = recallBlockTag(body);
+  return [recallBlockOpening(tag), RECALL_BLOCK_RULES, ...body, recallBlockClosing(tag)].join('\n');
+}
+
+/** The lines between the block's rules and its closing line: each entry, a gap marker where the log skips. */
+export function recallBlockBody(entries: readonly RecallBlockEntry[]): string[] {
   const body: string[] = [];
   let previousTime: string | null = null;
   let previousPosition: number | null = null;
@@ -75,12 +93,16 @@ export function renderRecallBlock(entries: readonly RecallBlockEntry[]): string 
     previousTime = formatRecallTime(entry.event.timestamp);
     previousPosition = entry.position;
   }
-  const tag = recallBlockTag(body);
-  return [recallBlockOpening(tag), RECALL_BLOCK_RULES, ...body, recallBlockClosing(tag)].join('\n');
+  return body;
+}
+
+/** The block without its body: what renderRecallBlock writes around the lines of recallBlockBody. */
+export function recallBlockFrame(tag: string): string {
+  return [recallBlockOpening(tag), RECALL_BLOCK_RULES, recallBlockClosing(tag)].join('\n');
 }
 
 /** 12 hex digits of a SHA-256 of the quoted lines: a fixed point no quoted text can reach. */
-function recallBlockTag(body: readonly string[]): string {
+export function recallBlockTag(body: readonly string[]): string {
   return createHash('sha256').update(body.join('\n')).digest('hex').slice(0, 12);
 }
 

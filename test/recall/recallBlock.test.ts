@@ -1,11 +1,14 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { Messages, SessionEvent } from 'session-compaction';
+import { Messages, SessionEvent, defaultTokenCountEstimator } from 'session-compaction';
 import {
   RECALL_BLOCK_FOOTER,
   RECALL_BLOCK_HEADER,
   RECALL_BLOCK_RULES,
   RECALL_GAP_MARKER,
+  recallBlockBody,
+  recallBlockFrame,
+  recallBlockTag,
   renderRecallBlock,
   type RecallBlockEntry,
 } from '../../src/recall/recallBlock.js';
@@ -71,6 +74,19 @@ describe('renderRecallBlock', function () {
         starts.forEach((line, i) =>
           expect(line.startsWith('[') || line.startsWith(i % 2 === 0 ? 'User:' : 'Assistant:')).to.equal(true),
         );
+      }),
+      propertyParams(300),
+    );
+  });
+
+  it('property: the block counts as its frame plus each body line with its line break (how the assembler sizes it between passes)', function () {
+    const count = (text: string) => defaultTokenCountEstimator().estimate(text);
+    fc.assert(
+      fc.property(fc.array(textArb, { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { maxLength: 6 }), (texts, gaps) => {
+        const block = entries(texts, gaps);
+        const body = recallBlockBody(block);
+        const summed = count(recallBlockFrame(recallBlockTag(body))) + body.reduce((sum, line) => sum + count(`${line}\n`), 0);
+        expect(summed).to.equal(count(renderRecallBlock(block)));
       }),
       propertyParams(300),
     );
