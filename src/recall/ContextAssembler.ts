@@ -24,6 +24,7 @@ import {
 import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { searchableText } from './searchTerms.js';
+import { requireDate } from '../validation/inputs.js';
 import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
 import { summarisesRecallable } from './supersededSummaries.js';
 import { rankInContext, type LogView } from './contextRanking.js';
@@ -151,6 +152,11 @@ export const DEFAULT_RECALL_LIMIT = 200;
  */
 function windowNeed(history: readonly Costed<SessionEvent | null>[]): number {
   return history.reduce((sum, c) => sum + (c.item?.isSynthetic() === true ? 0 : c.tokens), 0);
+}
+
+/** Entries as the block lists them (a new array). */
+function inLogOrder(entries: readonly RecallBlockEntry[]): RecallBlockEntry[] {
+  return [...entries].sort((a, b) => a.position - b.position);
 }
 
 /** Fewest hits a block is filled from when `limit` is not given. */
@@ -466,7 +472,7 @@ export class ContextAssembler {
     // whole count (which the end still checks: an estimator may count otherwise).
     const lineTokens = new Map<string, number>();
     const linesCost = () => {
-      const body = recallBlockBody([...groups.flat()].sort((a, b) => a.position - b.position));
+      const body = recallBlockBody(inLogOrder(groups.flat()));
       let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(recallBlockTag(body)) }));
       for (const line of body) {
         let cost = lineTokens.get(line);
@@ -598,7 +604,7 @@ export class ContextAssembler {
   }
 
   private render(entries: RecallBlockEntry[]): RecallBlock {
-    const ordered = [...entries].sort((a, b) => a.position - b.position);
+    const ordered = inLogOrder(entries);
     const message: Message = { type: 'user', text: renderRecallBlock(ordered) };
     return { message, entries: ordered, tokens: this.tokenCountEstimator.estimate(formatMessage(message)) };
   }
@@ -646,9 +652,6 @@ function validate(request: AssembleRequest): Validated {
   if (request.session !== undefined && !(request.session instanceof Session && request.session.id === sessionId)) {
     throw new InvalidArgumentError(`session must be the Session ${sessionId}`);
   }
-  if (request.now !== undefined && !(request.now instanceof Date && !Number.isNaN(request.now.getTime()))) {
-    throw new InvalidArgumentError('now must be a valid Date');
-  }
   return {
     sessionId,
     maxTokens,
@@ -659,7 +662,7 @@ function validate(request: AssembleRequest): Validated {
     filter: request.filter,
     activeEvents: request.activeEvents,
     session: request.session,
-    now: request.now,
+    now: request.now === undefined ? undefined : requireDate(request.now, 'now'),
     pending: messages(request.pending, 'pending'),
   };
 }
