@@ -7,6 +7,7 @@ import { requireStorableText } from '../../validation/inputs.js';
 import type { CompactionLease, CompactionLock, CompactionLockAcquireOptions } from '../../lock/CompactionLock.js';
 import { requireAcquireOptions, requireLeaseMs } from '../../lock/leaseOptions.js';
 import { waitForLease } from '../../lock/waitForLease.js';
+import { useWriteAheadLog } from './writeAheadLog.js';
 
 export interface SqliteCompactionLockOptions {
   /** The database file the processes share (normally the repository's). */
@@ -45,7 +46,7 @@ export class SqliteCompactionLock implements CompactionLock {
     const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'SqliteCompactionLock');
     this.db = new Sqlite(path, { timeout: busyTimeoutMs });
     try {
-      this.db.pragma('journal_mode = WAL');
+      useWriteAheadLog(this.db, busyTimeoutMs);
       this.db.exec(
         `CREATE TABLE IF NOT EXISTS ${table} (
            session_id TEXT PRIMARY KEY,

@@ -40,6 +40,7 @@ import {
   type RetentionRepository,
   type SessionActivityPage,
 } from '../../repository/RetentionRepository.js';
+import { useWriteAheadLog } from './writeAheadLog.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
 import type { StorageReclaimingRepository } from '../../repository/StorageReclaimingRepository.js';
 import { SqliteUserErasureMarks } from './userErasureMarks.js';
@@ -244,8 +245,7 @@ export class SqliteSessionRepository
     const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'SqliteSessionRepository');
     this.db = new Sqlite(this.path, { timeout: busyTimeoutMs });
     try {
-      // WAL lets readers run while a writer commits, in this and in other processes (':memory:' stays 'memory').
-      this.db.pragma('journal_mode = WAL');
+      useWriteAheadLog(this.db, busyTimeoutMs);
       this.db.pragma(`synchronous = ${synchronous}`);
       this.db.pragma('foreign_keys = ON');
       if (this.secureDelete) this.db.pragma('secure_delete = ON');
