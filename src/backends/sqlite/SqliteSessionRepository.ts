@@ -69,8 +69,15 @@ import {
   SEARCH_WINDOWED_ATTEMPTS,
   SEARCH_WINDOW_FACTOR,
   SEARCH_WINDOW_GROWTH,
+  RARE_WORD_EVENTS,
+  RECENT_MATCHES,
+  SCORE_DECIMALS,
   buildSeqRangeQuery,
   buildSqliteSearch,
+  buildWordProbe,
+  ftsMatchExpression,
+  type SearchBound,
+  type SeqRange,
 } from './search.js';
 import { SqliteCompactions } from './compactions.js';
 import {
@@ -493,18 +500,41 @@ export class SqliteSessionRepository
       ) as { lo: number | null; hi: number | null } | undefined;
       if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
       const seqs = { lo: range.lo, hi: range.hi };
+      const bound = o.scope === 'session' ? this.searchBound(terms, seqs) : null;
+      const run = (window: number | null, b: SearchBound | null) => {
+        const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs, b);
+        return this.statement(search.sql).all(search.params) as RankedRow[];
+      };
+      const hits = (rows: readonly RankedRow[]) => rows.map((row) => ({ event: fromRow(row), score: row.score }));
+      if (bound !== null && 'recent' in bound) return hits(run(null, bound));
       // The best matches of that range first, widened only when the join's rules leave too few of them: a store
       // of one session answers from the first window, sessions written interleaved pay more attempts.
       let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
       for (let attempt = 0; ; attempt++) {
         if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
-        const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs);
-        const rows = this.statement(search.sql).all(search.params) as Array<EventRow & { score: number }>;
-        // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer.
-        if (window === null || rows.length >= o.limit) return rows.map((row) => ({ event: fromRow(row), score: row.score }));
+        const rows = run(window, bound);
+        // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer
+        // (with a bound, together with the most recent matches: see SearchBound).
+        if (rows.length >= o.limit) return hits(rows);
+        if (window === null) return hits(bound === null ? rows : bestOf(rows, run(null, { recent: RECENT_MATCHES }), o.limit));
         window *= SEARCH_WINDOW_GROWTH;
       }
     }) as ScoredEvent[];
+  }
+
+  /**
+   * Null when every word of the query is rare in the session (the search is exact), else how it is bounded. A range
+   * of no more rows than the bound cannot hold a common word: no probe is run.
+   */
+  private searchBound(terms: readonly string[], range: SeqRange): SearchBound | null {
+    if (range.hi - range.lo < RARE_WORD_EVENTS) return null;
+    const probe = this.statement(buildWordProbe(this.tables));
+    const rare = terms.filter((term) => {
+      const params = { match: ftsMatchExpression([term]), lo: range.lo, hi: range.hi, cap: RARE_WORD_EVENTS + 1 };
+      return (probe.get(params) as { n: number }).n <= RARE_WORD_EVENTS;
+    });
+    if (rare.length === terms.length) return null;
+    return rare.length > 0 ? { rare } : { recent: RECENT_MATCHES };
   }
 
   async compactEvents(
@@ -992,6 +1022,22 @@ function toParams(sessionId: string, stored: StoredEvent): EventParams {
     branch: stored.branch,
     metadata: stored.metadata,
   };
+}
+
+/** A search's row: the event, its seq (log order) and its score. */
+type RankedRow = EventRow & { seq: number; score: number };
+
+/**
+ * The best `limit` of two ranked answers, each event once: higher score first, scores equal to SCORE_DECIMALS
+ * in log order — the order of every bounded answer.
+ */
+function bestOf(a: readonly RankedRow[], b: readonly RankedRow[], limit: number): RankedRow[] {
+  const seen = new Set<number>();
+  const scale = 10 ** SCORE_DECIMALS;
+  return [...a, ...b]
+    .filter((row) => !seen.has(row.seq) && seen.add(row.seq))
+    .sort((x, y) => Math.round(y.score * scale) - Math.round(x.score * scale) || x.seq - y.seq)
+    .slice(0, limit);
 }
 
 function fromRow(row: EventRow): SessionEvent {

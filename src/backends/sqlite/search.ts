@@ -50,6 +50,41 @@ export interface SeqRange {
 }
 
 /**
+ * A word of the query found in more of the index rows a session's search ranks than this is common: the search then
+ * ranks only the rows that also hold one of its rarer words (see SearchBound). Exact results while no query word is
+ * in more of them, as PostgreSQL's POSTINGS_PER_WORD.
+ */
+export const RARE_WORD_EVENTS = 500;
+/** When every word of the query is common: how many of the session's most recent matching events are ranked. */
+export const RECENT_MATCHES = 1_000;
+
+/**
+ * How a session's search is bounded when a query word is common (RARE_WORD_EVENTS): FTS5's `bm25()` costs about a
+ * microsecond per matching row (a size lookup each), and a speaker's name matches half of a long conversation.
+ * - `rare`: the rows holding one of these words are ranked, each by `bm25()` over every word of the query, so a
+ *   ranked event's score is the unbounded search's (to within rounding): FTS5 scores `(rare) AND (all)`, which
+ *   counts the rare words twice, and the score of `rare` alone is taken off again (rounded to 1e-9). When they
+ *   give fewer hits than asked for, the session's RECENT_MATCHES most recent matches join them (see
+ *   SqliteSessionRepository.searchEvents): an event holding only words found almost everywhere scores next to
+ *   nothing, but it is still a hit the unbounded search would return.
+ * - `recent`: no word is rare; the session's `recent` most recent matching events are ranked.
+ */
+/** Decimals a bounded score keeps (`bm25()` scores are tens at most). */
+export const SCORE_DECIMALS = 9;
+
+export type SearchBound = { rare: readonly string[] } | { recent: number };
+
+/**
+ * Counts up to @cap of the index rows between @lo and @hi whose words match @match: enough to tell a rare word from
+ * a common one while reading at most @cap of its matches. The rows are those the search ranks (the session's own
+ * in a file of one session, every session's written meanwhile in a shared one), as `bm25()` counts a word's rows
+ * in the whole file: telling rows apart by session would cost a row lookup per match, as much as ranking them.
+ */
+export function buildWordProbe(t: SqliteTables): string {
+  return `SELECT count(*) AS n FROM (SELECT 1 FROM ${t.fts} WHERE ${t.fts} MATCH @match AND rowid BETWEEN @lo AND @hi LIMIT @cap)`;
+}
+
+/**
  * The ranked search: FTS5 ranks the matching rows between the first and last seq the search may return (`range`;
  * other sessions' rows there included, never those outside) by `bm25()` alone, the best `window` of them
  * (null: all) are joined to their events, and the join keeps those the options allow. Ranking rowids first keeps
@@ -58,6 +93,7 @@ export interface SeqRange {
  * one that does not. `bm25()` is lower for better matches; it is negated so that a higher score is better, as
  * on every backend; ties go to the older event, in the window and after the join alike, so the windowed answer
  * is the unbounded one whenever the window yields `limit` rows (see SqliteSessionRepository.searchEvents).
+ * `bound` (a session's search with a common word) narrows the rows ranked; see SearchBound.
  */
 export function buildSqliteSearch(
   t: SqliteTables,
@@ -66,6 +102,7 @@ export function buildSqliteSearch(
   o: ResolvedEventSearch,
   window: number | null = null,
   range: SeqRange | null = null,
+  bound: SearchBound | null = null,
 ): SqliteSearchQuery {
   const params: Record<string, string | number> = { match: ftsMatchExpression(terms), sessionId, limit: o.limit };
   // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
@@ -86,20 +123,46 @@ export function buildSqliteSearch(
     where.push("(e.branch IS NULL OR e.branch = @branch OR substr(@branch, 1, length(e.branch) + 1) = e.branch || '.')");
     params.branch = o.branch;
   }
-  let ranked = `SELECT rowid AS seq, bm25(${t.fts}) AS rank FROM ${t.fts} WHERE ${t.fts} MATCH @match`;
+  const inRange = range === null ? '' : ' AND f.rowid BETWEEN @lo AND @hi';
   if (range !== null) {
     // FTS5 reads the doclists only between these rowids: another session's rows outside them are never ranked.
-    ranked += ' AND rowid BETWEEN @lo AND @hi';
     params.lo = range.lo;
     params.hi = range.hi;
   }
+  if (bound !== null && 'recent' in bound) {
+    // The newest matches first, straight from FTS5's rowid order; `bm25()` runs only for the rows the join keeps,
+    // and the scan stops at the bound.
+    params.recent = bound.recent;
+    const sql = `SELECT * FROM (SELECT ${COLUMNS}, e.seq AS seq, -bm25(${t.fts}) AS score
+      FROM ${t.fts} f CROSS JOIN ${t.events} e ON e.seq = f.rowid
+      WHERE ${t.fts} MATCH @match${inRange} AND ${where.join(' AND ')}
+      ORDER BY f.rowid DESC LIMIT @recent) ORDER BY score DESC, seq LIMIT @limit`;
+    return { sql, params };
+  }
+  let ranked: string;
+  let prefix = '';
+  if (bound !== null) {
+    // Both sets are the rows holding a rare word; materialised, each is scanned once (joined on a transient index).
+    const rare = ftsMatchExpression(bound.rare);
+    params.both = `(${rare}) AND (${params.match as string})`;
+    params.rare = rare;
+    const scored = (match: string) =>
+      `SELECT f.rowid AS seq, bm25(${t.fts}) AS rank FROM ${t.fts} f WHERE ${t.fts} MATCH ${match}${inRange}`;
+    prefix = `WITH b AS MATERIALIZED (${scored('@both')}), r AS MATERIALIZED (${scored('@rare')}) `;
+    // Rounded: two events the unbounded search scores equal must tie here too (and go in log order), whatever
+    // the subtraction leaves in the last bits.
+    ranked = `SELECT b.seq AS seq, round(b.rank - r.rank, ${SCORE_DECIMALS}) AS rank FROM b JOIN r ON r.seq = b.seq`;
+    delete params.match;
+  } else {
+    ranked = `SELECT f.rowid AS seq, bm25(${t.fts}) AS rank FROM ${t.fts} f WHERE ${t.fts} MATCH @match${inRange}`;
+  }
   if (window !== null) {
-    ranked += ` ORDER BY rank, rowid LIMIT @window`;
+    ranked += ` ORDER BY rank, seq LIMIT @window`;
     params.window = window;
   }
   // CROSS JOIN fixes the order (SQLite's planner never reorders it): the ranked rowids drive, each looks up its
   // row by primary key. Left to itself the planner prefers scanning the session's events through its index.
-  const sql = `SELECT ${COLUMNS}, -m.rank AS score
+  const sql = `${prefix}SELECT ${COLUMNS}, e.seq AS seq, -m.rank AS score
     FROM (${ranked}) m CROSS JOIN ${t.events} e ON e.seq = m.seq
     WHERE ${where.join(' AND ')}
     ORDER BY m.rank, e.seq
