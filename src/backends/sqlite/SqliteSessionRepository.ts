@@ -508,8 +508,9 @@ export class SqliteSessionRepository
       const hits = (rows: readonly RankedRow[]) => rows.map((row) => ({ event: fromRow(row), score: row.score }));
       if (bound !== null && 'recent' in bound) return hits(run(null, bound));
       // The best matches of that range first, widened only when the join's rules leave too few of them: a store
-      // of one session answers from the first window, sessions written interleaved pay more attempts.
-      let window: number | null = o.limit * SEARCH_WINDOW_FACTOR;
+      // of one session answers from the first window, sessions written interleaved pay more attempts. A bounded
+      // search ranks a bounded set whatever the window, and every attempt would rank it again: no window.
+      let window: number | null = bound === null ? o.limit * SEARCH_WINDOW_FACTOR : null;
       for (let attempt = 0; ; attempt++) {
         if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
         const rows = run(window, bound);
@@ -523,8 +524,8 @@ export class SqliteSessionRepository
   }
 
   /**
-   * Null when every word of the query is rare in the session (the search is exact), else how it is bounded. A range
-   * of no more rows than the bound cannot hold a common word: no probe is run.
+   * Null when no word of the query is common among the rows the search ranks (the search is exact), else how it is
+   * bounded (see SearchBound). A range of no more rows than the bound cannot hold a common word: no probe is run.
    */
   private searchBound(terms: readonly string[], range: SeqRange): SearchBound | null {
     if (range.hi - range.lo < RARE_WORD_EVENTS) return null;

@@ -58,6 +58,9 @@ export const RARE_WORD_EVENTS = 500;
 /** When every word of the query is common: how many of the session's most recent matching events are ranked. */
 export const RECENT_MATCHES = 1_000;
 
+/** Decimals a bounded score keeps (`bm25()` scores are tens at most). */
+export const SCORE_DECIMALS = 9;
+
 /**
  * How a session's search is bounded when a query word is common (RARE_WORD_EVENTS): FTS5's `bm25()` costs about a
  * microsecond per matching row (a size lookup each), and a speaker's name matches half of a long conversation.
@@ -69,9 +72,6 @@ export const RECENT_MATCHES = 1_000;
  *   nothing, but it is still a hit the unbounded search would return.
  * - `recent`: no word is rare; the session's `recent` most recent matching events are ranked.
  */
-/** Decimals a bounded score keeps (`bm25()` scores are tens at most). */
-export const SCORE_DECIMALS = 9;
-
 export type SearchBound = { rare: readonly string[] } | { recent: number };
 
 /**
