@@ -69,11 +69,13 @@ import {
   SEARCH_WINDOWED_ATTEMPTS,
   SEARCH_WINDOW_FACTOR,
   SEARCH_WINDOW_GROWTH,
+  BOUNDED_SEARCH_EVENTS,
   RARE_WORD_EVENTS,
   RECENT_MATCHES,
   SCORE_DECIMALS,
   buildSeqRangeQuery,
   buildSqliteSearch,
+  buildSessionSizeProbe,
   buildWordProbe,
   ftsMatchExpression,
   type SearchBound,
@@ -109,6 +111,12 @@ export interface SqliteSessionRepositoryOptions {
    * docs/data-lifecycle.md.
    */
   secureDelete?: boolean;
+  /**
+   * A session holding more events than this gets the bounded search: when a word of the query is in more than 500
+   * of the rows searched, only the events holding a rarer word are ranked (docs/recall.md, "At any archive size").
+   * Default 20,000 (below it bounding costs more than it saves); `Infinity`: every search ranks every match.
+   */
+  boundedSearchEvents?: number;
   logger?: Logger;
 }
 
@@ -213,6 +221,9 @@ export class SqliteSessionRepository
   private guardedTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
   /** A DEFERRED transaction for reads that take several statements (see searchEvents). */
   private readTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
+  /** Per session: its event count (up to BOUNDED_SEARCH_EVENTS + 1) and its last seq when counted (isLargeSession). */
+  private readonly sessionSizes = new Map<string, { hi: number; events: number }>();
+  private readonly boundedSearchEvents: number;
   private rewriteStatements: SqliteEventRewrites | undefined;
   private retentionStatements: SqliteRetention | undefined;
   private compactionStatements: SqliteCompactions | undefined;
@@ -236,6 +247,11 @@ export class SqliteSessionRepository
     this.path = requireText(options.path, 'path');
     this.prefix = options.prefix ?? DEFAULT_SQLITE_PREFIX;
     this.tables = sqliteTables(this.prefix);
+    const boundedSearchEvents = options.boundedSearchEvents ?? BOUNDED_SEARCH_EVENTS;
+    if (boundedSearchEvents !== Infinity && (!Number.isInteger(boundedSearchEvents) || boundedSearchEvents < 0)) {
+      throw new InvalidArgumentError('boundedSearchEvents must be an integer >= 0 or Infinity');
+    }
+    this.boundedSearchEvents = boundedSearchEvents;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw new InvalidArgumentError('busyTimeoutMs must be an integer >= 0');
@@ -500,7 +516,7 @@ export class SqliteSessionRepository
       ) as { lo: number | null; hi: number | null } | undefined;
       if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
       const seqs = { lo: range.lo, hi: range.hi };
-      const bound = o.scope === 'session' ? this.searchBound(terms, seqs) : null;
+      const bound = o.scope === 'session' ? this.searchBound(sessionId, terms, seqs) : null;
       const run = (window: number | null, b: SearchBound | null) => {
         const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs, b);
         return this.statement(search.sql).all(search.params) as RankedRow[];
@@ -525,10 +541,11 @@ export class SqliteSessionRepository
 
   /**
    * Null when no word of the query is common among the rows the search ranks (the search is exact), else how it is
-   * bounded (see SearchBound). A range of no more rows than the bound cannot hold a common word: no probe is run.
+   * bounded (see SearchBound). A session of no more than `boundedSearchEvents` events is searched unbounded: no
+   * probe is run.
    */
-  private searchBound(terms: readonly string[], range: SeqRange): SearchBound | null {
-    if (range.hi - range.lo < RARE_WORD_EVENTS) return null;
+  private searchBound(sessionId: string, terms: readonly string[], range: SeqRange): SearchBound | null {
+    if (!this.isLargeSession(sessionId, range.hi)) return null;
     const probe = this.statement(buildWordProbe(this.tables));
     const rare = terms.filter((term) => {
       const params = { match: ftsMatchExpression([term]), lo: range.lo, hi: range.hi, cap: RARE_WORD_EVENTS + 1 };
@@ -536,6 +553,27 @@ export class SqliteSessionRepository
     });
     if (rare.length === terms.length) return null;
     return rare.length > 0 ? { rare } : { recent: RECENT_MATCHES };
+  }
+
+  /**
+   * Whether the session holds more than `boundedSearchEvents` events. Counting reads up to that many index entries
+   * (~0.8 ms for 20,000), so a count is kept per session and read again only once enough seqs were written to the
+   * file since (`hi`, the session's last seq, grew by the events it lacked) — or, for a large session, by
+   * `boundedSearchEvents`: one that shrank (a retention purge) is searched bounded until then.
+   */
+  private isLargeSession(sessionId: string, hi: number): boolean {
+    const bound = this.boundedSearchEvents;
+    if (bound === Infinity) return false;
+    const known = this.sessionSizes.get(sessionId);
+    if (known !== undefined) {
+      const large = known.events > bound;
+      if (hi - known.hi < (large ? Math.max(1, bound) : bound + 1 - known.events)) return large;
+    }
+    const params = { sessionId, cap: bound + 1 };
+    const events = (this.statement(buildSessionSizeProbe(this.tables)).get(params) as { n: number }).n;
+    if (this.sessionSizes.size >= SESSION_SIZES_KEPT) this.sessionSizes.clear();
+    this.sessionSizes.set(sessionId, { hi, events });
+    return events > bound;
   }
 
   async compactEvents(
@@ -1024,6 +1062,9 @@ function toParams(sessionId: string, stored: StoredEvent): EventParams {
     metadata: stored.metadata,
   };
 }
+
+/** Sessions whose size a repository keeps for isLargeSession (then it forgets them all and counts again). */
+const SESSION_SIZES_KEPT = 10_000;
 
 /** A search's row: the event, its seq (log order) and its score. */
 type RankedRow = EventRow & { seq: number; score: number };

@@ -21,9 +21,13 @@ interface Hit {
 }
 
 /** A file holding session 's' with one user event per text (ids e0, e1, … in log order). */
-async function store(texts: readonly string[]): Promise<{ path: string; repo: SqliteSessionRepository }> {
+async function store(
+  texts: readonly string[],
+  boundedSearchEvents = 0,
+): Promise<{ path: string; repo: SqliteSessionRepository }> {
   const path = join(dir, `db-${n++}.db`);
-  const repo = new SqliteSessionRepository({ path, logger });
+  // Bounded from the first event (the default is a session of 20,000): these sessions are small.
+  const repo = new SqliteSessionRepository({ path, logger, boundedSearchEvents });
   await repo.save(Session.create({ id: 's', userId: 'u' }));
   await repo.appendEvents(
     's',
@@ -62,6 +66,19 @@ const seqOf = (h: Hit) => Number(h.id.slice(1));
  */
 const byRoundedScore = (hits: readonly Hit[]) =>
   [...hits].sort((a, b) => Math.round(b.score * 1e9) - Math.round(a.score * 1e9) || seqOf(a) - seqOf(b));
+
+/**
+ * "walrus" in 550 short events, "zebra" in 50 long ones; 2,000 others keep "walrus" far from everywhere, so its
+ * short events outscore the long "zebra" ones in the unbounded search.
+ */
+function walrusAndZebra(): string[] {
+  const filler = (i: number, words: number) => Array.from({ length: words }, (_, k) => `filler${(i + k) % 97}`).join(' ');
+  return [
+    ...Array.from({ length: 550 }, () => 'walrus walrus walrus'),
+    ...Array.from({ length: 2_000 }, (_, i) => filler(i, 8)),
+    ...Array.from({ length: 50 }, (_, i) => `zebra ${filler(i, 199)}`),
+  ];
+}
 
 describe('SQLite session search bounded by common words', function () {
   this.timeout(60_000);
@@ -115,14 +132,7 @@ describe('SQLite session search bounded by common words', function () {
   });
 
   it('an event holding only the common word is not ranked when enough events hold the rare one, however well it would score', async function () {
-    // "walrus" is in 550 short events, "zebra" in 50 long ones; 2,000 others keep "walrus" far from everywhere,
-    // so its short events outscore the long "zebra" ones in the unbounded search.
-    const filler = (i: number, words: number) => Array.from({ length: words }, (_, k) => `filler${(i + k) % 97}`).join(' ');
-    const texts = [
-      ...Array.from({ length: 550 }, () => 'walrus walrus walrus'),
-      ...Array.from({ length: 2_000 }, (_, i) => filler(i, 8)),
-      ...Array.from({ length: 50 }, (_, i) => `zebra ${filler(i, 199)}`),
-    ];
+    const texts = walrusAndZebra();
     const { path, repo } = await store(texts);
     try {
       expect(
@@ -147,6 +157,48 @@ describe('SQLite session search bounded by common words', function () {
       expectSameHits(hits, byRoundedScore(exact(path, 'walrus zebra')).slice(0, 10));
     } finally {
       await repo.close();
+    }
+  });
+
+  it('a session of no more events than boundedSearchEvents is searched unbounded, common words and all', async function () {
+    // The store of the test above, with the bound at its size: the short "walrus" events now rank first.
+    const texts = walrusAndZebra();
+    const { path, repo } = await store(texts, texts.length);
+    try {
+      expectSameHits(await bounded(repo, 'walrus zebra', 10), exact(path, 'walrus zebra').slice(0, 10));
+      expect((await bounded(repo, 'walrus zebra', 10)).every((h) => seqOf(h) < 550)).to.equal(true);
+    } finally {
+      await repo.close();
+    }
+  });
+
+  it('the event that takes a session past boundedSearchEvents turns the bound on at the next search', async function () {
+    const texts = walrusAndZebra();
+    const { path, repo } = await store(texts, texts.length);
+    try {
+      // At the bound: unbounded, the short "walrus" events first.
+      expectSameHits(await bounded(repo, 'walrus zebra', 10), exact(path, 'walrus zebra').slice(0, 10));
+      await repo.appendEvents('s', [SessionEvent.create({ sessionId: 's', id: 'extra', message: Messages.user('walrus') })]);
+      // One more event: bounded, only the long "zebra" events are ranked.
+      const after = await bounded(repo, 'walrus zebra', 10);
+      expect(after.every((h) => h.id.startsWith('e') && seqOf(h) >= 2_550)).to.equal(true);
+    } finally {
+      await repo.close();
+    }
+  });
+
+  it('boundedSearchEvents: Infinity never bounds; a negative or fractional value is refused', async function () {
+    const texts = [...Array.from({ length: 600 }, () => 'walrus'), 'walrus zebra'];
+    const { path, repo } = await store(texts, Infinity);
+    try {
+      expectSameHits(await bounded(repo, 'walrus', 5), exact(path, 'walrus').slice(0, 5));
+    } finally {
+      await repo.close();
+    }
+    for (const boundedSearchEvents of [-1, 1.5, Number.NaN]) {
+      expect(() => new SqliteSessionRepository({ path: ':memory:', logger, boundedSearchEvents })).to.throw(
+        'boundedSearchEvents must be an integer >= 0 or Infinity',
+      );
     }
   });
 
