@@ -557,8 +557,8 @@ export class SqliteSessionRepository
 
   /**
    * Whether the session holds more than `boundedSearchEvents` events. Counting reads up to that many index entries
-   * (~0.8 ms for 20,000), so a count is kept per session and read again only once enough seqs were written to the
-   * file since (`hi`, the session's last seq, grew by the events it lacked) — or, for a large session, by
+   * (~0.8 ms for 20,000), so a count is kept per session and read again only once the session's last seq (`hi`)
+   * has grown by the events it lacked — each event it gains takes a seq of its own — or, for a large session, by
    * `boundedSearchEvents`: one that shrank (a retention purge) is searched bounded until then.
    */
   private isLargeSession(sessionId: string, hi: number): boolean {
