@@ -14,17 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { DefaultSessionService, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from 'session-compaction';
-import { sqliteTables } from '../src/backends/sqlite/schema.js';
-import {
-  SEARCH_WINDOWED_ATTEMPTS,
-  SEARCH_WINDOW_FACTOR,
-  SEARCH_WINDOW_GROWTH,
-  buildSeqRangeQuery,
-  buildSqliteSearch,
-} from '../src/backends/sqlite/search.js';
-import { resolveEventSearchOptions, searchTerms } from '../src/repository/eventSearch.js';
 import { arg } from './support/args.js';
 import { chatCorpus } from './support/chatCorpus.js';
 import { fillArchive } from './support/fillArchive.js';
@@ -36,7 +26,6 @@ const QUERIES = Number(arg('queries', '200'));
 const LIMIT = Number(arg('limit', '40'));
 const LOCOMO = process.env.LOCOMO ?? path.resolve(process.env.RECORDED_DIR ?? '.', 'locomo/locomo10.json');
 const logger = createDefaultLogger({ silent: true });
-const t = sqliteTables('session_compaction');
 const { source, turns, questions } = chatCorpus(LOCOMO);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'sqlite-search-bound-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -46,18 +35,13 @@ interface Hit {
   text: string | null;
 }
 
-/** The statement before the bound, as the repository ran it: widening windows of best matches, then none. */
-function unbounded(db: Database.Database, sessionId: string, query: string): Hit[] {
-  const o = resolveEventSearchOptions({ limit: LIMIT });
-  const range = db.prepare(buildSeqRangeQuery(t, 'session')).get({ sessionId }) as { lo: number; hi: number };
-  let window: number | null = LIMIT * SEARCH_WINDOW_FACTOR;
-  for (let attempt = 0; ; attempt++) {
-    if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
-    const q = buildSqliteSearch(t, sessionId, searchTerms(query, true), o, window, range);
-    const rows = db.prepare(q.sql).all(q.params) as Hit[];
-    if (window === null || rows.length >= LIMIT) return rows.map((r) => ({ id: r.id, text: r.text }));
-    window *= SEARCH_WINDOW_GROWTH;
-  }
+/** The same file searched with the bound off (`boundedSearchEvents: Infinity`): the statement before the bound. */
+function unboundedRepository(file: string): SqliteSessionRepository {
+  return new SqliteSessionRepository({ path: file, logger, synchronous: 'NORMAL', boundedSearchEvents: Infinity });
+}
+
+async function hitsOf(repository: SqliteSessionRepository, sessionId: string, query: string): Promise<Hit[]> {
+  return (await repository.searchEvents(sessionId, query, { limit: LIMIT })).map((h) => ({ id: h.event.id, text: h.event.text }));
 }
 
 interface Agreement {
@@ -94,12 +78,12 @@ async function measureSize(size: number): Promise<SizeRow> {
   const service = new DefaultSessionService(repository, { logger });
   process.stderr.write(`loading ${size.toLocaleString('en')} archived events…\n`);
   await fillArchive(service, repository, 's', size, 20, turns);
-  const db = new Database(file, { readonly: true });
+  const plain = unboundedRepository(file);
   const row: SizeRow = { size, bounded: [], exact: [], agreement: { questions: 0, identical: 0, events: 0, texts: 0 } };
   const asked = questions.slice(0, QUERIES);
   for (const q of asked.slice(0, 10)) {
-    await repository.searchEvents('s', q, { limit: LIMIT });
-    unbounded(db, 's', q);
+    await hitsOf(repository, 's', q);
+    await hitsOf(plain, 's', q);
   }
   for (const [i, q] of asked.entries()) {
     if (i % 50 === 0) process.stderr.write(`  ${size.toLocaleString('en')} events: question ${i + 1} of ${asked.length}\n`);
@@ -107,24 +91,24 @@ async function measureSize(size: number): Promise<SizeRow> {
     let exact: Hit[] = [];
     const runBounded = async () => {
       const s = performance.now();
-      bounded = (await repository.searchEvents('s', q, { limit: LIMIT })).map((h) => ({ id: h.event.id, text: h.event.text }));
+      bounded = await hitsOf(repository, 's', q);
       row.bounded.push(performance.now() - s);
     };
-    const runExact = () => {
+    const runExact = async () => {
       const s = performance.now();
-      exact = unbounded(db, 's', q);
+      exact = await hitsOf(plain, 's', q);
       row.exact.push(performance.now() - s);
     };
     if (i % 2 === 0) {
       await runBounded();
-      runExact();
+      await runExact();
     } else {
-      runExact();
+      await runExact();
       await runBounded();
     }
     agree(row.agreement, bounded, exact);
   }
-  db.close();
+  await plain.close();
   await repository.close();
   row.bounded.sort((a, b) => a - b);
   row.exact.sort((a, b) => a - b);
@@ -148,17 +132,13 @@ async function measureConversations(): Promise<ConversationRow[]> {
     const events = conversation.events.map((e, k) => SessionEvent.create({ sessionId: 'c', id: `e${k}`, message: toMessage(e) }));
     await repository.appendEvents('c', events);
     await repository.compactEvents('c', events, [], events.length);
-    const db = new Database(file, { readonly: true });
+    const plain = unboundedRepository(file);
     const row: ConversationRow = { events: events.length, agreement: { questions: 0, identical: 0, events: 0, texts: 0 } };
     for (const probe of conversation.probes ?? []) {
       if (probe.distractor !== undefined) continue;
-      const bounded = (await repository.searchEvents('c', probe.question, { limit: LIMIT })).map((h) => ({
-        id: h.event.id,
-        text: h.event.text,
-      }));
-      agree(row.agreement, bounded, unbounded(db, 'c', probe.question));
+      agree(row.agreement, await hitsOf(repository, 'c', probe.question), await hitsOf(plain, 'c', probe.question));
     }
-    db.close();
+    await plain.close();
     await repository.close();
     rows.push(row);
   }
