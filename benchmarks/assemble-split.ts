@@ -1,10 +1,10 @@
-// Where one `ContextAssembler.assemble` at 10,000 events spends its time on PostgreSQL and Redis: every
+// Where one `ContextAssembler.assemble` at 10,000 events spends its time on PostgreSQL, SQLite and Redis: every
 // repository call timed (wall, and how many per assemble: the round trips), the retrieval (for Redis the
 // in-process BM25 search, repository reads excluded), and the rest of the assembly in this process. Same session
 // and request as benchmarks/recall-scaling.ts (`--parts assemble`): LoCoMo turns and questions, budget 4,000
 // tokens (500 reserved), the question pending.
 //   RECORDED_DIR=… node --conditions=session-compaction-source --import tsx benchmarks/assemble-split.ts \
-//        [--backends postgres,redis] [--events 10000] [--queries 200]
+//        [--backends postgres,sqlite,redis] [--events 10000] [--queries 200]
 import { writeFileSync } from 'node:fs';
 import { Session as Inspector } from 'node:inspector/promises';
 import os from 'node:os';
@@ -20,6 +20,7 @@ import {
   PostgresSessionRepository,
   RedisSessionRepository,
   RepositoryRetriever,
+  SqliteSessionRepository,
   createDefaultLogger,
   type SessionRepository,
   type Retriever,
@@ -197,6 +198,13 @@ for (const name of BACKENDS) {
       await repository.close();
       await dropPostgresStore(pool, p).catch(() => undefined);
       await pool.end();
+    }
+  } else if (name === 'sqlite') {
+    const repository = new SqliteSessionRepository({ path: ':memory:', logger });
+    try {
+      out.push(...(await measure(name, repository, async () => {})));
+    } finally {
+      await repository.close();
     }
   } else if (name === 'redis') {
     const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });

@@ -140,6 +140,26 @@ describe('neighbours by position (findEventNeighbours) on every backend', functi
         );
       });
 
+      it("neighbours skip the events of a session written in between, and another session's ids are not read", async function () {
+        const repository = backend.repository();
+        if (!isEventNeighbourhoodRepository(repository)) this.skip();
+        const a = (await service.create({ id: `i-${randomBytes(6).toString('hex')}`, userId: 'u' })).id;
+        const b = (await service.create({ id: `i-${randomBytes(6).toString('hex')}`, userId: 'u' })).id;
+        // Interleaved writes: the two sessions' events alternate in the store's order.
+        for (let i = 0; i < 6; i++) {
+          await service.appendMessage(a, Messages.user(`a${i}`));
+          await service.appendMessage(b, Messages.user(`b${i}`));
+        }
+        const logA = await service.getEvents(a, EventFilter.all());
+        const logB = await service.getEvents(b, EventFilter.all());
+        const texts = (runs: SessionEvent[][]) => runs.map((r) => r.map((e) => e.text));
+        expect(texts(await repository.findEventNeighbours(a, [logA[2]!.id, logB[4]!.id], 1))).to.deep.equal([['a1', 'a2', 'a3']]);
+        expect(texts(await repository.findEventNeighbours(b, [logB[0]!.id, logB[5]!.id], 1))).to.deep.equal([
+          ['b0', 'b1'],
+          ['b4', 'b5'],
+        ]);
+      });
+
       it('the store reads neighbours itself where it can (SQLite, PostgreSQL), and refuses a bad radius', async function () {
         const repository = backend.repository();
         if (!isEventNeighbourhoodRepository(repository)) {

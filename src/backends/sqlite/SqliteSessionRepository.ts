@@ -54,7 +54,7 @@ import {
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, buildNeighbourQueries, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
+import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
 import {
   mergeNeighbourWindows,
   requireNeighbourRequest,
@@ -468,26 +468,41 @@ export class SqliteSessionRepository
     );
   }
 
-  /** One indexed lookup and two index range scans per event (before it, from it on): the cost does not grow with the log. */
+  /**
+   * One statement for every event (see buildNeighbourQuery): an indexed lookup and index range scans per event,
+   * so the cost does not grow with the log; one snapshot. An event in several neighbourhoods is decoded once.
+   */
   async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
     this.ready();
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
-    const q = buildNeighbourQueries(this.tables.events);
-    const anchor = this.statement(q.anchor);
-    const before = this.statement(q.before);
-    const from = this.statement(q.from);
+    const rows = this.statement(buildNeighbourQuery(this.tables.events)).all({
+      ids: JSON.stringify(ids),
+      sessionId,
+      radius,
+    }) as Array<EventRow & { ord: number; anchor: number; seq: number }>;
+    const decoded = new Map<number, SessionEvent>();
+    const byAnchor = new Map<number, Array<EventRow & { anchor: number; seq: number }>>();
+    for (const row of rows) {
+      const list = byAnchor.get(row.ord);
+      if (list === undefined) byAnchor.set(row.ord, [row]);
+      else list.push(row);
+    }
     const windows: KeyedWindow[] = [];
-    for (const id of ids) {
-      const seq = anchor.get(sessionId, id) as { seq: number } | undefined;
-      if (seq === undefined) continue;
-      const earlier = radius === 0 ? [] : (before.all(sessionId, seq.seq, radius) as Array<EventRow & { seq: number }>);
-      const later = from.all(sessionId, seq.seq, radius + 2) as Array<EventRow & { seq: number }>;
-      const ordered = [...earlier.reverse(), ...later.slice(0, radius + 1)];
+    for (const found of byAnchor.values()) {
+      found.sort((x, y) => x.seq - y.seq);
+      const anchor = found[0]!.anchor;
+      // Rows before the event, then the event and `radius` after it; one more, when read, is the next event's seq.
+      const end = found.findIndex((r) => r.seq >= anchor) + radius + 1;
+      const ordered = found.slice(0, end);
       windows.push({
         keys: ordered.map((r) => r.seq),
-        events: ordered.map(fromRow),
-        next: later.length > radius + 1 ? later[radius + 1]!.seq : null,
+        events: ordered.map((r) => {
+          let e = decoded.get(r.seq);
+          if (e === undefined) decoded.set(r.seq, (e = fromRow(r)));
+          return e;
+        }),
+        next: found.length > end ? found[end]!.seq : null,
       });
     }
     return mergeNeighbourWindows(windows);
