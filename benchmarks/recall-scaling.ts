@@ -10,8 +10,9 @@
 // network: the library's own cost only), the reply appended, and a sliding window of 20 events compacted after
 // every turn (so each turn also archives, and the in-process index follows a compaction every turn). Text:
 // LoCoMo turns and questions ($RECORDED_DIR or $LOCOMO), else a seeded synthetic chat. The first turns after
-// loading (the cold index build) are left out; p50/p95 over the rest. PostgreSQL and Redis from PG_URL /
-// REDIS_URL; an unreachable one is skipped. Writes docs/benchmarks/recall-scaling.md and prints it.
+// loading (the cold index build) are left out; p50/p95 over the rest. Each archive size has a store of its own and
+// the two sizes' turns alternate one by one, so a change in the shared machine's speed weighs on both alike.
+// PostgreSQL and Redis from PG_URL / REDIS_URL; an unreachable one is skipped. Writes docs/benchmarks/recall-scaling.md and prints it.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -182,63 +183,97 @@ interface TurnRow {
 
 /** Wall and CPU milliseconds of each call. */
 async function timed(calls: number, run: (i: number) => Promise<unknown>): Promise<Timing> {
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  const search: number[] = [];
-  const rest: number[] = [];
-  for (let i = 0; i < calls; i++) {
-    const c = process.cpuUsage();
-    const s = searchClock;
-    const t = performance.now();
-    await run(i);
-    const w = performance.now() - t;
-    wall.push(w);
-    search.push(searchClock - s);
-    rest.push(w - (searchClock - s));
-    const used = process.cpuUsage(c);
-    cpu.push((used.user + used.system) / 1000);
-  }
-  for (const list of [wall, cpu, search, rest]) list.sort((a, b) => a - b);
-  return {
-    p50: quantile(wall, 0.5),
-    p95: quantile(wall, 0.95),
-    cpu50: quantile(cpu, 0.5),
-    search50: quantile(search, 0.5),
-    rest50: quantile(rest, 0.5),
-  };
+  return (await timedSideBySide(calls, [run]))[0]!;
 }
 
-async function measureTurns(b: Backend, size: number): Promise<TurnRow> {
-  const service = new DefaultSessionService(b.repository, { logger });
-  const retriever = new RepositoryRetriever({ repository: b.repository, sessionService: service });
-  const common = {
-    sessionService: service,
-    client: instantClient(),
-    model: 'bench',
-    logger,
-    compactionTrigger: () => true,
-    compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: WINDOW }),
-  };
-  const recalling = new OpenAISessionMemory({ ...common, recall: { retriever } });
-  const plain = new OpenAISessionMemory(common);
-  const result: Partial<TurnRow> = { backend: b.name, size };
-  for (const [key, memory] of [
-    ['withRecall', recalling],
-    ['without', plain],
-  ] as const) {
-    const id = `turns-${key}-${size}-${randomBytes(3).toString('hex')}`;
-    await fillArchive(service, b.repository, id, size, WINDOW, turns);
-    await b.afterLoad?.();
-    const turn = (i: number) =>
-      memory.call({ sessionId: id, userId: 'bench', messages: [{ role: 'user', content: questions[i % questions.length]! }] });
-    const t = performance.now();
-    await turn(0);
-    if (key === 'withRecall') result.firstTurn = performance.now() - t;
-    for (let i = 1; i < WARMUP; i++) await turn(i);
-    result[key] = await timed(TURNS, (i) => turn(i + WARMUP));
+/**
+ * Each contender's call `i` in turn, the order reversed every other round, so that a change in the machine's
+ * speed during the run (it is shared) weighs on every contender alike and a ratio between them stays honest.
+ */
+async function timedSideBySide(calls: number, runs: ReadonlyArray<(i: number) => Promise<unknown>>): Promise<Timing[]> {
+  const samples = runs.map(() => ({ wall: [] as number[], cpu: [] as number[], search: [] as number[], rest: [] as number[] }));
+  for (let i = 0; i < calls; i++) {
+    const order = runs.map((_, k) => k);
+    if (i % 2 === 1) order.reverse();
+    for (const k of order) {
+      const c = process.cpuUsage();
+      const s = searchClock;
+      const t = performance.now();
+      await runs[k]!(i);
+      const w = performance.now() - t;
+      const used = process.cpuUsage(c);
+      const x = samples[k]!;
+      x.wall.push(w);
+      x.search.push(searchClock - s);
+      x.rest.push(w - (searchClock - s));
+      x.cpu.push((used.user + used.system) / 1000);
+    }
   }
-  (retriever as unknown as { fallback?: Bm25Retriever }).fallback?.close?.();
-  return result as TurnRow;
+  return samples.map(({ wall, cpu, search, rest }) => {
+    for (const list of [wall, cpu, search, rest]) list.sort((a, b) => a - b);
+    return {
+      p50: quantile(wall, 0.5),
+      p95: quantile(wall, 0.95),
+      cpu50: quantile(cpu, 0.5),
+      search50: quantile(search, 0.5),
+      rest50: quantile(rest, 0.5),
+    };
+  });
+}
+
+/**
+ * The same turns on a store of SMALL and one of LARGE archived events, side by side: each size has a store of its
+ * own, and their turns alternate one by one, so that both sizes are measured under the same load.
+ */
+async function measureTurns(small: Backend, large: Backend): Promise<TurnRow[]> {
+  const sides = [
+    { b: small, size: SMALL },
+    { b: large, size: LARGE },
+  ].map(({ b, size }) => {
+    const service = new DefaultSessionService(b.repository, { logger });
+    const retriever = new RepositoryRetriever({ repository: b.repository, sessionService: service });
+    const common = {
+      sessionService: service,
+      client: instantClient(),
+      model: 'bench',
+      logger,
+      compactionTrigger: () => true,
+      compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: WINDOW }),
+    };
+    const memories = {
+      withRecall: new OpenAISessionMemory({ ...common, recall: { retriever } }),
+      without: new OpenAISessionMemory(common),
+    };
+    return { b, size, service, retriever, memories, id: '', row: { backend: b.name, size } as Partial<TurnRow> };
+  });
+  // The sessions without recall are written after those with it are measured: a session's own turns then come
+  // last in its store, as they would in a deployment.
+  for (const key of ['withRecall', 'without'] as const) {
+    for (const side of sides) {
+      side.id = `turns-${key}-${side.size}-${randomBytes(3).toString('hex')}`;
+      await fillArchive(side.service, side.b.repository, side.id, side.size, WINDOW, turns);
+      await side.b.afterLoad?.();
+    }
+    const turn = (side: (typeof sides)[number], i: number) =>
+      side.memories[key].call({
+        sessionId: side.id,
+        userId: 'bench',
+        messages: [{ role: 'user', content: questions[i % questions.length]! }],
+      });
+    for (const side of sides) {
+      const t = performance.now();
+      await turn(side, 0);
+      if (key === 'withRecall') side.row.firstTurn = performance.now() - t;
+    }
+    for (let i = 1; i < WARMUP; i++) for (const side of sides) await turn(side, i);
+    const timings = await timedSideBySide(
+      TURNS,
+      sides.map((side) => (i: number) => turn(side, i + WARMUP)),
+    );
+    sides.forEach((side, k) => (side.row[key] = timings[k]));
+  }
+  for (const side of sides) (side.retriever as unknown as { fallback?: Bm25Retriever }).fallback?.close?.();
+  return sides.map((side) => side.row as TurnRow);
 }
 
 interface AssembleRow extends Timing {
@@ -310,14 +345,30 @@ const turnRows: TurnRow[] = [];
 const assembleRows: AssembleRow[] = [];
 let searchRows: SearchRow[] = [];
 for (const name of BACKENDS) {
-  const b = await backend(name);
-  if (b === null) continue;
-  timeSearches(b.repository);
-  try {
-    if (PARTS.has('turns')) for (const size of [SMALL, LARGE]) turnRows.push(await measureTurns(b, size));
-    if (PARTS.has('assemble')) assembleRows.push(await measureAssemble(b));
-  } finally {
-    await b.close();
+  if (PARTS.has('turns')) {
+    const small = await backend(name);
+    const large = small === null ? null : await backend(name);
+    try {
+      if (small !== null && large !== null) {
+        timeSearches(small.repository);
+        timeSearches(large.repository);
+        turnRows.push(...(await measureTurns(small, large)));
+      }
+    } finally {
+      await small?.close();
+      await large?.close();
+    }
+  }
+  if (PARTS.has('assemble')) {
+    const b = await backend(name);
+    if (b !== null) {
+      timeSearches(b.repository);
+      try {
+        assembleRows.push(await measureAssemble(b));
+      } finally {
+        await b.close();
+      }
+    }
   }
   console.error(`${name} done`);
 }
@@ -336,7 +387,9 @@ if (turnRows.length > 0) {
     '## A SessionMemory turn, 1,000 vs 100,000 archived events',
     '',
     `${TURNS} turns after ${WARMUP} left out (the first builds the in-process index); a model that answers at once; a 20-event`,
-    'sliding window compacted after every turn. Recall: `RepositoryRetriever` (push-down on SQLite and PostgreSQL,',
+    "sliding window compacted after every turn. Each size has a store of its own, and the two sizes' turns alternate",
+    'one by one (the order reversed every other turn), so both are measured under the same load.',
+    'Recall: `RepositoryRetriever` (push-down on SQLite and PostgreSQL,',
     'in-process BM25 on memory and Redis), default settings (40 hits, 2 neighbours).',
     '',
     '| backend | archived | with recall p50 (ms) | p95 (ms) | CPU p50 (ms) | without recall p50 (ms) | p95 (ms) | CPU p50 (ms) | first turn with recall (ms) |',
