@@ -158,6 +158,8 @@ interface Statements {
   casVersion: Database.Statement;
   archiveEvent: Database.Statement;
   deleteActive: Database.Statement;
+  activeRows: Database.Statement;
+  lastArchivedSeq: Database.Statement;
   deleteEvent: Database.Statement;
   append: Database.Transaction<(sessionId: string, params: EventParams) => void>;
   updateMetadata: Database.Transaction<(sessionId: string, update: SessionMetadataUpdate) => Session | null>;
@@ -996,6 +998,11 @@ export class SqliteSessionRepository
          ON CONFLICT (session_id, id) DO UPDATE SET archived = 1`,
       ),
       deleteActive: p(`DELETE FROM ${e} WHERE session_id = ? AND archived = 0`),
+      activeRows: p(
+        `SELECT seq, id, timestamp, message_type AS messageType, text, data, synthetic, branch, metadata
+         FROM ${e} WHERE session_id = ? AND archived = 0 ORDER BY seq`,
+      ),
+      lastArchivedSeq: p(`SELECT max(seq) AS seq FROM ${e} WHERE session_id = ? AND archived = 1`),
       deleteEvent: p(`DELETE FROM ${e} WHERE session_id = ? AND id = ?`),
     };
     const append = this.db.transaction((sessionId: string, params: EventParams): void => {
@@ -1019,6 +1026,10 @@ export class SqliteSessionRepository
         if (st.casVersion.run(sessionId, expectedVersion).changes === 0) return false;
         // Marked in place: archived rows keep their seq, so history keeps its order and is never rewritten.
         for (const p of archived) st.archiveEvent.run(p);
+        // A window that is already the active rows, unchanged and after the whole archive (a sliding window's
+        // usual case), stays as it is: rewriting it cost a delete and an insert per event in the table and its
+        // full-text index, whose writes grow with the index.
+        if (windowInPlace(st, sessionId, retained)) return true;
         // Only the active window: the (session_id, archived, seq) index keeps this independent of history size.
         st.deleteActive.run(sessionId);
         // New seq values: the retained window (summary first) sorts after the whole archive. An id is unique
@@ -1061,6 +1072,36 @@ function toSession(row: SessionRow): Session {
     expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
     metadata: row.metadata,
   });
+}
+
+/**
+ * Whether the session's active rows, once the archived ones are marked, are `retained` exactly — the same events
+ * in the same order, every stored column equal — and all sort after its archive: then the compaction's window
+ * is already in place.
+ */
+function windowInPlace(
+  st: Pick<Statements, 'activeRows' | 'lastArchivedSeq'>,
+  sessionId: string,
+  retained: readonly EventParams[],
+): boolean {
+  const rows = st.activeRows.all(sessionId) as Array<Omit<EventParams, 'sessionId' | 'archived'> & { seq: number }>;
+  if (rows.length !== retained.length) return false;
+  const same = rows.every((row, i) => {
+    const p = retained[i]!;
+    return (
+      row.id === p.id &&
+      row.timestamp === p.timestamp &&
+      row.messageType === p.messageType &&
+      row.text === p.text &&
+      row.data === p.data &&
+      row.synthetic === p.synthetic &&
+      row.branch === p.branch &&
+      row.metadata === p.metadata
+    );
+  });
+  if (!same || rows.length === 0) return same;
+  const last = (st.lastArchivedSeq.get(sessionId) as { seq: number | null }).seq;
+  return last === null || last < rows[0]!.seq;
 }
 
 function toParams(sessionId: string, stored: StoredEvent): EventParams {

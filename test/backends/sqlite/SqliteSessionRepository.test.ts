@@ -251,6 +251,44 @@ describe('SqliteSessionRepository', function () {
       await repo.close();
     });
 
+    it('a window kept unchanged and after the archive stays in place (same seq); the full-text index holds it once', async function () {
+      const path = fresh();
+      const repo = new SqliteSessionRepository({ path, logger });
+      const [e1, e2, e3, e4] = await seeded(repo, 's', ['e1', 'e2', 'e3', 'e4']);
+      const before = rawEvents(path);
+      expect(await repo.compactEvents('s', [e1!, e2!], [e3!, e4!], 4)).to.equal(true);
+      expect(rawEvents(path)).to.deep.equal(before.map((r) => ({ ...r, archived: r.id === 'e1' || r.id === 'e2' ? 1 : 0 })));
+      expect(await repo.getEventVersion('s')).to.equal(5);
+      const hits = await repo.searchEvents('s', 'e3 e4', { includeActive: true, limit: 10 });
+      expect(hits.map((h) => h.event.id).sort()).to.deep.equal(['e3', 'e4']);
+      await repo.close();
+    });
+
+    it('a retained event whose stored form changed is rewritten: the window reads and finds only its new text', async function () {
+      const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+      const [e1, , e3] = await seeded(repo, 's', ['e1', 'e2', 'e3']);
+      const edited = SessionEvent.create({ sessionId: 's', id: 'e2', message: Messages.user('rewritten words') });
+      expect(await repo.compactEvents('s', [e1!], [edited, e3!], 3)).to.equal(true);
+      expect((await repo.findEvents('s', EventFilter.active())).map((e) => e.text)).to.deep.equal(['rewritten words', 'e3']);
+      const found = async (q: string) =>
+        (await repo.searchEvents('s', q, { includeActive: true, limit: 10 })).map((h) => h.event.id);
+      expect(await found('rewritten')).to.deep.equal(['e2']);
+      expect(await found('e2')).to.deep.equal([]);
+      await repo.close();
+    });
+
+    it('a retained window that would sort before an archived event is re-inserted after the whole archive', async function () {
+      const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+      const [e1, e2, e3] = await seeded(repo, 's', ['e1', 'e2', 'e3']);
+      expect(await repo.compactEvents('s', [e3!], [e1!, e2!], 3)).to.equal(true);
+      expect((await repo.findEvents('s')).map((e) => [e.id, e.archived])).to.deep.equal([
+        ['e3', true],
+        ['e1', false],
+        ['e2', false],
+      ]);
+      await repo.close();
+    });
+
     it('an event appended already archived keeps its place in the log and never enters the active window', async function () {
       const repo = new SqliteSessionRepository({ path: ':memory:', logger });
       const [e1] = await seeded(repo, 's', ['e1']);
