@@ -829,6 +829,23 @@ export class PostgresSessionRepository
           c.timestamps,
         ]);
       }
+      // A window that is already the active rows, unchanged and after the whole archive (a sliding window's
+      // usual case), stays as it is: rewriting it deleted and re-inserted every row with its indexes.
+      const inPlace = await client.query<{ in_place: boolean }>(this.sql.windowInPlace, [
+        id,
+        kept.ids,
+        kept.types,
+        kept.texts,
+        kept.data,
+        kept.synthetic,
+        kept.branches,
+        kept.metadata,
+        kept.timestamps,
+      ]);
+      if (inPlace.rows[0]?.in_place === true) {
+        if (alsoWrite !== undefined) await alsoWrite(client);
+        return 'committed' as const;
+      }
       await client.query(this.sql.dropActiveWindow, [id, kept.ids]);
       if (kept.ids.length > 0) {
         await client.query(this.sql.insertEvents, [
@@ -1105,6 +1122,27 @@ function statements(t: PostgresTables) {
     // The old active window goes (superseded summaries with it); a retained id that sits in the archive is
     // replaced by the retained copy, since an id is unique per session.
     dropActiveWindow: `DELETE FROM ${t.events} WHERE session_id = $1 AND (archived = FALSE OR id = ANY($2::text[]))`,
+    // Whether the session's active rows, once the archived ones are marked, are the retained events exactly (same
+    // order, every stored column equal) and all sort after its archive (see compactInTransaction).
+    windowInPlace: `WITH k AS (
+        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::boolean[], $7::text[], $8::jsonb[],
+          $9::timestamptz[]) WITH ORDINALITY AS u(id, message_type, text, data, synthetic, branch, metadata, ts, ord)
+      ),
+      a AS (
+        SELECT row_number() OVER (ORDER BY seq) AS ord, seq, id, message_type, text, data, synthetic, branch, metadata,
+          "timestamp" AS ts
+        FROM ${t.events} WHERE session_id = $1 AND archived = FALSE
+      )
+      SELECT NOT EXISTS (
+          SELECT 1 FROM k FULL JOIN a ON a.ord = k.ord
+          WHERE a.ord IS NULL OR k.ord IS NULL OR a.id IS DISTINCT FROM k.id
+            OR a.message_type IS DISTINCT FROM k.message_type OR a.text IS DISTINCT FROM k.text
+            OR a.data IS DISTINCT FROM k.data OR a.synthetic IS DISTINCT FROM k.synthetic
+            OR a.branch IS DISTINCT FROM k.branch OR a.metadata IS DISTINCT FROM k.metadata OR a.ts IS DISTINCT FROM k.ts
+        ) AND coalesce(
+          (SELECT max(seq) FROM ${t.events} WHERE session_id = $1 AND archived = TRUE) < (SELECT min(seq) FROM a),
+          TRUE
+        ) AS in_place`,
     insertEvents: `INSERT INTO ${t.events}
         (session_id, id, message_type, text, text_lc, data, synthetic, archived, branch, metadata, "timestamp")
       SELECT $1, u.id, u.message_type, u.text, u.text_lc, u.data, u.synthetic, $8, u.branch, u.metadata, u.ts

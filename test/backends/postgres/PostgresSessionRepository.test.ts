@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  EventFilter,
   InvalidArgumentError,
   Messages,
   Session,
@@ -108,7 +109,37 @@ describe('PostgresSessionRepository', function () {
       const after = await seqOf();
       expect(after.get(events[0]!.id)).to.equal(before.get(events[0]!.id));
       expect(after.get(events[2]!.id)).to.equal(before.get(events[2]!.id));
-      expect(Number(after.get(events[3]!.id))).to.be.greaterThan(Number(before.get(events[3]!.id)));
+      // A window kept unchanged and after the archive stays in place too.
+      expect(after.get(events[3]!.id)).to.equal(before.get(events[3]!.id));
+      const summary = SessionEvent.create({
+        sessionId: s.id,
+        message: Messages.assistant('summary'),
+        metadata: { [SessionEvent.METADATA_SYNTHETIC]: true },
+      });
+      await repo.compactEvents(s.id, [], [summary, events[3]!], 6);
+      const rewritten = await seqOf();
+      expect(Number(rewritten.get(summary.id))).to.be.greaterThan(Number(after.get(events[3]!.id)));
+      expect(Number(rewritten.get(events[3]!.id))).to.be.greaterThan(Number(rewritten.get(summary.id)));
+      await repo.close();
+    });
+
+    it('a retained event whose stored form changed is rewritten; a window that would sort before the archive moves after it', async function () {
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix });
+      const s = await repo.save(Session.create({ id: `inplace-${freshPostgresPrefix()}`, userId: 'u' }));
+      const events = ['a', 'b', 'c'].map((t) => SessionEvent.create({ sessionId: s.id, id: t, message: Messages.user(t) }));
+      for (const e of events) await repo.appendEvent(e);
+      const edited = SessionEvent.create({ sessionId: s.id, id: 'b', message: Messages.user('rewritten words') });
+      expect(await repo.compactEvents(s.id, [events[0]!], [edited, events[2]!], 3)).to.equal(true);
+      expect((await repo.findEvents(s.id, EventFilter.active())).map((e) => e.text)).to.deep.equal(['rewritten words', 'c']);
+      const hits = await repo.searchEvents(s.id, 'rewritten', { includeActive: true, limit: 5 });
+      expect(hits.map((h) => h.event.id)).to.deep.equal(['b']);
+      expect(await repo.compactEvents(s.id, [events[2]!], [edited], 4)).to.equal(true);
+      expect((await repo.findEvents(s.id)).map((e) => [e.id, e.archived])).to.deep.equal([
+        ['a', true],
+        ['c', true],
+        ['b', false],
+      ]);
+      await repo.close();
     });
 
     it('event times read as epoch milliseconds in every read path: microseconds written by hand are dropped, before 1970 too', async function () {
