@@ -30,19 +30,17 @@ import {
   PostgresSessionRepository,
   RedisSessionRepository,
   RepositoryRetriever,
-  SlidingWindowCompactionStrategy,
   SqliteSessionRepository,
   createDefaultLogger,
   type SessionRepository,
 } from 'session-compaction';
 import type { BatchAppendRepository } from 'session-compaction/spi';
-import { OpenAISessionMemory } from 'session-compaction/openai';
 import { arg } from './support/args.js';
 import { dropPostgresStore } from './support/postgres.js';
 import { deleteRedisPrefix } from './support/redis.js';
 import { chatCorpus } from './support/chatCorpus.js';
 import { fillArchive } from './support/fillArchive.js';
-import { instantClient } from './support/instantClient.js';
+import { turnMemory } from './support/turnMemory.js';
 
 const SMALL = Number(arg('small', '1000'));
 const LARGE = Number(arg('large', '100000'));
@@ -232,17 +230,9 @@ async function measureTurns(small: Backend, large: Backend): Promise<TurnRow[]> 
   ].map(({ b, size }) => {
     const service = new DefaultSessionService(b.repository, { logger });
     const retriever = new RepositoryRetriever({ repository: b.repository, sessionService: service });
-    const common = {
-      sessionService: service,
-      client: instantClient(),
-      model: 'bench',
-      logger,
-      compactionTrigger: () => true,
-      compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: WINDOW }),
-    };
     const memories = {
-      withRecall: new OpenAISessionMemory({ ...common, recall: { retriever } }),
-      without: new OpenAISessionMemory(common),
+      withRecall: turnMemory(service, logger, WINDOW, { retriever }),
+      without: turnMemory(service, logger, WINDOW),
     };
     return { b, size, service, retriever, memories, id: '', row: { backend: b.name, size } as Partial<TurnRow> };
   });

@@ -12,14 +12,12 @@ import {
   DefaultSessionService,
   InMemorySessionRepository,
   RepositoryRetriever,
-  SlidingWindowCompactionStrategy,
   createDefaultLogger,
 } from 'session-compaction';
-import { OpenAISessionMemory } from 'session-compaction/openai';
 import { arg } from './support/args.js';
 import { chatCorpus } from './support/chatCorpus.js';
 import { fillArchive } from './support/fillArchive.js';
-import { instantClient } from './support/instantClient.js';
+import { turnMemory } from './support/turnMemory.js';
 
 const SIZES = arg('sizes', '1000,100000').split(',').map(Number);
 const TURNS = Number(arg('turns', '60'));
@@ -47,15 +45,7 @@ async function measure(size: number): Promise<{ turn: number; search: number; re
   const repository = new InMemorySessionRepository();
   const service = new DefaultSessionService(repository, { logger });
   const retriever = new RepositoryRetriever({ repository, sessionService: service });
-  const memory = new OpenAISessionMemory({
-    sessionService: service,
-    client: instantClient(),
-    model: 'bench',
-    logger,
-    compactionTrigger: () => true,
-    compactionStrategy: new SlidingWindowCompactionStrategy({ maxEvents: WINDOW }),
-    recall: { retriever },
-  });
+  const memory = turnMemory(service, logger, WINDOW, { retriever });
   const id = 'split';
   await fillArchive(service, repository, id, size, WINDOW, turns);
   const turn = (i: number) =>

@@ -54,7 +54,13 @@ import {
 import { SqliteEventRewrites } from './eventRewrites.js';
 import { SqliteRetention } from './retention.js';
 import { checkpointWal, forgetDeletedWords } from './secureDelete.js';
-import { buildEventQuery, buildNeighbourQuery, EVENT_COLUMNS, JS_LOWER_FUNCTION } from './eventQuery.js';
+import {
+  buildEventQuery,
+  buildNeighbourBoundsQuery,
+  buildRangeRowsQuery,
+  EVENT_COLUMNS,
+  JS_LOWER_FUNCTION,
+} from './eventQuery.js';
 import {
   mergeNeighbourWindows,
   requireNeighbourRequest,
@@ -471,43 +477,54 @@ export class SqliteSessionRepository
   }
 
   /**
-   * One statement for every event (see buildNeighbourQuery): an indexed lookup and index range scans per event,
-   * so the cost does not grow with the log; one snapshot. An event in several neighbourhoods is decoded once.
+   * Two statements for every event (see buildNeighbourBoundsQuery): index lookups and range scans, so the cost does
+   * not grow with the log; one read transaction, so one snapshot. An event in several neighbourhoods is read and
+   * decoded once.
    */
   async findEventNeighbours(sessionId: string, eventIds: readonly string[], radius: number): Promise<SessionEvent[][]> {
     this.ready();
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
-    const rows = this.statement(buildNeighbourQuery(this.tables.events)).all({
-      ids: JSON.stringify(ids),
-      sessionId,
-      radius,
-    }) as Array<EventRow & { ord: number; anchor: number; seq: number }>;
-    const decoded = new Map<number, SessionEvent>();
-    const byAnchor = new Map<number, Array<EventRow & { anchor: number; seq: number }>>();
-    for (const row of rows) {
-      const list = byAnchor.get(row.ord);
-      if (list === undefined) byAnchor.set(row.ord, [row]);
-      else list.push(row);
-    }
-    const windows: KeyedWindow[] = [];
-    for (const found of byAnchor.values()) {
-      found.sort((x, y) => x.seq - y.seq);
-      const anchor = found[0]!.anchor;
-      // Rows before the event, then the event and `radius` after it; one more, when read, is the next event's seq.
-      const end = found.findIndex((r) => r.seq >= anchor) + radius + 1;
-      const ordered = found.slice(0, end);
-      windows.push({
-        keys: ordered.map((r) => r.seq),
-        events: ordered.map((r) => {
-          let e = decoded.get(r.seq);
-          if (e === undefined) decoded.set(r.seq, (e = fromRow(r)));
-          return e;
-        }),
-        next: found.length > end ? found[end]!.seq : null,
-      });
-    }
-    return mergeNeighbourWindows(windows);
+    this.readTx ??= this.db.transaction((run: () => unknown) => run());
+    return this.readTx((): SessionEvent[][] => {
+      const bounds = this.statement(buildNeighbourBoundsQuery(this.tables.events)).all({
+        ids: JSON.stringify(ids),
+        sessionId,
+        radius,
+      }) as Array<{ anchor: number; lo: number; hi: number }>;
+      if (bounds.length === 0) return [];
+      bounds.sort((x, y) => x.lo - y.lo);
+      const ranges: Array<[number, number]> = [];
+      for (const b of bounds) {
+        const last = ranges[ranges.length - 1];
+        if (last !== undefined && b.lo <= last[1]) last[1] = Math.max(last[1], b.hi);
+        else ranges.push([b.lo, b.hi]);
+      }
+      const rows = this.statement(buildRangeRowsQuery(this.tables.events)).all({
+        ranges: JSON.stringify(ranges),
+        sessionId,
+      }) as Array<EventRow & { seq: number }>;
+      if (rows.some((r, i) => i > 0 && r.seq < rows[i - 1]!.seq)) rows.sort((x, y) => x.seq - y.seq);
+      const events = rows.map(fromRow);
+      const windows: KeyedWindow[] = [];
+      let from = 0;
+      for (const { anchor, lo, hi } of bounds) {
+        // Bounds in order of `lo`: each starts at or after the previous one's start.
+        while (from < rows.length && rows[from]!.seq < lo) from++;
+        let to = from;
+        while (to < rows.length && rows[to]!.seq <= hi) to++;
+        // Rows before the event, then the event and `radius` after it; one more, when read, is the next event's seq.
+        let end = from;
+        while (end < to && rows[end]!.seq < anchor) end++;
+        end = Math.min(to, end + radius + 1);
+        windows.push({
+          keys: rows.slice(from, end).map((r) => r.seq),
+          events: events.slice(from, end),
+          next: end < to ? rows[end]!.seq : null,
+        });
+      }
+      return mergeNeighbourWindows(windows);
+    }) as SessionEvent[][];
   }
 
   /**

@@ -98,31 +98,36 @@ function sqlLimit(n: number): number {
 }
 
 /**
- * The neighbourhoods of a list of events, read by position in one statement. Each event's `seq` comes from the
- * unique (session_id, id) index; from the (session_id, seq) index alone, the seq `@radius` events before it
- * (`lo`) and `@radius + 1` after it (`hi`, the last one only telling whether the neighbourhood touches the next
- * one); then one range scan of that index per event reads the rows between. Rows come once per event whose
- * range holds them, keyed by `ord` (the event's place in `@ids`, a JSON array) and `anchor` (its seq).
- * The statement per event it replaced (three range scans each) cost ~3× as much: with ~70 hits, each statement's
- * own overhead in better-sqlite3 outweighed its rows.
+ * The neighbourhoods of a list of events, by position, in two statements. This one reads their bounds from the
+ * indexes alone: each event's `seq` from the unique (session_id, id) index, and from the (session_id, seq) index
+ * the seq `@radius` events before it (`lo`) and `@radius + 1` after it (`hi`, the last one only telling whether
+ * the neighbourhood touches the next one). Rows: `ord` (the event's place in `@ids`, a JSON array), `anchor` (its
+ * seq), `lo`, `hi`. The caller merges overlapping bounds, then reads the rows with buildRangeRowsQuery, so an event
+ * in several neighbourhoods (about a third of the rows for recall's hits) is read once.
+ * A statement per event (three range scans each) cost ~3× as much: with ~70 hits, each statement's own overhead in
+ * better-sqlite3 outweighed its rows.
  */
-export function buildNeighbourQuery(table: string): string {
-  const columns = EVENT_COLUMNS.split(', ')
-    .map((c) => `e.${c}`)
-    .join(', ');
+export function buildNeighbourBoundsQuery(table: string): string {
   return `WITH a AS MATERIALIZED (
       SELECT j.key AS ord, x.seq AS anchor FROM json_each(@ids) j CROSS JOIN ${table} x
       WHERE x.session_id = @sessionId AND x.id = j.value
-    ),
-    b AS MATERIALIZED (
-      SELECT ord, anchor,
-        coalesce((SELECT min(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq < a.anchor
-          ORDER BY seq DESC LIMIT @radius)), a.anchor) AS lo,
-        (SELECT max(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq >= a.anchor
-          ORDER BY seq LIMIT @radius + 2)) AS hi
-      FROM a
     )
-    SELECT b.ord, b.anchor, e.seq, ${columns}
-    FROM b CROSS JOIN ${table} e
-    WHERE e.session_id = @sessionId AND e.seq BETWEEN b.lo AND b.hi`;
+    SELECT ord, anchor,
+      coalesce((SELECT min(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq < a.anchor
+        ORDER BY seq DESC LIMIT @radius)), a.anchor) AS lo,
+      (SELECT max(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq >= a.anchor
+        ORDER BY seq LIMIT @radius + 2)) AS hi
+    FROM a`;
+}
+
+/**
+ * The session's events in the seq ranges `@ranges` (a JSON array of [lo, hi] pairs): one range scan each. No
+ * ORDER BY (a sort of the wide rows): disjoint ranges given in order come out in log order; the caller checks.
+ */
+export function buildRangeRowsQuery(table: string): string {
+  const columns = EVENT_COLUMNS.split(', ')
+    .map((c) => `e.${c}`)
+    .join(', ');
+  return `SELECT e.seq, ${columns} FROM json_each(@ranges) r CROSS JOIN ${table} e
+    WHERE e.session_id = @sessionId AND e.seq BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`;
 }
