@@ -7,6 +7,11 @@ export const JS_LOWER_FUNCTION = 'session_compaction_js_lower';
 export const EVENT_COLUMNS =
   'session_id AS sessionId, id, timestamp, message_type AS messageType, text, data, synthetic, archived, branch, metadata';
 
+/** EVENT_COLUMNS of the events table aliased `e` (statements that join it). */
+export const EVENT_COLUMNS_OF_E = EVENT_COLUMNS.split(', ')
+  .map((c) => `e.${c}`)
+  .join(', ');
+
 export interface SqliteEventQuery {
   /** Built from fixed fragments and the validated table name only, so it doubles as the statement-cache key. */
   sql: string;
@@ -101,18 +106,18 @@ function sqlLimit(n: number): number {
  * The neighbourhoods of a list of events, by position, in two statements. This one reads their bounds from the
  * indexes alone: each event's `seq` from the unique (session_id, id) index, and from the (session_id, seq) index
  * the seq `@radius` events before it (`lo`) and `@radius + 1` after it (`hi`, the last one only telling whether
- * the neighbourhood touches the next one). Rows: `ord` (the event's place in `@ids`, a JSON array), `anchor` (its
- * seq), `lo`, `hi`. The caller merges overlapping bounds, then reads the rows with buildRangeRowsQuery, so an event
- * in several neighbourhoods (about a third of the rows for recall's hits) is read once.
+ * the neighbourhood touches the next one). `@ids` is a JSON array; rows: `anchor` (the event's seq), `lo`, `hi`.
+ * The caller merges overlapping bounds, then reads the rows with buildRangeRowsQuery, so an event in several
+ * neighbourhoods (about a third of the rows for recall's hits) is read once.
  * A statement per event (three range scans each) cost ~3× as much: with ~70 hits, each statement's own overhead in
  * better-sqlite3 outweighed its rows.
  */
 export function buildNeighbourBoundsQuery(table: string): string {
   return `WITH a AS MATERIALIZED (
-      SELECT j.key AS ord, x.seq AS anchor FROM json_each(@ids) j CROSS JOIN ${table} x
+      SELECT x.seq AS anchor FROM json_each(@ids) j CROSS JOIN ${table} x
       WHERE x.session_id = @sessionId AND x.id = j.value
     )
-    SELECT ord, anchor,
+    SELECT anchor,
       coalesce((SELECT min(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq < a.anchor
         ORDER BY seq DESC LIMIT @radius)), a.anchor) AS lo,
       (SELECT max(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq >= a.anchor
@@ -125,9 +130,6 @@ export function buildNeighbourBoundsQuery(table: string): string {
  * ORDER BY (a sort of the wide rows): disjoint ranges given in order come out in log order; the caller checks.
  */
 export function buildRangeRowsQuery(table: string): string {
-  const columns = EVENT_COLUMNS.split(', ')
-    .map((c) => `e.${c}`)
-    .join(', ');
-  return `SELECT e.seq, ${columns} FROM json_each(@ranges) r CROSS JOIN ${table} e
+  return `SELECT e.seq, ${EVENT_COLUMNS_OF_E} FROM json_each(@ranges) r CROSS JOIN ${table} e
     WHERE e.session_id = @sessionId AND e.seq BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`;
 }

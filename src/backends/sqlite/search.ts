@@ -1,8 +1,6 @@
 import type { ResolvedEventSearch } from '../../repository/eventSearch.js';
+import { EVENT_COLUMNS_OF_E as COLUMNS } from './eventQuery.js';
 import type { SqliteTables } from './schema.js';
-
-const COLUMNS =
-  'e.session_id AS sessionId, e.id, e.timestamp, e.message_type AS messageType, e.text, e.data, e.synthetic, e.archived, e.branch, e.metadata';
 
 export interface SqliteSearchQuery {
   /** Fixed fragments and validated table names only: also the statement-cache key. */
