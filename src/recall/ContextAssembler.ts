@@ -28,6 +28,8 @@ import { requireDate } from '../validation/inputs.js';
 import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
 import { summarisesRecallable } from './supersededSummaries.js';
 import { rankInContext, type LogView } from './contextRanking.js';
+import { joinRuns } from './joinRuns.js';
+import { lackingNeighbours, logView, type NeighbourView } from './neighbourView.js';
 import { queryPeriod } from './queryPeriod.js';
 import { namedInQuery } from './queryParticipants.js';
 
@@ -408,31 +410,46 @@ export class ContextAssembler {
       includeActive: true,
       branch,
     };
-    const radius = settings.neighbors > 0 ? settings.neighbors + 1 : 0;
+    // Every hit is read with the neighbours a quote of it carries (`neighbors`, at least the one either side that
+    // ranking in context needs); the best of the ranking whose own are not all read (an event next to hits, ranked
+    // on their evidence) are read again, one wider than they are quoted, so that where their neighbourhoods meet
+    // an earlier run shows (joinRuns). Reading `neighbors + 1` around every hit instead cost 1 ms more per
+    // `assemble` at 10,000 events on SQLite and PostgreSQL (docs/recall.md).
+    const narrow = settings.neighbors;
+    const wide = settings.neighbors > 0 ? settings.neighbors + 1 : 0;
+    const positional = this.retriever!.findEventNeighbours !== undefined && wide <= MAX_NEIGHBOUR_RADIUS;
     // Where the store reads the hits' neighbourhoods with the search (PostgreSQL), one round trip does both.
     const fused = this.retriever!.retrieveWithNeighbours;
     const { hits, neighbours } =
-      fused !== undefined && this.retriever!.findEventNeighbours !== undefined && radius <= MAX_NEIGHBOUR_RADIUS
-        ? await fused.call(this.retriever, request, radius)
+      fused !== undefined && positional
+        ? await fused.call(this.retriever, request, narrow)
         : { hits: await this.retriever!.retrieve(request), neighbours: null };
     const permitted = recallFilter(r.filter, branch, r.sessionId, sent, window);
     if (!hits.some((h) => permitted(h.event))) return null;
-    const { log, position } = await this.neighbourhood(r.sessionId, hits, radius, neighbours);
-    const originals = await this.summarisedOriginals(r.sessionId, log, position);
+    let view = await this.neighbourhood(r.sessionId, hits, narrow, neighbours, positional);
+    const originals = await this.summarisedOriginals(r.sessionId, view, new Map());
     // A summary is not quoted while the events it stands for can be.
     const quotable = (e: SessionEvent) =>
       permitted(e) &&
       !summarisesRecallable(e, (id) => {
-        const at = position.get(id);
-        const original = at !== undefined ? log.get(at) : originals.get(id);
+        const at = view.position.get(id);
+        const original = at !== undefined ? view.log.get(at) : originals.get(id);
         return original !== undefined && permitted(original);
       });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
-    const ranked = rankInContext(hits, { log, position }, (e) => quotable(e) && searchableText(e) !== null, {
+    const ranked = rankInContext(hits, view, (e) => quotable(e) && searchableText(e) !== null, {
       withNeighbours: settings.neighbors > 0,
       period: queryPeriod(query, r.now ?? new Date()),
       namesParticipant: namedInQuery(query),
     });
+    if (positional && settings.neighbors > 0) {
+      const short = lackingNeighbours(ranked.slice(0, NEIGHBOURED_HITS), view, hits, narrow, settings.neighbors);
+      if (short.length > 0) {
+        const more = await this.retriever!.findEventNeighbours!(r.sessionId, short, wide);
+        view = logView(joinRuns(view.runs, more));
+        await this.summarisedOriginals(r.sessionId, view, originals);
+      }
+    }
     const estimator = this.tokenCountEstimator;
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
     const terms = queryTerms(query);
@@ -454,7 +471,7 @@ export class ContextAssembler {
       return text === null ? null : { text, cost: estimator.estimate(recallEntry(event, null, text)) + 1 };
     };
     const overhead = estimator.estimate(formatMessage({ type: 'user', text: renderRecallBlock([]) }));
-    const fillContext: FillContext = { log, position, neighbors: settings.neighbors, quotable, entry };
+    const fillContext: FillContext = { log: view.log, position: view.position, neighbors: settings.neighbors, quotable, entry };
 
     const groups: RecallBlockEntry[][] = [];
     const chosen = new Set<string>();
@@ -546,48 +563,33 @@ export class ContextAssembler {
   }
 
   /**
-   * The part of the log the block is built from: the hits and what lies around them — `radius` (`neighbors` + 1)
-   * on each side, since a neighbour of a hit may rank and bring its own neighbours. As the retriever read it with
-   * the search (`read`), else by position through the retriever when it can (an index, or the store's
-   * push-down), else from the whole log. Positions are log order, with a gap of one between runs that are not
-   * adjacent, so adjacency (and the block's gap markers) is what it is in the log.
+   * The part of the log the block is built from: the hits and what lies around them — `radius` on each side.
+   * As the retriever read it with the search (`read`), else by position through the retriever (`positional`: an
+   * index, or the store's push-down), else from the whole log.
    */
   private async neighbourhood(
     sessionId: string,
     hits: readonly RetrievedEvent[],
     radius: number,
     read: SessionEvent[][] | null,
-  ): Promise<LogView> {
-    const log = new Map<number, SessionEvent>();
-    const position = new Map<string, number>();
-    const find = this.retriever?.findEventNeighbours;
-    if (find === undefined || radius > MAX_NEIGHBOUR_RADIUS) {
-      (await this.service.getEvents(sessionId, EventFilter.all())).forEach((e, i) => (log.set(i, e), position.set(e.id, i)));
-      return { log, position };
-    }
+    positional: boolean,
+  ): Promise<NeighbourView> {
+    if (!positional) return logView([await this.service.getEvents(sessionId, EventFilter.all())]);
     const ids = [...new Set(hits.filter((h) => h.event.sessionId === sessionId).map((h) => h.event.id))];
-    let at = 0;
-    for (const run of read ?? (await find.call(this.retriever, sessionId, ids, radius))) {
-      for (const e of run) {
-        if (e.sessionId !== sessionId || position.has(e.id)) continue;
-        log.set(at, e);
-        position.set(e.id, at++);
-      }
-      at++;
-    }
-    return { log, position };
+    const runs = read ?? (await this.retriever!.findEventNeighbours!(sessionId, ids, radius));
+    return logView(runs.map((run) => run.filter((e) => e.sessionId === sessionId)));
   }
 
   /**
-   * The events the summaries among `log` stand for that `log` does not hold, read by id (radius 0) so that
-   * deciding whether a summary's originals are quotable never needs the whole log either.
+   * Adds to `found` the events the summaries in the view stand for that neither the view nor `found` holds,
+   * read by id (radius 0) so that deciding whether a summary's originals are quotable never needs the whole log
+   * either. Returns `found`.
    */
   private async summarisedOriginals(
     sessionId: string,
-    log: ReadonlyMap<number, SessionEvent>,
-    position: ReadonlyMap<string, number>,
+    { log, position }: LogView,
+    found: Map<string, SessionEvent>,
   ): Promise<Map<string, SessionEvent>> {
-    const found = new Map<string, SessionEvent>();
     const read = this.retriever?.findEventNeighbours;
     if (read === undefined) return found;
     const wanted = new Set<string>();
@@ -595,7 +597,7 @@ export class ContextAssembler {
       if (!e.isSynthetic()) continue;
       const ids = e.metadata[SUMMARY_METADATA.eventIds];
       if (!Array.isArray(ids)) continue;
-      for (const id of ids) if (typeof id === 'string' && !position.has(id)) wanted.add(id);
+      for (const id of ids) if (typeof id === 'string' && !position.has(id) && !found.has(id)) wanted.add(id);
     }
     if (wanted.size === 0) return found;
     for (const run of await read.call(this.retriever, sessionId, [...wanted], 0))

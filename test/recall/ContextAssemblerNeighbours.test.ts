@@ -9,6 +9,7 @@ import {
   Messages,
   PostgresSessionRepository,
   RepositoryRetriever,
+  SessionEvent,
   SlidingWindowCompactionStrategy,
   type Retriever,
 } from 'session-compaction';
@@ -27,6 +28,16 @@ class CountingService extends DefaultSessionService {
   }
 }
 
+/** A summary as the summarising strategies archive it: synthetic, naming the events it stands for. */
+function archivedSummary(text: string, covered: readonly string[]): SessionEvent {
+  return SessionEvent.create({
+    sessionId: 's',
+    message: Messages.assistant(`summary: ${text}`),
+    archived: true,
+    metadata: { [SessionEvent.METADATA_SYNTHETIC]: true, coveredEventIds: [...covered] },
+  });
+}
+
 const WORDS = ['kiwi', 'parrot', 'locker', 'code', 'tea', 'garden', 'rain', 'train'];
 const textArb = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 5 }).map((w) => w.join(' '));
 /** A log's texts, the query, the neighbours asked for and the budget: one prompt to assemble. */
@@ -43,9 +54,13 @@ describe('ContextAssembler reads neighbours by position', function () {
       fc.asyncProperty(...promptCase, async (texts, query, neighbors, maxTokens) => {
         const service = new CountingService(new InMemorySessionRepository(), { logger: silent });
         await service.create({ id: 's', userId: 'u' });
+        const appended: string[] = [];
         for (const [i, text] of texts.entries()) {
-          await service.appendMessage('s', i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
+          const e = await service.appendMessage('s', i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
+          appended.push(e.id);
           if (i % 7 === 6) await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
+          // An archived summary of two earlier events: quoted only while neither original can be.
+          if (i % 9 === 8) await service.appendEvent(archivedSummary(text, appended.slice(-5, -3)));
         }
         const bm25 = new Bm25Retriever({ sessionService: service });
         // The same ranking without the method: the assembler falls back to reading the whole log.
@@ -76,12 +91,15 @@ describe('ContextAssembler reads neighbours by position', function () {
     const prefix = freshPostgresPrefix();
     const db = postgresPoolFixture(prefix, { max: 4 });
 
-    it('property: the prompt is the one retrieve then findEventNeighbours give, with no neighbourhood statement of its own', async function () {
+    it('property: the prompt is the one the whole log gives, and only the best hits are read apart, in one statement', async function () {
       const repository = new PostgresSessionRepository({ pool: db.pool(), prefix, logger: silent });
       const service = new DefaultSessionService(repository, { logger: silent });
-      let neighbourReads = 0;
+      const neighbourReads: number[] = [];
       const findEventNeighbours = repository.findEventNeighbours.bind(repository);
-      repository.findEventNeighbours = (...args) => (neighbourReads++, findEventNeighbours(...args));
+      repository.findEventNeighbours = (sessionId, ids, radius) => (
+        neighbourReads.push(ids.length),
+        findEventNeighbours(sessionId, ids, radius)
+      );
       let session = 0;
       const retriever = new RepositoryRetriever({ repository, sessionService: service });
       // The same retriever without the fused read: the assembler asks findEventNeighbours itself.
@@ -99,20 +117,28 @@ describe('ContextAssembler reads neighbours by position', function () {
           }
           const estimator = new CharacterTokenCountEstimator();
           const request = { sessionId: id, maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
-          neighbourReads = 0;
+          neighbourReads.length = 0;
           const together = await new ContextAssembler({
             sessionService: service,
             retriever,
             tokenCountEstimator: estimator,
           }).assemble(request);
-          expect(neighbourReads).to.equal(0);
+          // The search read one neighbour around every hit; only the best of the ranking that lack theirs are read apart.
+          expect(neighbourReads.length).to.be.at.most(1);
+          expect(neighbourReads.every((n) => n <= 8)).to.equal(true);
           const reference = await new ContextAssembler({
             sessionService: service,
-            retriever: apart,
+            retriever: { retrieve: (r) => retriever.retrieve(r) },
             tokenCountEstimator: estimator,
           }).assemble(request);
           expect(together.messages).to.deep.equal(reference.messages);
           expect(together.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
+          const separately = await new ContextAssembler({
+            sessionService: service,
+            retriever: apart,
+            tokenCountEstimator: estimator,
+          }).assemble(request);
+          expect(separately.messages).to.deep.equal(reference.messages);
         }),
         propertyParams(25),
       );

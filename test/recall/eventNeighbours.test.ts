@@ -126,6 +126,7 @@ describe('neighbours by position (findEventNeighbours) on every backend', functi
               const together = await retriever.retrieveWithNeighbours(request, radius);
               const hits = await retriever.retrieve(request);
               expect(together.hits.map((h) => [h.event.id, h.score])).to.deep.equal(hits.map((h) => [h.event.id, h.score]));
+              expect(together.hits.map((h) => h.event)).to.deep.equal(hits.map((h) => h.event));
               if (!fused) {
                 expect(together.neighbours).to.equal(null);
                 return;

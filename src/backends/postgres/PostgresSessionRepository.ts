@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createHash } from 'node:crypto';
 import { IllegalStateError, InvalidArgumentError, requireText } from '../../errors.js';
 import { applyEventWindow, EventFilter } from '../../filter/EventFilter.js';
 import { defaultLogger, type Logger } from '../../logging.js';
@@ -104,6 +105,13 @@ export interface PostgresSessionRepositoryOptions {
    * affected: the index holds every word, so changing this needs no migration.
    */
   searchStopWords?: string | null;
+  /**
+   * Prepare the reads every turn makes (the active window, the search, the neighbourhoods) once per connection,
+   * as named statements; default true. Planning them took 0.7–1.5 ms of each at 10,000 events. Set false behind
+   * a pooler that does not keep a session's prepared statements (PgBouncer in transaction mode before 1.21, or
+   * without `max_prepared_statements`): every statement is then parsed and planned on each call.
+   */
+  preparedStatements?: boolean;
   logger?: Logger;
 }
 
@@ -217,6 +225,8 @@ export class PostgresSessionRepository
   private readonly sql: ReturnType<typeof statements>;
   private readonly bulk: ReturnType<typeof bulkStatements>;
   private readonly searchStopWords: string | null;
+  /** The pool's query with the hot reads named (see the `preparedStatements` option). */
+  private readonly read: (text: string, values: unknown[]) => Promise<Tuple[]>;
   private readonly erasure: PostgresErasure;
   private readonly userErasureMarks: PostgresUserErasureMarks;
   private readonly rewrites: PostgresEventRewrites;
@@ -244,6 +254,11 @@ export class PostgresSessionRepository
     }
     this.initializeSchema = opts.initializeSchema ?? true;
     this.searchStopWords = opts.searchStopWords === undefined ? DEFAULT_STOP_WORDS : opts.searchStopWords;
+    if (opts.preparedStatements !== undefined && typeof opts.preparedStatements !== 'boolean') {
+      throw new InvalidArgumentError('preparedStatements must be a boolean');
+    }
+    const prepared = opts.preparedStatements !== false;
+    this.read = (text, values) => tuples(this.pool, text, values, prepared ? statementName(text) : undefined);
     if (this.searchStopWords !== null && (typeof this.searchStopWords !== 'string' || !DICTIONARY.test(this.searchStopWords))) {
       throw new InvalidArgumentError(
         `searchStopWords must name a text search dictionary or be null (got '${String(opts.searchStopWords)}')`,
@@ -588,7 +603,7 @@ export class PostgresSessionRepository
     const q = buildEventQuery(this.tables.events, id, f);
     const rows = await this.connections.idempotent('findEvents', async () => {
       await this.ready();
-      return tuples(this.pool, q.sql, q.params);
+      return this.read(q.sql, q.params);
     });
     let events = rows.map((row) => tupleToEvent(row));
     if (q.reversed) events.reverse();
@@ -610,7 +625,7 @@ export class PostgresSessionRepository
     // Columns: ord, part, seq, then the event's (see buildNeighbourQuery).
     const rows = await this.connections.idempotent('findEventNeighbours', async () => {
       await this.ready();
-      return tuples(this.pool, sql, [sessionId, ids, radius]);
+      return this.read(sql, [sessionId, ids, radius]);
     });
     return neighbourRuns(rows, 0, radius, sessionId);
   }
@@ -627,7 +642,7 @@ export class PostgresSessionRepository
       await this.ready();
       const perWord = await this.postingsPerWord();
       const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, undefined, perWord);
-      return tuples(this.pool, q.sql, q.params);
+      return this.read(q.sql, q.params);
     });
     // The score follows the event's columns (see buildSearchQuery).
     return rows.map((row) => ({ event: tupleToEvent(row), score: Number(row[10]) }));
@@ -652,7 +667,7 @@ export class PostgresSessionRepository
       await this.ready();
       const perWord = await this.postingsPerWord();
       const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius, perWord);
-      return tuples(this.pool, q.sql, q.params);
+      return this.read(q.sql, q.params);
     });
     // Columns: kind, score, then ord, part, seq and the event's (see buildSearchQuery), in no order.
     const ranked: Tuple[] = [];
@@ -1183,8 +1198,26 @@ function summaryOfBody(body: string): string {
 }
 
 /** The rows of a statement as arrays (see eventQuery.eventColumns). */
-async function tuples(db: Pick<pg.Pool, 'query'>, text: string, values: unknown[]): Promise<Tuple[]> {
-  return (await db.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
+async function tuples(db: Pick<pg.Pool, 'query'>, text: string, values: unknown[], name?: string): Promise<Tuple[]> {
+  return (await db.query<unknown[]>({ text, values, rowMode: 'array', name })).rows;
+}
+
+/** Names of prepared statements by their text; the texts are few (one per table prefix and option set). */
+const statementNames = new Map<string, string>();
+const MAX_STATEMENT_NAMES = 1_000;
+
+/**
+ * The name a statement is prepared under: a digest of its text, so the same text has the same name on every
+ * connection, and a different text never reuses one (`pg` refuses a name prepared with another text).
+ */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= MAX_STATEMENT_NAMES) statementNames.clear();
+    name = `sc_${createHash('sha256').update(text).digest('base64url').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
 } from 'session-compaction';
 import { messageText } from 'session-compaction/spi';
 import { Container } from 'inversify';
+import pg from 'pg';
 import { MIGRATIONS } from '../../../src/backends/postgres/schema.js';
 import { badInputDifferential } from '../../repository/differential.js';
 import { tortureSuite } from '../../repository/torture.js';
@@ -183,6 +184,110 @@ describe('PostgresSessionRepository', function () {
       ).to.deep.equal([...expected].sort());
     });
   });
+  describe('prepared statements', function () {
+    /** The statements prepared on the one connection of `pool` that read this prefix's tables. */
+    async function preparedOn(pool: pg.Pool, p: string): Promise<string[]> {
+      const { rows } = await pool.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
+      return rows.map((r) => r.statement).filter((text) => text.includes(`${p}_events`));
+    }
+
+    /** A session with an archived part and a window, read the way a turn reads it. */
+    async function turnReads(repo: PostgresSessionRepository, id: string) {
+      await repo.save(Session.create({ id, userId: 'u' }));
+      for (const [i, text] of ['the kiwi is ripe', 'buy more kiwi', 'rain today', 'kiwi jam'].entries()) {
+        await repo.appendEvent(
+          SessionEvent.create({ sessionId: id, id: `${id}-${i}`, message: Messages.user(text), archived: i < 2 }),
+        );
+      }
+      const window = await repo.findEvents(id, EventFilter.active());
+      const hits = await repo.searchEvents(id, 'kiwi', { includeActive: true, limit: 10 });
+      const together = await repo.searchEventsWithNeighbours(id, 'kiwi', { includeActive: true, limit: 10 }, 1);
+      const around = await repo.findEventNeighbours(id, [`${id}-1`], 1);
+      return {
+        window: window.map((e) => e.id),
+        hits: hits.map((h) => [h.event.id, h.score]),
+        together: together.neighbours.map((run) => run.map((e) => e.id)),
+        around: around.map((run) => run.map((e) => e.id)),
+      };
+    }
+
+    it("a turn's reads are prepared once per connection, and read what unprepared statements read", async function () {
+      const p = freshPostgresPrefix();
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+      try {
+        const prepared = new PostgresSessionRepository({ pool, prefix: p });
+        const first = await turnReads(prepared, 'a');
+        const statements = await preparedOn(pool, p);
+        // The window, the search, the search with neighbourhoods and the neighbourhoods.
+        expect(statements).to.have.length(4);
+        expect(await turnReads(prepared, 'b')).to.deep.equal(JSON.parse(JSON.stringify(first).replaceAll('"a-', '"b-')));
+        expect(await preparedOn(pool, p)).to.have.members(statements);
+        const plain = new PostgresSessionRepository({ pool, prefix: p, preparedStatements: false });
+        expect(await turnReads(plain, 'c')).to.deep.equal(JSON.parse(JSON.stringify(first).replaceAll('"a-', '"c-')));
+      } finally {
+        await dropPostgresTables(pool, p);
+        await pool.end();
+      }
+    });
+
+    it('with preparedStatements: false nothing is prepared (for poolers that do not keep them)', async function () {
+      const p = freshPostgresPrefix();
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+      try {
+        await turnReads(new PostgresSessionRepository({ pool, prefix: p, preparedStatements: false }), 'a');
+        expect(await preparedOn(pool, p)).to.deep.equal([]);
+      } finally {
+        await dropPostgresTables(pool, p);
+        await pool.end();
+      }
+    });
+
+    it('statements prepared before the tables were dropped and created again still read the new tables', async function () {
+      const p = freshPostgresPrefix();
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+      try {
+        await turnReads(new PostgresSessionRepository({ pool, prefix: p }), 'a');
+        await dropPostgresTables(pool, p);
+        const again = new PostgresSessionRepository({ pool, prefix: p });
+        const reads = await turnReads(again, 'b');
+        expect(reads.window).to.deep.equal(['b-2', 'b-3']);
+        expect(reads.hits.map(([id]) => id)).to.have.members(['b-0', 'b-1', 'b-3']);
+      } finally {
+        await dropPostgresTables(pool, p);
+        await pool.end();
+      }
+    });
+
+    it('refuses a preparedStatements that is not a boolean', function () {
+      expect(
+        () => new PostgresSessionRepository({ pool: db.pool(), prefix, preparedStatements: 'yes' as unknown as boolean }),
+      ).to.throw(InvalidArgumentError, 'preparedStatements must be a boolean');
+    });
+  });
+
+  describe('search with neighbourhoods', function () {
+    it("the search with neighbourhoods returns the hits searchEvents does, the user's other sessions' whole", async function () {
+      const repo = new PostgresSessionRepository({ pool: db.pool(), prefix });
+      const [a, b] = [`nb-${Date.now()}-a`, `nb-${Date.now()}-b`];
+      for (const id of [a, b]) {
+        await repo.save(Session.create({ id, userId: `user-${a}` }));
+        for (const [i, text] of ['kiwi one', 'plain', 'kiwi two', 'more plain', 'last'].entries()) {
+          await repo.appendEvent(
+            SessionEvent.create({ sessionId: id, id: `${id}-${i}`, message: Messages.user(text), archived: i < 4 }),
+          );
+        }
+      }
+      for (const scope of ['session', 'user'] as const) {
+        const options = { scope, userId: `user-${a}`, limit: 10 };
+        const together = await repo.searchEventsWithNeighbours(a, 'kiwi', options, 1);
+        const alone = await repo.searchEvents(a, 'kiwi', options);
+        expect(together.hits).to.deep.equal(alone);
+        expect(new Set(alone.map((h) => h.event.sessionId))).to.deep.equal(new Set(scope === 'user' ? [a, b] : [a]));
+        expect(together.neighbours.map((run) => run.map((e) => e.id))).to.deep.equal([[`${a}-0`, `${a}-1`, `${a}-2`, `${a}-3`]]);
+      }
+    });
+  });
+
   describe('dependency injection', function () {
     it("createSessionCompactionModule({ repository: 'postgres' }) binds a working PostgresSessionRepository", async function () {
       const container = new Container();
