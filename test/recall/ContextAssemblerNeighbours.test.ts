@@ -11,6 +11,7 @@ import {
   RepositoryRetriever,
   SessionEvent,
   SlidingWindowCompactionStrategy,
+  type AssembleRequest,
   type Retriever,
 } from 'session-compaction';
 import { CharacterTokenCountEstimator } from 'session-compaction/spi';
@@ -36,6 +37,15 @@ function archivedSummary(text: string, covered: readonly string[]): SessionEvent
     archived: true,
     metadata: { [SessionEvent.METADATA_SYNTHETIC]: true, coveredEventIds: [...covered] },
   });
+}
+
+/** The prompt `retriever` gives (characters as tokens, so budgets are exact). */
+function assembleWith(service: DefaultSessionService, retriever: Retriever, request: AssembleRequest) {
+  return new ContextAssembler({
+    sessionService: service,
+    retriever,
+    tokenCountEstimator: new CharacterTokenCountEstimator(),
+  }).assemble(request);
 }
 
 const WORDS = ['kiwi', 'parrot', 'locker', 'code', 'tea', 'garden', 'rain', 'train'];
@@ -65,19 +75,10 @@ describe('ContextAssembler reads neighbours by position', function () {
         const bm25 = new Bm25Retriever({ sessionService: service });
         // The same ranking without the method: the assembler falls back to reading the whole log.
         const wholeLog: Retriever = { retrieve: (r) => bm25.retrieve(r) };
-        const estimator = new CharacterTokenCountEstimator();
         const request = { sessionId: 's', maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
-        const byPosition = await new ContextAssembler({
-          sessionService: service,
-          retriever: bm25,
-          tokenCountEstimator: estimator,
-        }).assemble(request);
+        const byPosition = await assembleWith(service, bm25, request);
         const reads = service.wholeLogReads;
-        const reference = await new ContextAssembler({
-          sessionService: service,
-          retriever: wholeLog,
-          tokenCountEstimator: estimator,
-        }).assemble(request);
+        const reference = await assembleWith(service, wholeLog, request);
         expect(byPosition.messages).to.deep.equal(reference.messages);
         expect(byPosition.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
         expect(reads).to.equal(0);
@@ -115,29 +116,16 @@ describe('ContextAssembler reads neighbours by position', function () {
             await service.appendMessage(id, i % 2 === 0 ? Messages.user(text) : Messages.assistant(text));
             if (i % 7 === 6) await service.compact(id, () => true, new SlidingWindowCompactionStrategy({ maxEvents: 3 }));
           }
-          const estimator = new CharacterTokenCountEstimator();
           const request = { sessionId: id, maxTokens, pending: [Messages.user(query)], recall: { neighbors } };
           neighbourReads.length = 0;
-          const together = await new ContextAssembler({
-            sessionService: service,
-            retriever,
-            tokenCountEstimator: estimator,
-          }).assemble(request);
-          // The search read one neighbour around every hit; only the best of the ranking that lack theirs are read apart.
+          const together = await assembleWith(service, retriever, request);
+          // The search read the neighbourhoods; only the best of the ranking that lack theirs are read apart.
           expect(neighbourReads.length).to.be.at.most(1);
           expect(neighbourReads.every((n) => n <= 8)).to.equal(true);
-          const reference = await new ContextAssembler({
-            sessionService: service,
-            retriever: { retrieve: (r) => retriever.retrieve(r) },
-            tokenCountEstimator: estimator,
-          }).assemble(request);
+          const reference = await assembleWith(service, { retrieve: (r) => retriever.retrieve(r) }, request);
           expect(together.messages).to.deep.equal(reference.messages);
           expect(together.recalled.map((e) => e.id)).to.deep.equal(reference.recalled.map((e) => e.id));
-          const separately = await new ContextAssembler({
-            sessionService: service,
-            retriever: apart,
-            tokenCountEstimator: estimator,
-          }).assemble(request);
+          const separately = await assembleWith(service, apart, request);
           expect(separately.messages).to.deep.equal(reference.messages);
         }),
         propertyParams(25),

@@ -191,6 +191,18 @@ describe('PostgresSessionRepository', function () {
       return rows.map((r) => r.statement).filter((text) => text.includes(`${p}_events`));
     }
 
+    /** Runs `body` with a fresh prefix on a pool of one connection (prepared statements belong to a connection). */
+    async function onOneConnection(body: (pool: pg.Pool, p: string) => Promise<void>): Promise<void> {
+      const p = freshPostgresPrefix();
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+      try {
+        await body(pool, p);
+      } finally {
+        await dropPostgresTables(pool, p);
+        await pool.end();
+      }
+    }
+
     /** A session with an archived part and a window, read the way a turn reads it. */
     async function turnReads(repo: PostgresSessionRepository, id: string) {
       await repo.save(Session.create({ id, userId: 'u' }));
@@ -212,9 +224,7 @@ describe('PostgresSessionRepository', function () {
     }
 
     it("a turn's reads are prepared once per connection, and read what unprepared statements read", async function () {
-      const p = freshPostgresPrefix();
-      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
-      try {
+      await onOneConnection(async (pool, p) => {
         const prepared = new PostgresSessionRepository({ pool, prefix: p });
         const first = await turnReads(prepared, 'a');
         const statements = await preparedOn(pool, p);
@@ -224,38 +234,24 @@ describe('PostgresSessionRepository', function () {
         expect(await preparedOn(pool, p)).to.have.members(statements);
         const plain = new PostgresSessionRepository({ pool, prefix: p, preparedStatements: false });
         expect(await turnReads(plain, 'c')).to.deep.equal(JSON.parse(JSON.stringify(first).replaceAll('"a-', '"c-')));
-      } finally {
-        await dropPostgresTables(pool, p);
-        await pool.end();
-      }
+      });
     });
 
     it('with preparedStatements: false nothing is prepared (for poolers that do not keep them)', async function () {
-      const p = freshPostgresPrefix();
-      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
-      try {
+      await onOneConnection(async (pool, p) => {
         await turnReads(new PostgresSessionRepository({ pool, prefix: p, preparedStatements: false }), 'a');
         expect(await preparedOn(pool, p)).to.deep.equal([]);
-      } finally {
-        await dropPostgresTables(pool, p);
-        await pool.end();
-      }
+      });
     });
 
     it('statements prepared before the tables were dropped and created again still read the new tables', async function () {
-      const p = freshPostgresPrefix();
-      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
-      try {
+      await onOneConnection(async (pool, p) => {
         await turnReads(new PostgresSessionRepository({ pool, prefix: p }), 'a');
         await dropPostgresTables(pool, p);
-        const again = new PostgresSessionRepository({ pool, prefix: p });
-        const reads = await turnReads(again, 'b');
+        const reads = await turnReads(new PostgresSessionRepository({ pool, prefix: p }), 'b');
         expect(reads.window).to.deep.equal(['b-2', 'b-3']);
         expect(reads.hits.map(([id]) => id)).to.have.members(['b-0', 'b-1', 'b-3']);
-      } finally {
-        await dropPostgresTables(pool, p);
-        await pool.end();
-      }
+      });
     });
 
     it('refuses a preparedStatements that is not a boolean', function () {
