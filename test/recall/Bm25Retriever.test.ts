@@ -577,6 +577,71 @@ describe('Bm25Retriever', function () {
         propertyParams(80),
       );
     });
+    it('reads the session and its log state together: one round trip where the store pipelines them', async function () {
+      await session('s', 'alice', ...chat);
+      await retriever.retrieve({ sessionId: 's', query: 'dog', includeActive: true });
+      let stateAsked = false;
+      let stateAskedBeforeSessionRead = false;
+      const findById = service.findById.bind(service);
+      const getEventLogState = service.getEventLogState.bind(service);
+      service.findById = async (id) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        stateAskedBeforeSessionRead = stateAsked;
+        return findById(id);
+      };
+      service.getEventLogState = async (id) => {
+        stateAsked = true;
+        return getEventLogState(id);
+      };
+      expect(texts(await retriever.retrieve({ sessionId: 's', query: 'nurse', includeActive: true }))).to.include(
+        'I work as a nurse at the children hospital.',
+      );
+      // The state was asked for while the session read was still on its way.
+      expect(stateAskedBeforeSessionRead).to.equal(true);
+    });
+
+    it('property: searches concurrent with appends, compactions and purges leave an index that ranks as one built from scratch', async function () {
+      const words = ['apple', 'pear', 'plum', 'fig'];
+      const textArb = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
+      const stepArb = fc.oneof(
+        { weight: 4, arbitrary: fc.record({ append: textArb }) },
+        { weight: 2, arbitrary: fc.record({ keep: fc.integer({ min: 1, max: 4 }) }) },
+        { weight: 4, arbitrary: fc.record({ search: textArb }) },
+        { weight: 1, arbitrary: fc.record({ purge: fc.integer({ min: 0, max: 3 }) }) },
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { maxLength: 10 }),
+          textArb,
+          async (batches, query) => {
+            const svc = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+            const live = new Bm25Retriever({ sessionService: svc });
+            await svc.create({ id: 's', userId: 'u' });
+            for (const batch of batches) {
+              // Each batch's steps run at once: a search's state read can land before or after the others' writes.
+              await Promise.all(
+                batch.map(async (step) => {
+                  if ('append' in step) await svc.appendMessage('s', Messages.user(step.append));
+                  else if ('keep' in step)
+                    await svc.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: step.keep }));
+                  else if ('purge' in step)
+                    await svc.applyRetention({ maxArchivedEventsPerSession: step.purge }, { batchSize: 2 });
+                  else await live.retrieve({ sessionId: 's', query: step.search, includeActive: true });
+                }),
+              );
+            }
+            const fresh = new Bm25Retriever({ sessionService: svc });
+            const request = { sessionId: 's', query, includeActive: true, limit: 100 };
+            const a = (await live.retrieve(request)).map((h) => [h.event.id, h.event.archived, h.score.toFixed(9)]);
+            const b = (await fresh.retrieve(request)).map((h) => [h.event.id, h.event.archived, h.score.toFixed(9)]);
+            expect(a).to.deep.equal(b);
+            live.close();
+            fresh.close();
+          },
+        ),
+        propertyParams(150),
+      );
+    });
   });
 
   describe('memory bound and concurrency', function () {
