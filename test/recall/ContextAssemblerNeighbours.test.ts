@@ -88,6 +88,37 @@ describe('ContextAssembler reads neighbours by position', function () {
     );
   });
 
+  it('a wider read that disagrees with the first (the log changed in between) is left out, and the prompt still quotes the log', async function () {
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+    await service.create({ id: 's', userId: 'u' });
+    for (let i = 0; i < 40; i++) {
+      // Few hits far apart: the events next to them rank on their evidence, and their own neighbours are not read.
+      await service.appendMessage('s', i % 10 === 0 ? Messages.user(`kiwi ${i}`) : Messages.assistant(`filler ${i}`));
+    }
+    await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 4 }));
+    const bm25 = new Bm25Retriever({ sessionService: service });
+    let wider = 0;
+    const changed: Retriever = {
+      retrieve: (r) => bm25.retrieve(r),
+      // The second read sees every run backwards, as if the log had been rewritten since the first.
+      findEventNeighbours: async (sessionId, ids, radius) => {
+        const runs = await bm25.findEventNeighbours(sessionId, ids, radius);
+        if (radius <= 2) return runs;
+        wider++;
+        return runs.map((run) => [...run].reverse());
+      },
+    };
+    const request = { sessionId: 's', maxTokens: 2000, pending: [Messages.user('kiwi')], recall: { neighbors: 2 } };
+    const context = await assembleWith(service, changed, request);
+    expect(wider).to.equal(1);
+    const log = (await service.getEvents('s')).map((e) => e.id);
+    const quoted = context.recalled.map((e) => log.indexOf(e.id));
+    expect(quoted.length).to.be.greaterThan(0);
+    expect(quoted.every((at) => at >= 0)).to.equal(true);
+    expect(quoted).to.deep.equal([...quoted].sort((a, b) => a - b));
+    bm25.close();
+  });
+
   describe('PostgreSQL: the search reads the neighbourhoods (retrieveWithNeighbours)', function () {
     const prefix = freshPostgresPrefix();
     const db = postgresPoolFixture(prefix, { max: 4 });
