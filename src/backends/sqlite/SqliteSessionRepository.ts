@@ -476,6 +476,12 @@ export class SqliteSessionRepository
     );
   }
 
+  /** `work` in one DEFERRED read transaction: its statements see one snapshot. */
+  private inReadTransaction<T>(work: () => T): T {
+    this.readTx ??= this.db.transaction((run: () => unknown) => run());
+    return this.readTx(work) as T;
+  }
+
   /**
    * Two statements for every event (see buildNeighbourBoundsQuery): index lookups and range scans, so the cost does
    * not grow with the log; one read transaction, so one snapshot. An event in several neighbourhoods is read and
@@ -485,8 +491,7 @@ export class SqliteSessionRepository
     this.ready();
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
-    this.readTx ??= this.db.transaction((run: () => unknown) => run());
-    return this.readTx((): SessionEvent[][] => {
+    return this.inReadTransaction((): SessionEvent[][] => {
       const bounds = this.statement(buildNeighbourBoundsQuery(this.tables.events)).all({
         ids: JSON.stringify(ids),
         sessionId,
@@ -524,7 +529,7 @@ export class SqliteSessionRepository
         });
       }
       return mergeNeighbourWindows(windows);
-    }) as SessionEvent[][];
+    });
   }
 
   /**
@@ -539,8 +544,7 @@ export class SqliteSessionRepository
     if (terms.length === 0) return [];
     // One read transaction: the owner check, the range and every widened attempt see the same snapshot (a
     // compaction in another process between them could otherwise move rows past the range read).
-    this.readTx ??= this.db.transaction((run: () => unknown) => run());
-    return this.readTx((): ScoredEvent[] => {
+    return this.inReadTransaction((): ScoredEvent[] => {
       const owner = st.findById.get(sessionId) as SessionRow | undefined;
       if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
       // Only the index rows between the first and last event the search may return are ranked: a search in one
@@ -570,7 +574,7 @@ export class SqliteSessionRepository
         if (window === null) return hits(bound === null ? rows : bestOf(rows, run(null, { recent: RECENT_MATCHES }), o.limit));
         window *= SEARCH_WINDOW_GROWTH;
       }
-    }) as ScoredEvent[];
+    });
   }
 
   /**
