@@ -8,7 +8,11 @@ import { isMessageType, type Message } from '../session/Message.js';
 import { Session } from '../session/Session.js';
 import { SessionEvent } from '../session/SessionEvent.js';
 import { estimateEventTokens } from '../tokens/eventTokens.js';
-import { defaultTokenCountEstimator } from '../tokens/TiktokenTokenCountEstimator.js';
+import {
+  countsApartAtLineBreaks,
+  defaultTokenCountEstimator,
+  startsApartFromLineBreak,
+} from '../tokens/TiktokenTokenCountEstimator.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
@@ -17,6 +21,7 @@ import {
   recallBlockBody,
   recallBlockFrame,
   recallBlockTag,
+  recallBlockText,
   recallEntry,
   renderRecallBlock,
   type RecallBlockEntry,
@@ -478,18 +483,13 @@ export class ContextAssembler {
     let used = overhead;
     // Groups are only ever added or popped at the end, so their count tells whether the block last rendered (and
     // counted whole: the costliest step of the fill) is the current one — the last pass's is, at the check below.
-    let last: { groups: number; block: RecallBlock } | null = null;
-    const rendered = () => {
-      if (last?.groups !== groups.length) last = { groups: groups.length, block: this.render(groups.flat()) };
-      return last.block;
-    };
-    // The block's size between passes, by its lines: each line counted once (with its line break) and added to
-    // the frame with this body's tag. Counting the rendered block whole after every pass was a third of
-    // `assemble`; the tokenizer never joins characters across a line break into one token, so the sum is the
-    // whole count (which the end still checks: an estimator may count otherwise).
+    // The block's size by its lines: each line counted once (with its line break) and added to the frame with
+    // this body's tag. Counting the rendered block whole after every pass was a third of `assemble`. The sum is
+    // the whole count where the estimator counts apart at line breaks and every line starts apart from one
+    // (countsApartAtLineBreaks: the built-in o200k_base and cl100k_base); elsewhere it is an estimate between
+    // passes, and the block is counted whole at the end (a fifth of `assemble` in process when it was always).
     const lineTokens = new Map<string, number>();
-    const linesCost = () => {
-      const body = recallBlockBody(inLogOrder(groups.flat()));
+    const countLines = (body: readonly string[]) => {
       let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(recallBlockTag(body)) }));
       for (const line of body) {
         let cost = lineTokens.get(line);
@@ -497,6 +497,13 @@ export class ContextAssembler {
         tokens += cost;
       }
       return tokens;
+    };
+    const linesCost = () => countLines(recallBlockBody(inLogOrder(groups.flat())));
+    const byLines = countsApartAtLineBreaks(estimator) ? countLines : undefined;
+    let last: { groups: number; block: RecallBlock } | null = null;
+    const rendered = () => {
+      if (last?.groups !== groups.length) last = { groups: groups.length, block: this.render(groups.flat(), byLines) };
+      return last.block;
     };
     // Estimated costs count every entry's time, but the block writes a time only where it changes: the rendered
     // block is smaller, and what it leaves goes to further hits (the same ranking, again) until none fits.
@@ -605,10 +612,16 @@ export class ContextAssembler {
     return found;
   }
 
-  private render(entries: RecallBlockEntry[]): RecallBlock {
+  /** `byLines`: counts the block from its body's lines, exact when every line starts apart from a line break. */
+  private render(entries: RecallBlockEntry[], byLines?: (body: readonly string[]) => number): RecallBlock {
     const ordered = inLogOrder(entries);
-    const message: Message = { type: 'user', text: renderRecallBlock(ordered) };
-    return { message, entries: ordered, tokens: this.tokenCountEstimator.estimate(formatMessage(message)) };
+    const body = recallBlockBody(ordered);
+    const message: Message = { type: 'user', text: recallBlockText(body) };
+    const tokens =
+      byLines !== undefined && body.every(startsApartFromLineBreak)
+        ? byLines(body)
+        : this.tokenCountEstimator.estimate(formatMessage(message));
+    return { message, entries: ordered, tokens };
   }
 
   /** The block without events that the final history sends anyway (it can only get shorter). */

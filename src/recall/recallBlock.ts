@@ -77,7 +77,11 @@ export interface RecallBlockEntry {
 
 /** The block's text for `entries` (in log order); a gap marker between entries that are not adjacent in the log. */
 export function renderRecallBlock(entries: readonly RecallBlockEntry[]): string {
-  const body = recallBlockBody(entries);
+  return recallBlockText(recallBlockBody(entries));
+}
+
+/** The block's text around the lines of recallBlockBody. */
+export function recallBlockText(body: readonly string[]): string {
   const tag = recallBlockTag(body);
   return [recallBlockOpening(tag), RECALL_BLOCK_RULES, ...body, recallBlockClosing(tag)].join('\n');
 }

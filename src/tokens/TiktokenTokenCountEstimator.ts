@@ -65,3 +65,27 @@ export function defaultTokenCountEstimator(): TiktokenTokenCountEstimator {
   shared ??= new TiktokenTokenCountEstimator();
   return shared;
 }
+
+/**
+ * Whether `estimator` counts a text cut after a line break as the sum of its parts — `estimate(a + '\n' + b)`
+ * equals `estimate(a + '\n') + estimate(b)` whenever `b` startsApartFromLineBreak — so that a text of many lines
+ * can be counted from its lines' memoised counts. True for this module's own o200k_base and cl100k_base estimators
+ * only (not a subclass, nor an instance whose `estimate` was replaced): in their pre-tokenising patterns a line
+ * break belongs to a piece of whitespace ending in line breaks (`\s*[\r\n]+`) or of punctuation followed by line
+ * breaks (`[^\s\p{L}\p{N}]+[\r\n/]*`, cl100k_base without the slash), neither of which can take a character that is
+ * neither whitespace nor a slash; no other alternative matches a line break, no alternative looks behind, and BPE
+ * merges within a piece only. (Not claimed for r50k_base, whose `\s+(?!\S)` splits a line's trailing spaces otherwise when such a character follows.)
+ */
+export function countsApartAtLineBreaks(estimator: TokenCountEstimator): boolean {
+  return (
+    estimator instanceof TiktokenTokenCountEstimator &&
+    Object.getPrototypeOf(estimator) === TiktokenTokenCountEstimator.prototype &&
+    !Object.prototype.hasOwnProperty.call(estimator, 'estimate') &&
+    (estimator.encoding === 'o200k_base' || estimator.encoding === 'cl100k_base')
+  );
+}
+
+/** Whether `line` may follow a line break without changing how the text before it is counted (countsApartAtLineBreaks). */
+export function startsApartFromLineBreak(line: string): boolean {
+  return line.length > 0 && !/^[\s/]/.test(line);
+}

@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import {
+  Bm25Retriever,
+  ContextAssembler,
+  DefaultSessionService,
+  InMemorySessionRepository,
+  Messages,
+  SlidingWindowCompactionStrategy,
+  TiktokenTokenCountEstimator,
+  type Message,
+  type TokenCountEstimator,
+} from 'session-compaction';
+import { formatMessage } from 'session-compaction/spi';
+import { RECALL_BLOCK_HEADER } from '../../src/recall/recallBlock.js';
+import { hostile, prose } from '../tokens/tokenStrings.js';
+
+const silent = { error() {}, warn() {}, info() {}, debug() {} };
+const isBlock = (m: Message) => m.type === 'user' && m.text.startsWith(RECALL_BLOCK_HEADER);
+
+/**
+ * Texts that all match the query "walrus", some of whose quoted lines start apart from a line break (counted from
+ * the lines' memoised counts) and some not: an entry indented as a header (`===`), a speaker's name starting with a slash,
+ * continuation lines, Unicode line terminators, bare punctuation before a break.
+ */
+const text = fc
+  .tuple(
+    fc.oneof(prose, hostile, fc.constantFrom('=== walrus', 'a.\n/walrus', '\n\nwalrus', 'x\u2028 walrus', 'walrus /')),
+    fc.constantFrom('walrus', ' walrus', 'walrus\n', '\nwalrus', 'walrus.', 'walrus?!'),
+  )
+  .map(([body, word]) => `${body} ${word}`);
+const name = fc.option(fc.constantFrom('Caroline', '/ann', '/ann', 'Éa'), { nil: undefined });
+
+describe('ContextAssembler: the recall block is counted exactly', function () {
+  this.timeout(60_000);
+
+  for (const encoding of ['o200k_base', 'cl100k_base', 'r50k_base'] as const) {
+    it(`${encoding}: the block's tokens are the estimator's count of the block, within the budget`, async function () {
+      const estimator: TokenCountEstimator = new TiktokenTokenCountEstimator({ encoding });
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(text, name), { minLength: 4, maxLength: 30 }),
+          fc.integer({ min: 300, max: 3_000 }),
+          async (messages, maxTokens) => {
+            const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+            const retriever = new Bm25Retriever({ sessionService: service });
+            try {
+              await service.create({ id: 's', userId: 'u' });
+              let at = Date.parse('2023-05-08T13:56:00Z');
+              for (const [t, n] of messages) {
+                at += 20_000; // three per minute: some entries repeat the previous time and start with the speaker
+                await service.appendMessage(
+                  's',
+                  { ...Messages.user(t), ...(n === undefined ? {} : { name: n }) },
+                  { timestamp: new Date(at) },
+                );
+              }
+              await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 2 }));
+              const assembler = new ContextAssembler({ sessionService: service, retriever, tokenCountEstimator: estimator });
+              const ctx = await assembler.assemble({ sessionId: 's', maxTokens, query: 'walrus' });
+              const block = ctx.messages.find(isBlock);
+              expect(ctx.tokens.recall).to.equal(block === undefined ? 0 : estimator.estimate(formatMessage(block)));
+              expect(ctx.tokens.total).to.be.at.most(maxTokens);
+            } finally {
+              retriever.close();
+            }
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+  }
+});
