@@ -187,6 +187,25 @@ export const DEFAULT_RECALL_NEIGHBORS = 2;
 const NEIGHBOURED_HITS = 8;
 
 /**
+ * Counts of quoted lines (with their line break) per estimator, kept across requests: the turns of one conversation
+ * quote many of the same events, each line tokenised once. Cleared when full; ~1 KB a line at most (the line and
+ * its count), so a few MB per estimator.
+ */
+const LINE_TOKENS = new WeakMap<TokenCountEstimator, Map<string, number>>();
+const LINE_TOKENS_KEPT = 4_096;
+
+function lineTokens(estimator: TokenCountEstimator, line: string): number {
+  let counts = LINE_TOKENS.get(estimator);
+  if (counts === undefined) LINE_TOKENS.set(estimator, (counts = new Map()));
+  let tokens = counts.get(line);
+  if (tokens === undefined) {
+    if (counts.size >= LINE_TOKENS_KEPT) counts.clear();
+    counts.set(line, (tokens = estimator.estimate(`${line}\n`)));
+  }
+  return tokens;
+}
+
+/**
  * Rounds of filling the block: the first by estimated costs, each further one with the room the rendered block
  * left. Measured on LoCoMo at 4,000 tokens (events dated): one round used ~1,930 of ~2,390 tokens, three use ~2,350.
  */
@@ -481,25 +500,21 @@ export class ContextAssembler {
     const groups: RecallBlockEntry[][] = [];
     const chosen = new Set<string>();
     let used = overhead;
-    // Groups are only ever added or popped at the end, so their count tells whether the block last rendered (and
-    // counted whole: the costliest step of the fill) is the current one — the last pass's is, at the check below.
-    // The block's size by its lines: each line counted once (with its line break) and added to the frame with
-    // this body's tag. Counting the rendered block whole after every pass was a third of `assemble`. The sum is
-    // the whole count where the estimator counts apart at line breaks and every line starts apart from one
-    // (countsApartAtLineBreaks: the built-in o200k_base and cl100k_base); elsewhere it is an estimate between
-    // passes, and the block is counted whole at the end (a fifth of `assemble` in process when it was always).
-    const lineTokens = new Map<string, number>();
+    // The block's size by its lines: each line's count (with its line break, memoised across requests) added to
+    // the frame's with this body's tag. Counting the rendered block whole after every pass was a third of
+    // `assemble`. The sum is the whole count where the estimator counts apart at line breaks and every line starts
+    // apart from one (countsApartAtLineBreaks: the built-in o200k_base and cl100k_base); elsewhere it is an
+    // estimate between passes, and the block is counted whole at the end (a fifth of `assemble` in process when it
+    // always was).
     const countLines = (body: readonly string[]) => {
       let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(recallBlockTag(body)) }));
-      for (const line of body) {
-        let cost = lineTokens.get(line);
-        if (cost === undefined) lineTokens.set(line, (cost = estimator.estimate(`${line}\n`)));
-        tokens += cost;
-      }
+      for (const line of body) tokens += lineTokens(estimator, line);
       return tokens;
     };
     const linesCost = () => countLines(recallBlockBody(inLogOrder(groups.flat())));
     const byLines = countsApartAtLineBreaks(estimator) ? countLines : undefined;
+    // Groups are only ever added or popped at the end, so their count tells whether the block last rendered is the
+    // current one.
     let last: { groups: number; block: RecallBlock } | null = null;
     const rendered = () => {
       if (last?.groups !== groups.length) last = { groups: groups.length, block: this.render(groups.flat(), byLines) };

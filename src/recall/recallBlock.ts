@@ -93,11 +93,25 @@ export function recallBlockBody(entries: readonly RecallBlockEntry[]): string[] 
   let previousPosition: number | null = null;
   for (const entry of entries) {
     if (previousPosition !== null && entry.position > previousPosition + 1) body.push(RECALL_GAP_MARKER);
-    body.push(recallEntry(entry.event, previousTime, entry.text));
-    previousTime = formatRecallTime(entry.event.timestamp);
+    const time = formatRecallTime(entry.event.timestamp);
+    body.push(quotedLine(entry, time !== previousTime));
+    previousTime = time;
     previousPosition = entry.position;
   }
   return body;
+}
+
+/**
+ * Each entry's two possible lines (with its time, without), quoted once: the assembler renders the body of a
+ * growing block after every fill pass, and an entry's line depends only on whether its time repeats the previous.
+ */
+const QUOTED = new WeakMap<RecallBlockEntry, [withTime: string | undefined, without: string | undefined]>();
+
+function quotedLine(entry: RecallBlockEntry, withTime: boolean): string {
+  let lines = QUOTED.get(entry);
+  if (lines === undefined) QUOTED.set(entry, (lines = [undefined, undefined]));
+  const i = withTime ? 0 : 1;
+  return (lines[i] ??= recallEntry(entry.event, withTime ? null : formatRecallTime(entry.event.timestamp), entry.text));
 }
 
 /** The block without its body: what renderRecallBlock writes around the lines of recallBlockBody. */

@@ -34,6 +34,43 @@ const name = fc.option(fc.constantFrom('Caroline', '/ann', '/ann', 'Éa'), { nil
 describe('ContextAssembler: the recall block is counted exactly', function () {
   this.timeout(60_000);
 
+  it('a line quoted by an earlier request is not tokenised again by the next (the counts are kept per estimator)', async function () {
+    const counted: string[] = [];
+    const estimator: TokenCountEstimator = {
+      estimate: (t: string) => {
+        counted.push(t);
+        return t.length;
+      },
+    };
+    const service = new DefaultSessionService(new InMemorySessionRepository(), { logger: silent });
+    const retriever = new Bm25Retriever({ sessionService: service });
+    try {
+      await service.create({ id: 's', userId: 'u' });
+      for (let i = 0; i < 12; i++) await service.appendMessage('s', Messages.user(`walrus number ${i} swam far`));
+      await service.compact('s', () => true, new SlidingWindowCompactionStrategy({ maxEvents: 2 }));
+      const assembler = new ContextAssembler({ sessionService: service, retriever, tokenCountEstimator: estimator });
+      const ask = () => assembler.assemble({ sessionId: 's', maxTokens: 2_000, query: 'walrus' });
+      const isLine = (t: string) => t.startsWith('[') && t.endsWith('\n');
+      const first = await ask();
+      expect(counted.filter(isLine)).to.not.be.empty;
+      counted.length = 0;
+      const second = await ask();
+      expect(second.messages).to.deep.equal(first.messages);
+      expect(counted.filter(isLine)).to.deep.equal([]);
+      // Another estimator keeps counts of its own.
+      const other = new ContextAssembler({
+        sessionService: service,
+        retriever,
+        tokenCountEstimator: { estimate: (t: string) => t.length },
+      });
+      expect((await other.assemble({ sessionId: 's', maxTokens: 2_000, query: 'walrus' })).messages).to.deep.equal(
+        first.messages,
+      );
+    } finally {
+      retriever.close();
+    }
+  });
+
   for (const encoding of ['o200k_base', 'cl100k_base', 'r50k_base'] as const) {
     it(`${encoding}: the block's tokens are the estimator's count of the block, within the budget`, async function () {
       const estimator: TokenCountEstimator = new TiktokenTokenCountEstimator({ encoding });
