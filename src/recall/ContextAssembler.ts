@@ -478,7 +478,7 @@ export class ContextAssembler {
     const entryCap = Math.max(1, Math.floor(cap * MAX_ENTRY_SHARE));
     const terms = queryTerms(query);
     // Costs come from the memoised event counts plus the time prefix (counted once per distinct time): no
-    // tokenising per entry on the hot path; the rendered block is counted whole once at the end.
+    // tokenising per entry on the hot path; the rendered block is counted at the end (countLines below).
     const prefixTokens = new Map<string, number>();
     const prefixCost = (event: SessionEvent) => {
       const prefix = `[${formatRecallTime(event.timestamp)}] `;
