@@ -188,14 +188,17 @@ const NEIGHBOURED_HITS = 8;
 
 /**
  * Counts of quoted lines (with their line break) per estimator, kept across requests: the turns of one conversation
- * quote many of the same events, each line tokenised once. Cleared when full; ~1 KB a line at most (the line and
- * its count), so a few MB per estimator.
+ * quote many of the same events, each line tokenised once. Lines of up to LINE_TOKENS_CHARS characters only (a
+ * chat turn; a longer one, such as a tool output, is counted once per request), at most LINE_TOKENS_KEPT of them,
+ * cleared when full: at most ~8 MB per estimator.
  */
 const LINE_TOKENS = new WeakMap<TokenCountEstimator, Map<string, number>>();
 const LINE_TOKENS_KEPT = 4_096;
+const LINE_TOKENS_CHARS = 1_000;
 
-function lineTokens(estimator: TokenCountEstimator, line: string): number {
-  let counts = LINE_TOKENS.get(estimator);
+/** `request`: the counts of this request's longer lines, which are not kept beyond it. */
+function lineTokens(estimator: TokenCountEstimator, line: string, request: Map<string, number>): number {
+  let counts = line.length > LINE_TOKENS_CHARS ? request : LINE_TOKENS.get(estimator);
   if (counts === undefined) LINE_TOKENS.set(estimator, (counts = new Map()));
   let tokens = counts.get(line);
   if (tokens === undefined) {
@@ -506,9 +509,10 @@ export class ContextAssembler {
     // apart from one (countsApartAtLineBreaks: the built-in o200k_base and cl100k_base); elsewhere it is an
     // estimate between passes, and the block is counted whole at the end (a fifth of `assemble` in process when it
     // always was).
+    const longLines = new Map<string, number>();
     const countLines = (body: readonly string[]) => {
       let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(recallBlockTag(body)) }));
-      for (const line of body) tokens += lineTokens(estimator, line);
+      for (const line of body) tokens += lineTokens(estimator, line, longLines);
       return tokens;
     };
     const linesCost = () => countLines(recallBlockBody(inLogOrder(groups.flat())));
