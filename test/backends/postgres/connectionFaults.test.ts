@@ -78,7 +78,7 @@ describe('PostgresSessionRepository under connection faults', function () {
     return rows.filter((r: { ended: boolean }) => r.ended).length;
   };
 
-  it('backends killed every 5–25 ms during 400 appends and concurrent compactions: no crash, no loss, no half-applied compaction', async function () {
+  it('backends killed every 5–25 ms (for up to 30 s) during 400 appends and concurrent compactions: no crash, no loss, no half-applied compaction', async function () {
     const name = `sc-chaos-${prefix}`;
     // The appenders' pool is the repository's own; the compactors' pool is the caller's, with no 'error' listener of its own.
     const appendRepository = new PostgresSessionRepository({
