@@ -510,8 +510,8 @@ export class ContextAssembler {
     // estimate between passes, and the block is counted whole at the end (a fifth of `assemble` in process when it
     // always was).
     const longLines = new Map<string, number>();
-    const countLines = (body: readonly string[]) => {
-      let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(recallBlockTag(body)) }));
+    const countLines = (body: readonly string[], tag: string = recallBlockTag(body)) => {
+      let tokens = estimator.estimate(formatMessage({ type: 'user', text: recallBlockFrame(tag) }));
       for (const line of body) tokens += lineTokens(estimator, line, longLines);
       return tokens;
     };
@@ -632,13 +632,15 @@ export class ContextAssembler {
   }
 
   /** `byLines`: counts the block from its body's lines, exact when every line starts apart from a line break. */
-  private render(entries: RecallBlockEntry[], byLines?: (body: readonly string[]) => number): RecallBlock {
+  private render(entries: RecallBlockEntry[], byLines?: (body: readonly string[], tag: string) => number): RecallBlock {
     const ordered = inLogOrder(entries);
     const body = recallBlockBody(ordered);
-    const message: Message = { type: 'user', text: recallBlockText(body) };
+    // The tag hashes the whole body: computed once for the text and the count.
+    const tag = recallBlockTag(body);
+    const message: Message = { type: 'user', text: recallBlockText(body, tag) };
     const tokens =
       byLines !== undefined && body.every(startsApartFromLineBreak)
-        ? byLines(body)
+        ? byLines(body, tag)
         : this.tokenCountEstimator.estimate(formatMessage(message));
     return { message, entries: ordered, tokens };
   }

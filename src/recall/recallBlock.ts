@@ -80,9 +80,8 @@ export function renderRecallBlock(entries: readonly RecallBlockEntry[]): string 
   return recallBlockText(recallBlockBody(entries));
 }
 
-/** The block's text around the lines of recallBlockBody. */
-export function recallBlockText(body: readonly string[]): string {
-  const tag = recallBlockTag(body);
+/** The block's text around the lines of recallBlockBody (`tag`: their recallBlockTag, when already computed). */
+export function recallBlockText(body: readonly string[], tag: string = recallBlockTag(body)): string {
   return [recallBlockOpening(tag), RECALL_BLOCK_RULES, ...body, recallBlockClosing(tag)].join('\n');
 }
 
