@@ -17,7 +17,12 @@ import {
   type KeyedWindow,
 } from '../../repository/EventNeighbourhoodRepository.js';
 import { PostgresConnections } from './PostgresConnections.js';
-import { POSTGRES_PURGE_GENERATION_SCHEMA_VERSION, postgresTables, type PostgresTables } from './schema.js';
+import {
+  POSTGRES_PURGE_GENERATION_SCHEMA_VERSION,
+  SEARCHABLE_POSTINGS_SCHEMA_VERSION,
+  postgresTables,
+  type PostgresTables,
+} from './schema.js';
 import { migratePostgres, postgresPendingVersions, postgresSchemaStatus } from './migrator.js';
 import type { MigratableRepository } from '../../repository/MigratableRepository.js';
 import type { MigrateOptions, SchemaStatus } from '../../repository/schemaMigrations.js';
@@ -35,7 +40,7 @@ import {
   type CompactionRecordSummary,
   type StoredCompactionSummary,
 } from '../../repository/CompactionRecord.js';
-import { POSTINGS_PER_WORD, buildSearchQuery } from './search.js';
+import { POSTINGS_PER_WORD, buildSearchQuery, type PostingsSearch } from './search.js';
 import { resolveEventSearchOptions, searchTerms, searchWords } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
@@ -237,7 +242,7 @@ export class PostgresSessionRepository
   private hasSummaries = false;
   private warnedUnmarked = false;
   private hasPurgeGeneration = false;
-  private hasEventTerms = false;
+  private postingsLevel: 'archived' | 'searchable' | undefined;
   private warnedNoPurgeGeneration = false;
 
   constructor(options: PostgresSessionRepositoryOptions = {}) {
@@ -560,17 +565,27 @@ export class PostgresSessionRepository
   }
 
   /**
-   * POSTINGS_PER_WORD once the postings table exists; until then (initializeSchema: false, not migrated yet) a
-   * session's search visits every event matching a word, as before. Checked until it is found.
+   * How a session's search reads the postings (see buildSearchQuery): scored from them alone once they hold only
+   * searchable events (SEARCHABLE_POSTINGS_SCHEMA_VERSION), as candidates while they hold every archived event
+   * (EVENT_TERMS_SCHEMA_VERSION), not at all before (initializeSchema: false, not migrated yet: every event
+   * matching a word is visited, as before). Checked until the latest is found.
    */
-  private async postingsPerWord(): Promise<number | undefined> {
-    if (!this.hasEventTerms) {
+  private async postingsSearch(): Promise<PostingsSearch | undefined> {
+    if (this.postingsLevel !== 'searchable') {
       const { rows } = await this.pool.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
         this.tables.eventTerms,
       ]);
-      this.hasEventTerms = rows[0]?.found === true;
+      if (rows[0]?.found === true) {
+        // The postings table exists, so the migrations table does: the library wrote both.
+        const applied = await this.pool.query<{ found: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM ${this.tables.migrations} WHERE version = $1) AS found`,
+          [SEARCHABLE_POSTINGS_SCHEMA_VERSION],
+        );
+        this.postingsLevel = applied.rows[0]?.found === true ? 'searchable' : 'archived';
+      }
     }
-    return this.hasEventTerms ? POSTINGS_PER_WORD : undefined;
+    if (this.postingsLevel === undefined) return undefined;
+    return { perWord: POSTINGS_PER_WORD, searchableOnly: this.postingsLevel === 'searchable' };
   }
 
   /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */
@@ -640,8 +655,8 @@ export class PostgresSessionRepository
     if (typeof sessionId !== 'string' || typeof query !== 'string' || searchTerms(query).length === 0) return [];
     const rows = await this.connections.idempotent('searchEvents', async () => {
       await this.ready();
-      const perWord = await this.postingsPerWord();
-      const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, undefined, perWord);
+      const postings = await this.postingsSearch();
+      const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, undefined, postings);
       return this.read(q.sql, q.params);
     });
     // The score follows the event's columns (see buildSearchQuery).
@@ -665,8 +680,8 @@ export class PostgresSessionRepository
     }
     const rows = await this.connections.idempotent('searchEventsWithNeighbours', async () => {
       await this.ready();
-      const perWord = await this.postingsPerWord();
-      const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius, perWord);
+      const postings = await this.postingsSearch();
+      const q = buildSearchQuery(this.tables, sessionId, searchWords(query), this.searchStopWords, o, radius, postings);
       return this.read(q.sql, q.params);
     });
     // Columns: kind, score, then ord, part, seq and the event's (see buildSearchQuery), in no order.
