@@ -178,6 +178,9 @@ describe('PostgreSQL session search through the postings table', function () {
     // The repository reads through the postings too: its best hits are the reference's.
     const hits = await repo.searchEvents('s', 'walrus', { limit: 3 });
     expect(hits.map((h) => h.event.id)).to.deep.equal(['w0', 'w1', 'w2']);
+    // Scored from the postings, which hold no owner: the session's owner is still checked.
+    expect(await repo.searchEvents('s', 'walrus', { limit: 3, userId: 'intruder' })).to.deep.equal([]);
+    expect(await repo.searchEvents('s', 'walrus', { limit: 3, userId: 'u' })).to.have.length(3);
   });
 
   it("scored from the postings, a best hit's word past that word's bound still counts for it", async function () {
