@@ -28,7 +28,7 @@ import {
 } from './recallBlock.js';
 import type { RetrievedEvent, Retriever } from './Retriever.js';
 import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
-import { searchableText } from './searchTerms.js';
+import { isSearchable } from './searchTerms.js';
 import { requireDate } from '../validation/inputs.js';
 import { MAX_NEIGHBOUR_RADIUS } from '../repository/EventNeighbourhoodRepository.js';
 import { summarisesRecallable } from './supersededSummaries.js';
@@ -464,7 +464,7 @@ export class ContextAssembler {
         return original !== undefined && permitted(original);
       });
     // With neighbors 0 only what the retriever returned is quoted; otherwise a neighbour of strong hits may rank too.
-    const ranked = rankInContext(hits, view, (e) => quotable(e) && searchableText(e) !== null, {
+    const ranked = rankInContext(hits, view, (e) => quotable(e) && isSearchable(e), {
       withNeighbours: settings.neighbors > 0,
       period: queryPeriod(query, r.now ?? new Date()),
       namesParticipant: namedInQuery(query),
@@ -489,7 +489,14 @@ export class ContextAssembler {
       if (tokens === undefined) prefixTokens.set(prefix, (tokens = estimator.estimate(prefix) + 1));
       return tokens;
     };
+    // Each fill pass goes down the same ranking again: an event's entry is worked out once per request.
+    const entries = new Map<SessionEvent, { text: string; cost: number } | null>();
     const entry = (event: SessionEvent): { text: string; cost: number } | null => {
+      let e = entries.get(event);
+      if (e === undefined) entries.set(event, (e = entryOf(event)));
+      return e;
+    };
+    const entryOf = (event: SessionEvent): { text: string; cost: number } | null => {
       const cost = estimateEventTokens(event, estimator) + prefixCost(event);
       if (cost <= entryCap) return { text: formatEvent(event), cost };
       // Too long to quote whole: the parts that match the request, else its head and tail.
@@ -562,7 +569,7 @@ export class ContextAssembler {
       for (let i = at - n; i <= at + n; i++) {
         const e = log.get(i);
         if (e === undefined) continue;
-        if (i === at || (!chosen.has(e.id) && quotable(e) && searchableText(e) !== null)) around.push(e);
+        if (i === at || (!chosen.has(e.id) && quotable(e) && isSearchable(e))) around.push(e);
       }
       const group: RecallBlockEntry[] = [];
       let cost = 0;

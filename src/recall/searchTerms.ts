@@ -41,10 +41,15 @@ const STEMS = new Map<string, string>();
  * synthetic user events that open a summary) say nothing about the conversation and are not indexed.
  */
 export function searchableText(event: SessionEvent): string | null {
-  if (event.isSynthetic() && event.messageType === 'user') return null;
-  const m = event.message;
-  if (m.type === 'assistant' && (m.text === null || m.text.trim() === '') && (m.toolCalls?.length ?? 0) === 0) return null;
-  if (m.type !== 'assistant' && m.type !== 'tool' && m.text.trim() === '') return null;
+  if (!isSearchable(event)) return null;
   // The same bound as the stores' full-text indexes: search finds the same events on every backend.
   return formatEvent(event).slice(0, MAX_INDEXED_CHARACTERS);
+}
+
+/** Whether `searchableText(event)` is not null, without rendering the event (a check on the hot path of recall). */
+export function isSearchable(event: SessionEvent): boolean {
+  if (event.isSynthetic() && event.messageType === 'user') return false;
+  const m = event.message;
+  if (m.type === 'assistant' && (m.text === null || m.text.trim() === '') && (m.toolCalls?.length ?? 0) === 0) return false;
+  return m.type === 'assistant' || m.type === 'tool' || m.text.trim() !== '';
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Messages, SessionEvent, defaultTokenCountEstimator } from 'session-compaction';
@@ -52,6 +53,19 @@ function entries(texts: readonly string[], gaps: readonly boolean[]): RecallBloc
 }
 
 describe('renderRecallBlock', function () {
+  it("the block's tag is the first 12 hex digits of the SHA-256 of its lines joined by line breaks", function () {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.string(), fc.constantFrom(...HOSTILE), fc.string({ unit: 'grapheme' })), { maxLength: 8 }),
+        (body) => {
+          const joined = createHash('sha256').update(body.join('\n')).digest('hex').slice(0, 12);
+          expect(recallBlockTag(body)).to.equal(joined);
+        },
+      ),
+      propertyParams(),
+    );
+  });
+
   it('property: no quoted text can close the block, open a section or pose as a new entry', function () {
     fc.assert(
       fc.property(fc.array(textArb, { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { maxLength: 6 }), (texts, gaps) => {
