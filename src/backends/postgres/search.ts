@@ -80,135 +80,26 @@ export function buildSearchQuery(
   postings?: PostingsSearch,
 ): SearchQuery {
   const params: unknown[] = [sessionId, words, stopWords];
-  const bind = (value: unknown): string => {
+  const bind: Bind = (value) => {
     params.push(value);
     return `$${params.length}`;
   };
-  // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
-  const notShadow = "NOT (e.synthetic AND e.message_type = 'user')";
-  const sessionOf = (user: string | undefined): string =>
-    `EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1${user === undefined ? '' : ` AND s.user_id = ${user}`})`;
   // A branch search goes through the GIN index: since SEARCHABLE_POSTINGS_SCHEMA_VERSION branched events have no
   // postings (branches are short-lived side lines).
   const viaPostings = o.scope === 'session' && postings !== undefined && o.branch === null;
-  let hits: string;
-  let candidates = '';
-  if (viaPostings && postings.searchableOnly) {
-    // Scored from the postings alone: they hold exactly the archived events this search may return, so no event
-    // row is read before the ranking. A query word matches an event with a posting for it among the word's first
-    // `perWord`. The lexemes the any-word query adds (the parts of a hyphenated word, stop words among them) find
-    // events too, counted in N and the average length but matching no word (a null lexeme), as on the GIN path.
-    const m = bind(postings.perWord);
-    const exists = sessionOf(o.userId === undefined ? undefined : bind(o.userId));
-    hits = `SELECT p.seq, p.dl, CASE WHEN w.term THEN w.lexeme END AS lexeme FROM (
-        SELECT lexeme, bool_or(term) AS term FROM (
-          SELECT lexeme, TRUE AS term FROM terms
-          UNION ALL
-          SELECT w.lexeme, FALSE FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
-        ) l GROUP BY lexeme
-      ) w
-      CROSS JOIN LATERAL (
-        SELECT p.seq, p.dl FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme
-        ORDER BY p.dl, p.seq LIMIT ${m}::int8
-      ) p
-      WHERE ${exists}${
-        o.includeActive
-          ? `
-      UNION ALL
-      SELECT e.seq, length(e.text_tsv), t.lexeme FROM ${t.events} e LEFT JOIN terms t ON e.text_tsv @@ t.tq
-      WHERE e.session_id = $1 AND e.archived = FALSE AND e.text_tsv @@ (SELECT query FROM q) AND e.branch IS NULL
-        AND ${notShadow} AND ${exists}`
-          : ''
-      }`;
-  } else {
-    // One sub-select: the query is computed once (an init plan) and usable as the GIN index condition.
-    // A session's search reads its candidates from the postings (see above): the GIN condition is then implied.
-    const where = viaPostings ? [notShadow] : ['e.text_tsv @@ (SELECT query FROM q)', notShadow];
-    if (o.userId === undefined) {
-      where.push(sessionOf(undefined));
-    } else {
-      const user = bind(o.userId);
-      where.push(sessionOf(user));
-      if (o.scope === 'user') where.push(`e.session_id IN (SELECT id FROM ${t.sessions} WHERE user_id = ${user})`);
-    }
-    if (o.scope === 'session') {
-      where.push('e.session_id = $1');
-      if (!o.includeActive) where.push('e.archived = TRUE');
-    } else if (!o.includeActive) {
-      // Only this session's window is in the prompt already; other sessions are searched whole.
-      where.push('(e.archived = TRUE OR e.session_id <> $1)');
-    }
-    if (o.branch === null) {
-      where.push('e.branch IS NULL');
-    } else {
-      // Prefix test without LIKE, so '%' or '_' in a stored branch name is never a wildcard.
-      const b = bind(o.branch);
-      where.push(`(e.branch IS NULL OR e.branch = ${b} OR left(${b}, length(e.branch) + 1) = e.branch || '.')`);
-    }
-    let from = `${t.events} e`;
-    if (viaPostings) {
-      const m = bind(postings.perWord);
-      candidates = `candidates AS MATERIALIZED (
-      SELECT DISTINCT p.seq FROM (
-        SELECT DISTINCT w.lexeme FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
-      ) w
-      CROSS JOIN LATERAL (
-        SELECT p.seq FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme ORDER BY p.dl, p.seq LIMIT ${m}::int8
-      ) p${
-        o.includeActive
-          ? `
-      UNION
-      SELECT a.seq FROM ${t.events} a
-      WHERE a.session_id = $1 AND a.archived = FALSE AND coalesce(a.text_tsv @@ (SELECT query FROM q), FALSE)`
-          : ''
-      }
-    ),
-    `;
-      from = `candidates c JOIN ${t.events} e ON e.seq = c.seq`;
-    }
-    hits = `SELECT e.seq, length(e.text_tsv) AS dl, t.lexeme
-      FROM ${from} LEFT JOIN terms t ON e.text_tsv @@ t.tq
-      WHERE ${where.join(' AND ')}`;
-  }
+  const scored = viaPostings && postings.searchableOnly;
+  const source = scored
+    ? postingsHits(t, o, bind, postings.perWord)
+    : eventHits(t, o, bind, viaPostings ? postings.perWord : undefined);
   const limit = bind(o.limit);
-  const termScore = (dl: string) =>
-    `ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * ${dl}::float8 / greatest(s.avgdl, 1)))`;
   const materialized = radius === undefined ? '' : 'MATERIALIZED ';
-  let ranking: string;
-  if (viaPostings && postings.searchableOnly) {
-    // A hit's word may sit past that word's first `perWord` postings and was not counted: the best hits by what
-    // was counted (COMPLETED_PER_HIT times the limit) are completed with a primary-key probe for each such word
-    // (all of the key is known: session, word, length, seq), then ranked again.
-    const m = bind(postings.perWord);
-    const k = bind(COMPLETED_PER_HIT);
-    ranking = `cut AS MATERIALIZED (
-      SELECT lexeme FROM df WHERE df >= ${m}::float8
-    ),
-    partial AS MATERIALIZED (
-      SELECT h.seq, min(h.dl) AS dl, sum(${termScore('h.dl')}) AS score
-      FROM hits h JOIN df d ON d.lexeme = h.lexeme, stats s GROUP BY h.seq
-      ORDER BY score DESC, h.seq LIMIT ${limit} * ${k}::int8
-    ),
-    matched AS MATERIALIZED (
-      SELECT h.seq, h.lexeme FROM hits h JOIN partial r ON r.seq = h.seq WHERE h.lexeme IS NOT NULL
-      UNION
-      SELECT r.seq, c.lexeme FROM partial r CROSS JOIN cut c WHERE EXISTS (
-        SELECT 1 FROM ${t.eventTerms} x WHERE x.session_id = $1 AND x.lexeme = c.lexeme AND x.dl = r.dl AND x.seq = r.seq)
-    ),
-    ranked AS ${materialized}(
-      SELECT r.seq, sum(${termScore('r.dl')}) AS score
-      FROM matched h JOIN partial r ON r.seq = h.seq JOIN df d ON d.lexeme = h.lexeme, stats s GROUP BY r.seq
-      ORDER BY score DESC, r.seq LIMIT ${limit}
-    )`;
-  } else {
-    ranking = `ranked AS ${materialized}(
+  const ranking = scored
+    ? completedRanking(t, bind, limit, postings.perWord, materialized)
+    : `ranked AS ${materialized}(
       SELECT h.seq, sum(${termScore('h.dl')}) AS score
       FROM hits h JOIN df d ON d.lexeme = h.lexeme, stats s GROUP BY h.seq
       ORDER BY score DESC, h.seq LIMIT ${limit}
     )`;
-  }
-  // The score is float8 throughout: a bigint plus a numeric literal would be numeric arithmetic, an eighth of the
-  // statement at 100,000 events; its operands (integers, halves, quarters) are exact in both types.
   const ctes = `WITH words AS MATERIALIZED (
       SELECT DISTINCT lexeme, coalesce(ts_lexize($3::regdictionary, lexeme) = '{}'::text[], FALSE) AS stop
       FROM unnest(to_tsvector('simple'::regconfig, $2::text))
@@ -222,9 +113,7 @@ export function buildSearchQuery(
         ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery AS query
       FROM terms
     ),
-    ${candidates}hits AS MATERIALIZED (
-      ${hits}
-    ),
+    ${source},
     df AS MATERIALIZED (
       SELECT lexeme, count(*)::float8 AS df FROM hits WHERE lexeme IS NOT NULL GROUP BY lexeme
     ),
@@ -253,4 +142,143 @@ export function buildSearchQuery(
     ) h
     CROSS JOIN LATERAL ${neighbourhoodOf(t.events, 'h.seq', `${r}::int`, true)} w`;
   return { sql, params };
+}
+
+/** Binds a value as the statement's next parameter and returns its placeholder. */
+type Bind = (value: unknown) => string;
+
+// Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
+const NOT_SHADOW = "NOT (e.synthetic AND e.message_type = 'user')";
+
+/** That session `$1` exists (and belongs to `user`, a placeholder, when given). */
+function sessionExists(t: PostgresTables, user: string | undefined): string {
+  return `EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1${user === undefined ? '' : ` AND s.user_id = ${user}`})`;
+}
+
+/**
+ * One BM25 term over `df` d and `stats` s for a document of length `dl` (binary term frequency). Float8 throughout:
+ * a bigint plus a numeric literal would be numeric arithmetic, an eighth of the statement at 100,000 events; its
+ * operands (integers, halves, quarters) are exact in both types.
+ */
+function termScore(dl: string): string {
+  return `ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) * ${K1 + 1} / (1 + ${K1} * (${1 - B} + ${B} * ${dl}::float8 / greatest(s.avgdl, 1)))`;
+}
+
+/**
+ * The `hits` of a session's main-line search scored from the postings alone: they hold exactly the archived events
+ * this search may return, so no event row is read before the ranking. A query word matches an event with a posting
+ * for it among the word's first `perWord`. The lexemes the any-word query adds (the parts of a hyphenated word,
+ * stop words among them) find events too, counted in N and the average length but matching no word (a null
+ * lexeme), as on the GIN path.
+ */
+function postingsHits(t: PostgresTables, o: ResolvedEventSearch, bind: Bind, perWord: number): string {
+  const m = bind(perWord);
+  const exists = sessionExists(t, o.userId === undefined ? undefined : bind(o.userId));
+  const active = `
+      UNION ALL
+      SELECT e.seq, length(e.text_tsv), t.lexeme FROM ${t.events} e LEFT JOIN terms t ON e.text_tsv @@ t.tq
+      WHERE e.session_id = $1 AND e.archived = FALSE AND e.text_tsv @@ (SELECT query FROM q) AND e.branch IS NULL
+        AND ${NOT_SHADOW} AND ${exists}`;
+  return `hits AS MATERIALIZED (
+      SELECT p.seq, p.dl, CASE WHEN w.term THEN w.lexeme END AS lexeme FROM (
+        SELECT lexeme, bool_or(term) AS term FROM (
+          SELECT lexeme, TRUE AS term FROM terms
+          UNION ALL
+          SELECT w.lexeme, FALSE FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
+        ) l GROUP BY lexeme
+      ) w
+      CROSS JOIN LATERAL (
+        SELECT p.seq, p.dl FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme
+        ORDER BY p.dl, p.seq LIMIT ${m}::int8
+      ) p
+      WHERE ${exists}${o.includeActive ? active : ''}
+    )`;
+}
+
+/**
+ * The `hits` read from the events (and `candidates` before them with `perWord`: the postings as candidates, the
+ * filters applied to their events); see buildSearchQuery.
+ */
+function eventHits(t: PostgresTables, o: ResolvedEventSearch, bind: Bind, perWord: number | undefined): string {
+  // One sub-select: the query is computed once (an init plan) and usable as the GIN index condition.
+  // A session's search reads its candidates from the postings (see above): the GIN condition is then implied.
+  const where = perWord !== undefined ? [NOT_SHADOW] : ['e.text_tsv @@ (SELECT query FROM q)', NOT_SHADOW];
+  if (o.userId === undefined) {
+    where.push(sessionExists(t, undefined));
+  } else {
+    const user = bind(o.userId);
+    where.push(sessionExists(t, user));
+    if (o.scope === 'user') where.push(`e.session_id IN (SELECT id FROM ${t.sessions} WHERE user_id = ${user})`);
+  }
+  if (o.scope === 'session') {
+    where.push('e.session_id = $1');
+    if (!o.includeActive) where.push('e.archived = TRUE');
+  } else if (!o.includeActive) {
+    // Only this session's window is in the prompt already; other sessions are searched whole.
+    where.push('(e.archived = TRUE OR e.session_id <> $1)');
+  }
+  if (o.branch === null) {
+    where.push('e.branch IS NULL');
+  } else {
+    // Prefix test without LIKE, so '%' or '_' in a stored branch name is never a wildcard.
+    const b = bind(o.branch);
+    where.push(`(e.branch IS NULL OR e.branch = ${b} OR left(${b}, length(e.branch) + 1) = e.branch || '.')`);
+  }
+  const hits = (from: string) => `hits AS MATERIALIZED (
+      SELECT e.seq, length(e.text_tsv) AS dl, t.lexeme
+      FROM ${from} LEFT JOIN terms t ON e.text_tsv @@ t.tq
+      WHERE ${where.join(' AND ')}
+    )`;
+  if (perWord === undefined) return hits(`${t.events} e`);
+  const m = bind(perWord);
+  const active = `
+      UNION
+      SELECT a.seq FROM ${t.events} a
+      WHERE a.session_id = $1 AND a.archived = FALSE AND coalesce(a.text_tsv @@ (SELECT query FROM q), FALSE)`;
+  return `candidates AS MATERIALIZED (
+      SELECT DISTINCT p.seq FROM (
+        SELECT DISTINCT w.lexeme FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
+      ) w
+      CROSS JOIN LATERAL (
+        SELECT p.seq FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme ORDER BY p.dl, p.seq LIMIT ${m}::int8
+      ) p${o.includeActive ? active : ''}
+    ),
+    ${hits(`candidates c JOIN ${t.events} e ON e.seq = c.seq`)}`;
+}
+
+/**
+ * `ranked` for hits scored from the postings. A hit's word may sit past that word's first `perWord` postings and was
+ * not counted: the best hits by what was counted (COMPLETED_PER_HIT times the limit) are completed with a
+ * primary-key probe for each such word they were not found with (all of the key is known: session, word, length,
+ * seq), then ranked again. What a probe finds is added to the score counted, so a score nothing was added to is
+ * summed as on the other paths.
+ */
+function completedRanking(t: PostgresTables, bind: Bind, limit: string, perWord: number, materialized: string): string {
+  const m = bind(perWord);
+  const k = bind(COMPLETED_PER_HIT);
+  return `cut AS MATERIALIZED (
+      SELECT lexeme FROM df WHERE df >= ${m}::float8
+    ),
+    partial AS MATERIALIZED (
+      SELECT h.seq, min(h.dl) AS dl, sum(${termScore('h.dl')}) AS score
+      FROM hits h JOIN df d ON d.lexeme = h.lexeme, stats s GROUP BY h.seq
+      ORDER BY score DESC, h.seq LIMIT ${limit} * ${k}::int8
+    ),
+    extra AS MATERIALIZED (
+      SELECT x.seq, x.dl, x.lexeme FROM (
+        SELECT r.seq, r.dl, c.lexeme FROM partial r CROSS JOIN cut c
+        EXCEPT
+        SELECT h.seq, h.dl, h.lexeme FROM hits h JOIN partial r ON r.seq = h.seq
+      ) x
+      WHERE EXISTS (
+        SELECT 1 FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = x.lexeme AND p.dl = x.dl AND p.seq = x.seq)
+    ),
+    bonus AS MATERIALIZED (
+      SELECT x.seq, sum(${termScore('x.dl')}) AS score FROM extra x JOIN df d ON d.lexeme = x.lexeme, stats s GROUP BY x.seq
+    ),
+    ranked AS ${materialized}(
+      SELECT r.seq, r.score + coalesce(b.score, 0) AS score
+      FROM partial r LEFT JOIN bonus b ON b.seq = r.seq
+      ORDER BY score DESC, r.seq LIMIT ${limit}
+    )`;
 }
