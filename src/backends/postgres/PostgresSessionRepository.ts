@@ -572,20 +572,28 @@ export class PostgresSessionRepository
    */
   private async postingsSearch(): Promise<PostingsSearch | undefined> {
     if (this.postingsLevel !== 'searchable') {
-      const { rows } = await this.pool.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [
-        this.tables.eventTerms,
-      ]);
-      if (rows[0]?.found === true) {
-        // The postings table exists, so the migrations table does: the library wrote both.
-        const applied = await this.pool.query<{ found: boolean }>(
-          `SELECT EXISTS (SELECT 1 FROM ${this.tables.migrations} WHERE version = $1) AS found`,
-          [SEARCHABLE_POSTINGS_SCHEMA_VERSION],
-        );
-        this.postingsLevel = applied.rows[0]?.found === true ? 'searchable' : 'archived';
+      const { rows } = await this.pool.query<{ terms: boolean; migrations: boolean }>(
+        'SELECT to_regclass($1) IS NOT NULL AS terms, to_regclass($2) IS NOT NULL AS migrations',
+        [this.tables.eventTerms, this.tables.migrations],
+      );
+      if (rows[0]?.terms === true) {
+        // Only a recorded version 13 says which postings these are: without the record (a schema applied by hand
+        // from schemaStatus()), the candidate statement is right for either.
+        const recorded = rows[0].migrations === true && (await this.recorded(SEARCHABLE_POSTINGS_SCHEMA_VERSION));
+        this.postingsLevel = recorded ? 'searchable' : 'archived';
       }
     }
     if (this.postingsLevel === undefined) return undefined;
     return { perWord: POSTINGS_PER_WORD, searchableOnly: this.postingsLevel === 'searchable' };
+  }
+
+  /** Whether the migrations table records `version` (the table must exist). */
+  private async recorded(version: number): Promise<boolean> {
+    const { rows } = await this.pool.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.tables.migrations} WHERE version = $1) AS found`,
+      [version],
+    );
+    return rows[0]?.found === true;
   }
 
   /** Two indexed reads: the event (for its original's id), then its family and the synthetic events. */

@@ -303,4 +303,25 @@ describe('PostgreSQL session search through the postings table', function () {
     const after = await repo.searchEvents('s', 'walrus', { limit: 10 });
     expect(after.map((h) => `${h.event.id} ${h.score}`)).to.deep.equal(before.map((h) => `${h.event.id} ${h.score}`));
   });
+
+  it('a schema applied by hand, with no migrations table, is searched through its postings as candidates', async function () {
+    const p = prefix();
+    const t = postgresTables(p);
+    await new PostgresSessionRepository({ pool: db.pool(), prefix: p, logger }).migrate();
+    // What a DBA applying schemaStatus()'s statements without recording them leaves: the tables, no record.
+    await db.pool().query(`DROP TABLE ${t.migrations}`);
+    const repo = new PostgresSessionRepository({ pool: db.pool(), prefix: p, logger, initializeSchema: false });
+    await repo.save(Session.create({ id: 's', userId: 'u' }));
+    await repo.appendEvents('s', [
+      user('s', 'plain', 'walrus lantern'),
+      SessionEvent.create({ sessionId: 's', id: 'side', message: Messages.user('walrus'), branch: 'a' }),
+      user('s', 'kept', 'walrus keeper'),
+    ]);
+    await db.pool().query(`UPDATE ${t.events} SET archived = (id <> 'kept') WHERE session_id = 's'`);
+    expect((await repo.searchEvents('s', 'walrus', { limit: 10 })).map((h) => h.event.id)).to.deep.equal(['plain']);
+    expect((await repo.searchEvents('s', 'walrus', { limit: 10, branch: 'a' })).map((h) => h.event.id)).to.have.members([
+      'plain',
+      'side',
+    ]);
+  });
 });
