@@ -151,6 +151,23 @@ type Bind = (value: unknown) => string;
 // Shadow prompts (the synthetic user message opening a summary) say nothing about the conversation.
 const NOT_SHADOW = "NOT (e.synthetic AND e.message_type = 'user')";
 
+/**
+ * The lexemes the server's parser makes of each query word (`w.lexeme`): a hyphenated word's parts beside it, as
+ * the any-word query holds them.
+ */
+const TERM_PARTS = "terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)";
+
+/**
+ * The bound: word `w.lexeme`'s first `m` (a placeholder) postings in session `$1` by (document length, seq), read from
+ * the postings index alone: for one word with binary term frequency, its best events.
+ */
+function firstPostings(t: PostgresTables, m: string): string {
+  return `(
+        SELECT p.seq, p.dl FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme
+        ORDER BY p.dl, p.seq LIMIT ${m}::int8
+      )`;
+}
+
 /** That session `$1` exists (and belongs to `user`, a placeholder, when given). */
 function sessionExists(t: PostgresTables, user: string | undefined): string {
   return `EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = $1${user === undefined ? '' : ` AND s.user_id = ${user}`})`;
@@ -185,13 +202,10 @@ function postingsHits(t: PostgresTables, o: ResolvedEventSearch, bind: Bind, per
         SELECT lexeme, bool_or(term) AS term FROM (
           SELECT lexeme, TRUE AS term FROM terms
           UNION ALL
-          SELECT w.lexeme, FALSE FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
+          SELECT w.lexeme, FALSE FROM ${TERM_PARTS}
         ) l GROUP BY lexeme
       ) w
-      CROSS JOIN LATERAL (
-        SELECT p.seq, p.dl FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme
-        ORDER BY p.dl, p.seq LIMIT ${m}::int8
-      ) p
+      CROSS JOIN LATERAL ${firstPostings(t, m)} p
       WHERE ${exists}${o.includeActive ? active : ''}
     )`;
 }
@@ -238,11 +252,9 @@ function eventHits(t: PostgresTables, o: ResolvedEventSearch, bind: Bind, perWor
       WHERE a.session_id = $1 AND a.archived = FALSE AND coalesce(a.text_tsv @@ (SELECT query FROM q), FALSE)`;
   return `candidates AS MATERIALIZED (
       SELECT DISTINCT p.seq FROM (
-        SELECT DISTINCT w.lexeme FROM terms, unnest(tsvector_to_array(to_tsvector('simple'::regconfig, terms.lexeme))) AS w(lexeme)
+        SELECT DISTINCT w.lexeme FROM ${TERM_PARTS}
       ) w
-      CROSS JOIN LATERAL (
-        SELECT p.seq FROM ${t.eventTerms} p WHERE p.session_id = $1 AND p.lexeme = w.lexeme ORDER BY p.dl, p.seq LIMIT ${m}::int8
-      ) p${o.includeActive ? active : ''}
+      CROSS JOIN LATERAL ${firstPostings(t, m)} p${o.includeActive ? active : ''}
     ),
     ${hits(`candidates c JOIN ${t.events} e ON e.seq = c.seq`)}`;
 }
