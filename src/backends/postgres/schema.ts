@@ -330,6 +330,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // 2.0–2.4 ms scored from the postings alone). Postings now exist exactly for the events a main-line search
     // returns, so the filters hold by construction. A branch search reads through the GIN index instead.
     // Rewrites (redaction) may change the type, the synthetic flag or the branch: the update trigger watches them.
+    // The delete trigger (version 12) is kept: deleting an archived event with no postings probes for none.
     statements: (t) => [
       `CREATE OR REPLACE FUNCTION ${t.prefix}_event_terms_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
@@ -343,22 +344,6 @@ export const MIGRATIONS: readonly Migration[] = [
             SELECT NEW.session_id, w.lexeme, length(NEW.text_tsv), NEW.seq
             FROM unnest(tsvector_to_array(NEW.text_tsv)) AS w(lexeme);
         END IF;
-        RETURN NULL;
-      END
-      $fn$`,
-      `CREATE OR REPLACE FUNCTION ${t.prefix}_event_terms_delete() RETURNS trigger LANGUAGE plpgsql
-      SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $fn$
-      DECLARE
-        gone TEXT[] := ARRAY(SELECT o.session_id FROM (SELECT DISTINCT session_id FROM old_events) o
-          WHERE NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = o.session_id));
-      BEGIN
-        IF cardinality(gone) > 0 THEN
-          DELETE FROM ${t.eventTerms} p WHERE p.session_id = ANY (gone);
-        END IF;
-        DELETE FROM ${t.eventTerms} p
-          USING old_events o, unnest(tsvector_to_array(o.text_tsv)) AS w(lexeme)
-          WHERE ${posted('o')} AND o.session_id <> ALL (gone) AND p.session_id = o.session_id
-            AND p.lexeme = w.lexeme AND p.dl = length(o.text_tsv) AND p.seq = o.seq;
         RETURN NULL;
       END
       $fn$`,
