@@ -86,29 +86,24 @@ export function encodeEvent(event: SessionEvent, archived = event.archived): Sto
  * the event (silently reading `{}` would turn a summary into a real event or drop a pin).
  */
 export function decodeEvent(row: StoredEvent): SessionEvent {
+  // No closures here: every read of a window or a recall neighbourhood decodes hundreds of rows.
   const problems: string[] = [];
-  const note = (problem: string) => problems.push(problem);
   const type: MessageType = isMessageType(row.messageType) ? row.messageType : 'assistant';
-  if (type !== row.messageType) note(`unknown message type ${describeType(row.messageType)} ${String(row.messageType)}`);
-  const corrupted = (field: string, cause: unknown) =>
-    new CorruptedRecordError(
-      { sessionId: String(row.sessionId), eventId: String(row.id), field, problem: 'is not JSON' },
-      { cause },
-    );
-  const data = parseJsonObject(row.data, 'data', note, corrupted);
+  if (type !== row.messageType) problems.push(`unknown message type ${describeType(row.messageType)} ${String(row.messageType)}`);
+  const data = parseJsonObject(row.data, 'data', row, problems);
   const text = typeof row.text === 'string' ? decodeStoredText(row.text) : null;
-  if (text === null && row.text !== null && row.text !== undefined) note(`text was ${describeType(row.text)}`);
+  if (text === null && row.text !== null && row.text !== undefined) problems.push(`text was ${describeType(row.text)}`);
   const name = typeof data.name === 'string' && data.name !== '' ? data.name : undefined;
-  if (data.name !== undefined && name === undefined) note(`name was ${describeType(data.name)}`);
+  if (data.name !== undefined && name === undefined) problems.push(`name was ${describeType(data.name)}`);
   let message: Message;
   switch (type) {
     case 'user':
     case 'system':
-      if (row.text === null || row.text === undefined) note('text missing');
+      if (row.text === null || row.text === undefined) problems.push('text missing');
       message = type === 'user' && name !== undefined ? { type, text: text ?? '', name } : { type, text: text ?? '' };
       break;
     case 'assistant': {
-      const toolCalls = salvageList(data.toolCalls, 'toolCalls', isToolCall, note).map((c): ToolCall => ({
+      const toolCalls = salvageList(data.toolCalls, 'toolCalls', isToolCall, problems).map((c): ToolCall => ({
         id: c.id,
         type: 'function',
         name: c.name,
@@ -117,16 +112,16 @@ export function decodeEvent(row: StoredEvent): SessionEvent {
       const assistant: AssistantMessage = { type: 'assistant', text };
       if (toolCalls.length > 0) assistant.toolCalls = toolCalls;
       if (typeof data.reasoning === 'string') assistant.reasoning = data.reasoning;
-      else if (data.reasoning !== undefined) note(`reasoning was ${describeType(data.reasoning)}`);
+      else if (data.reasoning !== undefined) problems.push(`reasoning was ${describeType(data.reasoning)}`);
       if (name !== undefined) assistant.name = name;
       message = assistant;
       break;
     }
     case 'tool':
-      if (data.responses === undefined) note('tool message without responses');
+      if (data.responses === undefined) problems.push('tool message without responses');
       message = {
         type: 'tool',
-        responses: salvageList(data.responses, 'responses', isToolResponse, note).map((r) => ({
+        responses: salvageList(data.responses, 'responses', isToolResponse, problems).map((r) => ({
           id: r.id,
           name: r.name,
           responseData: r.responseData,
@@ -136,40 +131,39 @@ export function decodeEvent(row: StoredEvent): SessionEvent {
   }
   let timestamp = new Date(Number(row.timestamp));
   if (Number.isNaN(timestamp.getTime())) {
-    note(`timestamp was ${describeType(row.timestamp)}`);
+    problems.push(`timestamp was ${describeType(row.timestamp)}`);
     timestamp = new Date(0);
   }
   const branch = typeof row.branch === 'string' ? row.branch : null;
-  if (row.branch !== null && row.branch !== undefined && branch === null) note(`branch was ${describeType(row.branch)}`);
+  if (row.branch !== null && row.branch !== undefined && branch === null) problems.push(`branch was ${describeType(row.branch)}`);
   const event = restoreSessionEvent({
     id: String(row.id),
     sessionId: String(row.sessionId),
     timestamp,
     message: Object.freeze(message),
-    metadata: parseJsonObject(row.metadata, 'metadata', note, corrupted),
+    metadata: parseJsonObject(row.metadata, 'metadata', row, problems),
     branch,
     archived: row.archived === true,
   });
   return markMalformed(event, problems);
 }
 
-function parseJsonObject(
-  json: unknown,
-  field: string,
-  note: (problem: string) => void,
-  corrupted: (field: string, cause: unknown) => Error,
-): Record<string, unknown> {
-  if (json === null || json === undefined || json === '') return {};
+function parseJsonObject(json: unknown, field: string, row: StoredEvent, problems: string[]): Record<string, unknown> {
+  // '{}' is what most events store as metadata.
+  if (json === null || json === undefined || json === '' || json === '{}') return {};
   let value: unknown = json;
   if (typeof json === 'string') {
     try {
       value = JSON.parse(json);
-    } catch (error) {
-      throw corrupted(field, error);
+    } catch (cause) {
+      throw new CorruptedRecordError(
+        { sessionId: String(row.sessionId), eventId: String(row.id), field, problem: 'is not JSON' },
+        { cause },
+      );
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    note(`${field} was ${describeType(value)}, not an object`);
+    problems.push(`${field} was ${describeType(value)}, not an object`);
     return {};
   }
   if (typeof json === 'string' && json.includes(TEXT_ESCAPE))
@@ -177,14 +171,14 @@ function parseJsonObject(
   return value as Record<string, unknown>;
 }
 
-function salvageList<T>(value: unknown, field: string, ok: (item: unknown) => item is T, note: (problem: string) => void): T[] {
+function salvageList<T>(value: unknown, field: string, ok: (item: unknown) => item is T, problems: string[]): T[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
-    note(`${field} was ${describeType(value)}, not an array`);
+    problems.push(`${field} was ${describeType(value)}, not an array`);
     return [];
   }
   const kept = value.filter(ok);
-  if (kept.length < value.length) note(`${value.length - kept.length} malformed ${field} left out`);
+  if (kept.length < value.length) problems.push(`${value.length - kept.length} malformed ${field} left out`);
   return kept;
 }
 
