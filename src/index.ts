@@ -104,7 +104,13 @@ export { type CompactionLock } from './lock/CompactionLock.js';
 export { InProcessCompactionLock } from './lock/InProcessCompactionLock.js';
 
 // Recall
-export { type Retriever, type RetrievalRequest, type RetrievedEvent, type RetrievedWithNeighbours } from './recall/Retriever.js';
+export {
+  type Retriever,
+  type RetrievalRequest,
+  type RetrievedEvent,
+  type RetrievedWithNeighbours,
+  type PreparedRetrieval,
+} from './recall/Retriever.js';
 export { Bm25Retriever } from './recall/Bm25Retriever.js';
 export { RepositoryRetriever } from './recall/RepositoryRetriever.js';
 export { EmbeddingRetriever, type EmbedFunction } from './recall/EmbeddingRetriever.js';

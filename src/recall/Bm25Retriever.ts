@@ -1,4 +1,4 @@
-import { InvalidArgumentError, requirePositiveInt } from '../errors.js';
+import { InvalidArgumentError, requirePositiveInt, requireText } from '../errors.js';
 import { EventFilter } from '../filter/EventFilter.js';
 import type { EventLogState } from '../repository/SessionRepository.js';
 import { KeyedMutex } from '../service/KeyedMutex.js';
@@ -7,7 +7,7 @@ import type { SessionServiceEvents } from '../service/SessionServiceEvents.js';
 import type { Session } from '../session/Session.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { ownSession, visibleTo } from './access.js';
-import type { RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
+import type { PreparedRetrieval, RetrievalRequest, RetrievedEvent, Retriever } from './Retriever.js';
 import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
 import { SessionIndex } from './SessionIndex.js';
 import { subscribeToLifecycle } from './lifecycleHooks.js';
@@ -71,6 +71,8 @@ export class Bm25Retriever implements Retriever {
   private readonly pendingCompactions = new Map<string, PendingCompaction[]>();
   private readonly unsubscribe: () => void;
   private readonly unsubscribeLifecycle: () => void;
+  /** The reads each handle of `prepare` started; a request takes them once. */
+  private readonly preparations = new WeakMap<PreparedRetrieval, PreparedReads>();
 
   constructor(options: Bm25RetrieverOptions) {
     if (options === null || options === undefined) throw new InvalidArgumentError('options must not be null');
@@ -127,11 +129,12 @@ export class Bm25Retriever implements Retriever {
     // The request's own session must be the caller's whenever a caller is named, in either scope. In a session's
     // search its log state is read at the same time: one round trip instead of two where the store pipelines
     // them (Redis), and the state update() reads unless something since made it stale.
-    const state = r.scope === 'session' ? this.logState(r.sessionId) : undefined;
+    const prepared = this.takePrepared(request.prepared, r.sessionId);
+    const state = r.scope === 'session' ? (prepared?.state ?? this.logState(r.sessionId)) : undefined;
     // Observed at once: when the session read fails or finds nothing, the state read's outcome is not wanted.
     state?.catch(() => undefined);
-    const session =
-      r.userId === null ? await this.service.findById(r.sessionId) : await ownSession(this.service, r.sessionId, r.userId);
+    const found = prepared?.session ?? this.service.findById(r.sessionId);
+    const session = r.userId === null ? await found : await ownSession(this.service, r.sessionId, r.userId, found);
     if (r.scope === 'session') {
       if (session === null) return [];
       return this.searchSession(session, r, await state);
@@ -144,6 +147,21 @@ export class Bm25Retriever implements Retriever {
     }
     hits.sort((a, b) => b.score - a.score || b.event.timestamp.getTime() - a.event.timestamp.getTime());
     return hits.slice(0, r.limit);
+  }
+
+  /**
+   * Starts reading the session and its log state, as a request for it would begin (see Retriever.prepare); a
+   * request that passes the handle as `prepared` uses these reads instead, once.
+   */
+  prepare(sessionId: string): PreparedRetrieval {
+    const id = requireText(sessionId, 'sessionId');
+    const reads: PreparedReads = { session: this.service.findById(id), state: this.logState(id) };
+    // A handle that is never used must not leave a rejection unobserved.
+    reads.session.catch(() => undefined);
+    reads.state.catch(() => undefined);
+    const handle: PreparedRetrieval = Object.freeze({ sessionId: id });
+    this.preparations.set(handle, reads);
+    return handle;
   }
 
   /** Sessions whose index is in memory, least recently searched first (for monitoring and tests). */
@@ -316,6 +334,15 @@ export class Bm25Retriever implements Retriever {
     }
   }
 
+  /** The reads of `handle` when this retriever prepared it for `sessionId`; a handle gives them once. */
+  private takePrepared(handle: PreparedRetrieval | undefined, sessionId: string): PreparedReads | undefined {
+    if (handle === undefined || handle === null || typeof handle !== 'object') return undefined;
+    const reads = this.preparations.get(handle);
+    if (reads === undefined || handle.sessionId !== sessionId) return undefined;
+    this.preparations.delete(handle);
+    return reads;
+  }
+
   /** The version and purge generation to compare; the version alone (generation null) from a service without the state; null without either. */
   private async logState(id: string): Promise<EventLogState | null> {
     if (this.service.getEventLogState !== undefined) return this.service.getEventLogState(id);
@@ -323,6 +350,12 @@ export class Bm25Retriever implements Retriever {
       return { version: await this.service.getEventVersion(id), purgeGeneration: null };
     return null;
   }
+}
+
+/** The reads a handle of Bm25Retriever.prepare started. */
+interface PreparedReads {
+  session: Promise<Session | null>;
+  state: Promise<EventLogState | null>;
 }
 
 function sameState(a: EventLogState | null, b: EventLogState | null): boolean {

@@ -26,7 +26,7 @@ import {
   renderRecallBlock,
   type RecallBlockEntry,
 } from './recallBlock.js';
-import type { RetrievedEvent, Retriever } from './Retriever.js';
+import type { PreparedRetrieval, RetrievedEvent, Retriever } from './Retriever.js';
 import { matchingExcerpt, queryTerms } from './matchingExcerpt.js';
 import { isSearchable } from './searchTerms.js';
 import { requireDate } from '../validation/inputs.js';
@@ -291,6 +291,12 @@ export class ContextAssembler {
         `the system messages need ${systemTokens} tokens, more than the budget of ${budget} (maxTokens - reserveTokens)`,
       );
     }
+    // The retriever's first reads (Bm25Retriever: the session and its log state) go out with the window's: one
+    // round trip for both on Redis. Wasted only when the request leaves no room for recall.
+    const prepared =
+      r.activeEvents === undefined && this.retriever !== undefined && r.recall !== null
+        ? this.retriever.prepare?.(r.sessionId)
+        : undefined;
     const active = await this.sessionAndWindow(r);
     for (const e of active) {
       if (!(e instanceof SessionEvent) || e.sessionId !== r.sessionId) {
@@ -337,6 +343,7 @@ export class ContextAssembler {
         cap,
         new Set(provisional.map((c) => c.item!.id)),
         new Set(active.map((e) => e.id)),
+        prepared,
       );
     }
     const kept = fitNewest(history, rest - pendingTokens - (block?.tokens ?? 0), estimator).kept;
@@ -426,6 +433,7 @@ export class ContextAssembler {
     cap: number,
     sent: ReadonlySet<string>,
     window: ReadonlySet<string>,
+    prepared: PreparedRetrieval | undefined,
   ): Promise<RecallBlock | null> {
     const branch = r.filter?.branch ?? null;
     const limit = settings.limit ?? hitsFor(cap);
@@ -436,6 +444,7 @@ export class ContextAssembler {
       limit: limit + sent.size,
       includeActive: true,
       branch,
+      ...(prepared === undefined ? {} : { prepared }),
     };
     // Every hit is read with the neighbours a quote of it carries (`neighbors`, at least the one either side that
     // ranking in context needs); the best of the ranking whose own are not all read (an event next to hits, ranked

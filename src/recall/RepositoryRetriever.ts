@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, requireText } from '../errors.js';
 import { isSearchableRepository, type EventSearchOptions, type ScoredEvent } from '../repository/SearchableRepository.js';
 import { isNeighbourSearchRepository } from '../repository/NeighbourSearchRepository.js';
 import {
@@ -14,7 +14,7 @@ import { accessDenied } from '../service/sessionAccess.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
 import { visibleTo } from './access.js';
 import { Bm25Retriever } from './Bm25Retriever.js';
-import type { RetrievalRequest, RetrievedEvent, RetrievedWithNeighbours, Retriever } from './Retriever.js';
+import type { PreparedRetrieval, RetrievalRequest, RetrievedEvent, RetrievedWithNeighbours, Retriever } from './Retriever.js';
 import { normaliseRetrievalRequest, type NormalisedRetrievalRequest } from './retrievalRequest.js';
 
 export interface RepositoryRetrieverOptions {
@@ -50,6 +50,16 @@ export class RepositoryRetriever implements Retriever {
     this.fallback =
       options.fallback ??
       new Bm25Retriever({ sessionService: options.sessionService ?? new DefaultSessionService(this.repository) });
+  }
+
+  /**
+   * The fallback's `prepare` where requests go to it (see Retriever.prepare); a store that searches itself
+   * starts nothing ahead, and its requests ignore the handle.
+   */
+  prepare(sessionId: string): PreparedRetrieval {
+    const id = requireText(sessionId, 'sessionId');
+    if (!isSearchableRepository(this.repository) && typeof this.fallback.prepare === 'function') return this.fallback.prepare(id);
+    return Object.freeze({ sessionId: id });
   }
 
   /** True when requests go to the repository's index rather than to the fallback. */

@@ -14,6 +14,17 @@ export interface RetrievalRequest {
   includeActive?: boolean;
   /** The branch the request sees: root events, its own branch and its ancestors (the recall tools' rules). */
   branch?: string | null;
+  /**
+   * What this retriever's `prepare(sessionId)` returned for the request's session: the reads it started are
+   * used instead of being made again, once. Ignored when it came from another retriever or for another session.
+   */
+  prepared?: PreparedRetrieval;
+}
+
+/** What `Retriever.prepare` returns: a handle on reads already under way, to pass as `RetrievalRequest.prepared`. */
+export interface PreparedRetrieval {
+  /** The session whose reads were started. */
+  readonly sessionId: string;
 }
 
 export interface RetrievedEvent {
@@ -51,6 +62,13 @@ export interface Retriever {
    * read to `findEventNeighbours`.
    */
   retrieveWithNeighbours?(request: RetrievalRequest, radius: number): Promise<RetrievedWithNeighbours>;
+  /**
+   * Optional: starts the reads a request for `sessionId` begins with (Bm25Retriever: the session and its log
+   * state), so that a caller can overlap them with its own. ContextAssembler calls it as it reads the active
+   * window: on Redis the two reads then share a round trip. The reads are as of this call; pass the handle as
+   * the next request's `prepared`.
+   */
+  prepare?(sessionId: string): PreparedRetrieval;
 }
 
 export const DEFAULT_RETRIEVAL_LIMIT = 20;

@@ -11,8 +11,13 @@ import type { SessionService } from '../service/SessionService.js';
  */
 
 /** The caller's own session or null when it does not exist yet; another user's session is an access violation. */
-export async function ownSession(service: SessionService, sessionId: string, userId: string): Promise<Session | null> {
-  const session = await service.findById(sessionId);
+export async function ownSession(
+  service: SessionService,
+  sessionId: string,
+  userId: string,
+  read: Promise<Session | null> = service.findById(sessionId),
+): Promise<Session | null> {
+  const session = await read;
   if (session !== null && session.userId !== userId) throw accessDenied(sessionId, userId);
   return session;
 }

@@ -60,5 +60,8 @@ export function instrumentRetriever(retriever: Retriever, name?: string): Retrie
   // Neighbour reads are part of the request that retrieved the hits: passed through as they are.
   const neighbours = retriever.findEventNeighbours;
   if (typeof neighbours === 'function') instrumented.findEventNeighbours = neighbours.bind(retriever);
+  // Reads started ahead belong to the request that uses them, which is traced.
+  const prepare = retriever.prepare;
+  if (typeof prepare === 'function') instrumented.prepare = prepare.bind(retriever);
   return instrumented;
 }

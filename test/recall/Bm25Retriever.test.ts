@@ -644,6 +644,93 @@ describe('Bm25Retriever', function () {
     });
   });
 
+  describe('prepare', function () {
+    /** Counts the service's session and log-state reads from here on. */
+    function countReads() {
+      const counts = { findById: 0, getEventLogState: 0 };
+      const findById = service.findById.bind(service);
+      const getEventLogState = service.getEventLogState.bind(service);
+      service.findById = async (id) => {
+        counts.findById++;
+        return findById(id);
+      };
+      service.getEventLogState = async (id) => {
+        counts.getEventLogState++;
+        return getEventLogState(id);
+      };
+      return counts;
+    }
+
+    it('a prepared request reads nothing more and finds what an unprepared one finds', async function () {
+      await session('s', 'alice', ...chat);
+      const unprepared = texts(await retriever.retrieve({ sessionId: 's', query: 'nurse dog', includeActive: true }));
+      const counts = countReads();
+      const prepared = retriever.prepare('s');
+      expect(counts).to.deep.equal({ findById: 1, getEventLogState: 1 });
+      const hits = await retriever.retrieve({ sessionId: 's', query: 'nurse dog', includeActive: true, prepared });
+      expect(texts(hits)).to.deep.equal(unprepared);
+      expect(counts).to.deep.equal({ findById: 1, getEventLogState: 1 });
+    });
+
+    it('a handle serves one request: the next one with it reads again', async function () {
+      await session('s', 'alice', ...chat);
+      const prepared = retriever.prepare('s');
+      await retriever.retrieve({ sessionId: 's', query: 'nurse', includeActive: true, prepared });
+      const counts = countReads();
+      await retriever.retrieve({ sessionId: 's', query: 'nurse', includeActive: true, prepared });
+      expect(counts).to.deep.equal({ findById: 1, getEventLogState: 1 });
+    });
+
+    it("a handle for another session, or another retriever's, is ignored: the request reads its own session", async function () {
+      await session('a1', 'alice', Messages.user('alice secret: the vault code is 4711'));
+      await session('b1', 'bob', Messages.user('bob secret: the vault code is 9999'));
+      const forBob = retriever.prepare('b1');
+      const hits = await retriever.retrieve({ sessionId: 'a1', query: 'vault code', includeActive: true, prepared: forBob });
+      expect(hits.map((h) => h.event.sessionId)).to.deep.equal(['a1']);
+      const other = new Bm25Retriever({ sessionService: service });
+      const foreign = other.prepare('a1');
+      const counts = countReads();
+      await retriever.retrieve({ sessionId: 'a1', query: 'vault', includeActive: true, prepared: foreign });
+      expect(counts).to.deep.equal({ findById: 1, getEventLogState: 1 });
+      // A look-alike object is not a handle either.
+      await retriever.retrieve({ sessionId: 'a1', query: 'vault', includeActive: true, prepared: { sessionId: 'a1' } });
+      expect(counts).to.deep.equal({ findById: 2, getEventLogState: 2 });
+      other.close();
+    });
+
+    it("a prepared request still refuses another user's session", async function () {
+      await session('b1', 'bob', Messages.user('bob secret: the vault code is 9999'));
+      const prepared = retriever.prepare('b1');
+      await expectRejects(
+        retriever.retrieve({ sessionId: 'b1', userId: 'alice', query: 'vault', includeActive: true, prepared }),
+        IllegalStateError,
+        "Session 'b1' does not belong to user 'alice'. Access denied.",
+      );
+    });
+
+    it('a handle never used leaves no unhandled rejection when its reads fail', async function () {
+      const failing = new DefaultSessionService(repository, { logger: silent });
+      failing.findById = () => Promise.reject(new Error('store down'));
+      failing.getEventLogState = () => Promise.reject(new Error('store down'));
+      const r = new Bm25Retriever({ sessionService: failing });
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        r.prepare('s');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        r.close();
+      }
+      expect(unhandled).to.deep.equal([]);
+    });
+
+    it('rejects a blank session id', function () {
+      expect(() => retriever.prepare(' ')).to.throw(InvalidArgumentError, 'sessionId');
+    });
+  });
+
   describe('memory bound and concurrency', function () {
     it('keeps at most maxIndexedSessions indexes, dropping the least recently searched', async function () {
       const bounded = new Bm25Retriever({ sessionService: service, maxIndexedSessions: 2 });

@@ -555,6 +555,68 @@ describe('ContextAssembler', function () {
     });
   });
 
+  describe("the retriever's reads ahead", function () {
+    it("issues the retriever's first reads while the window is being read, and assembles as without them", async function () {
+      await chatWithArchive();
+      const request = { sessionId: 's', maxTokens: 2000, query: 'What is the name of my dog?' };
+      // The same retriever without prepare: the reads are made when the request is.
+      const plain: Retriever = {
+        retrieve: (r) => retriever.retrieve(r),
+        findEventNeighbours: (id, ids, radius) => retriever.findEventNeighbours(id, ids, radius),
+      };
+      const expected = await new ContextAssembler({
+        sessionService: service,
+        retriever: plain,
+        tokenCountEstimator: chars,
+      }).assemble(request);
+      const calls: string[] = [];
+      const getEvents = service.getEvents.bind(service);
+      const findById = service.findById.bind(service);
+      const getEventLogState = service.getEventLogState.bind(service);
+      service.getEvents = async (id, filter) => {
+        calls.push('window read starts');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        calls.push('window read ends');
+        return getEvents(id, filter);
+      };
+      service.findById = async (id) => {
+        calls.push('session read');
+        return findById(id);
+      };
+      service.getEventLogState = async (id) => {
+        calls.push('log state read');
+        return getEventLogState(id);
+      };
+      const ctx = await assembler.assemble(request);
+      expect(calls.slice(0, 4)).to.have.members(['window read starts', 'session read', 'log state read', 'window read ends']);
+      expect(calls.indexOf('session read')).to.be.below(calls.indexOf('window read ends'));
+      expect(calls.indexOf('log state read')).to.be.below(calls.indexOf('window read ends'));
+      // Nothing read twice: the request used what was read ahead.
+      expect(calls.filter((c) => c === 'session read' || c === 'log state read')).to.have.length(2);
+      expect(ctx.recalled.map((e) => e.id)).to.deep.equal(expected.recalled.map((e) => e.id));
+      expect(ctx.messages).to.deep.equal(expected.messages);
+    });
+
+    it('reads nothing ahead with recall: false or with the window given', async function () {
+      await chatWithArchive();
+      let prepared = 0;
+      const counting: Retriever = {
+        retrieve: (r) => retriever.retrieve(r),
+        prepare: (id) => {
+          prepared++;
+          return retriever.prepare(id);
+        },
+      };
+      const a = new ContextAssembler({ sessionService: service, retriever: counting, tokenCountEstimator: chars });
+      await a.assemble({ sessionId: 's', maxTokens: 2000, query: 'dog', recall: false });
+      const window = await service.getEvents('s', EventFilter.active());
+      await a.assemble({ sessionId: 's', maxTokens: 2000, query: 'dog', activeEvents: window });
+      expect(prepared).to.equal(0);
+      await a.assemble({ sessionId: 's', maxTokens: 2000, query: 'dog' });
+      expect(prepared).to.equal(1);
+    });
+  });
+
   describe('requests', function () {
     it('rejects invalid arguments with the field named', async function () {
       await append('s', Messages.user('hi'));

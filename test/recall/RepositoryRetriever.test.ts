@@ -142,4 +142,28 @@ describe('RepositoryRetriever', function () {
     expect(await retriever.retrieve({ sessionId: 's', query: 'budget' })).to.deep.equal([]);
     expect(seen).to.deep.equal(['budget']);
   });
+
+  it("prepare starts the fallback's reads where requests go to it, and nothing where the store searches itself", async function () {
+    const prepared: string[] = [];
+    const handles: unknown[] = [];
+    const fallback: Retriever = {
+      retrieve: async (request) => (handles.push(request.prepared), []),
+      prepare: (sessionId) => (prepared.push(sessionId), Object.freeze({ sessionId })),
+    };
+    const inProcess = new RepositoryRetriever({ repository: new InMemorySessionRepository(), fallback });
+    const handle = inProcess.prepare('s');
+    await inProcess.retrieve({ sessionId: 's', query: 'budget', prepared: handle });
+    expect(prepared).to.deep.equal(['s']);
+    // The request reaches the fallback with its handle.
+    expect(handles).to.deep.equal([handle]);
+    const sqlite = new SqliteSessionRepository({ path: join(dir, 'prepare.db'), logger });
+    try {
+      const pushDown = new RepositoryRetriever({ repository: sqlite, fallback });
+      expect(pushDown.pushesDown).to.equal(true);
+      expect(pushDown.prepare('s')).to.deep.equal({ sessionId: 's' });
+      expect(prepared).to.deep.equal(['s']);
+    } finally {
+      await sqlite.close();
+    }
+  });
 });
