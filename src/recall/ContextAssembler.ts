@@ -214,6 +214,22 @@ function lineTokens(estimator: TokenCountEstimator, line: string, request: Map<s
  */
 const FILL_PASSES = 3;
 
+/**
+ * The event at log position `i` of a hit's neighbourhood (the hit at `at`) when it is quoted with it: the hit always,
+ * a neighbour when not quoted yet and quotable. A view holds each event at its own log position (logView), so `i`
+ * is the event's position.
+ */
+function quotedAt(
+  i: number,
+  at: number,
+  log: ReadonlyMap<number, SessionEvent>,
+  chosen: ReadonlySet<string>,
+  quotable: (event: SessionEvent) => boolean,
+): SessionEvent | null {
+  const e = log.get(i);
+  return e !== undefined && (i === at || (!chosen.has(e.id) && quotable(e) && isSearchable(e))) ? e : null;
+}
+
 /** What filling the block needs besides the ranking (see ContextAssembler.fill). */
 interface FillContext {
   log: ReadonlyMap<number, SessionEvent>;
@@ -569,36 +585,35 @@ export class ContextAssembler {
     cap: number,
     { log, position, neighbors, quotable, entry }: FillContext,
   ): void {
-    for (const [rank, hit] of ranked.entries()) {
+    // Every pass walks the whole ranking and most hits no longer fit: costs are summed first, and a group is built
+    // only for a hit that is taken.
+    for (let rank = 0; rank < ranked.length; rank++) {
+      const hit = ranked[rank]!;
       const at = position.get(hit.id);
       if (at === undefined || chosen.has(hit.id)) continue;
-      const around: SessionEvent[] = [];
+      const own = entry(hit);
+      if (own === null) continue;
       // The best hits come with their neighbours; the rest alone, so the block reaches further down the ranking.
-      const n = rank < NEIGHBOURED_HITS ? neighbors : 0;
-      for (let i = at - n; i <= at + n; i++) {
-        const e = log.get(i);
-        if (e === undefined) continue;
-        if (i === at || (!chosen.has(e.id) && quotable(e) && isSearchable(e))) around.push(e);
-      }
-      const group: RecallBlockEntry[] = [];
+      let n = rank < NEIGHBOURED_HITS ? neighbors : 0;
       let cost = 0;
-      let alone = 0;
-      for (const event of around) {
-        const e = entry(event);
-        if (e === null) continue;
-        group.push({ event, position: position.get(event.id)!, text: e.text });
-        cost += e.cost;
-        if (event.id === hit.id) alone = e.cost;
+      for (let i = at - n; i <= at + n; i++) {
+        const e = quotedAt(i, at, log, chosen, quotable);
+        if (e !== null) cost += entry(e)?.cost ?? 0;
       }
-      const hitEntry = group.find((g) => g.event.id === hit.id);
-      if (hitEntry === undefined) continue;
       if (used + cost > cap) {
         // Without its neighbours the hit may still fit.
-        if (used + alone > cap) continue;
-        group.splice(0, group.length, hitEntry);
-        cost = alone;
+        if (used + own.cost > cap) continue;
+        n = 0;
+        cost = own.cost;
       }
-      for (const entry of group) chosen.add(entry.event.id);
+      const group: RecallBlockEntry[] = [];
+      for (let i = at - n; i <= at + n; i++) {
+        const e = quotedAt(i, at, log, chosen, quotable);
+        const quote = e === null ? null : entry(e);
+        if (quote === null) continue;
+        group.push({ event: e!, position: i, text: quote.text });
+        chosen.add(e!.id);
+      }
       groups.push(group);
       used += cost;
     }

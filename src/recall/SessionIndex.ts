@@ -1,6 +1,5 @@
 import type { EventLogState } from '../repository/SessionRepository.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
-import { mergeNeighbourWindows, type KeyedWindow } from '../repository/EventNeighbourhoodRepository.js';
 import { formatRecallDate } from './recallBlock.js';
 import { InvertedIndex, type Bm25Parameters } from './InvertedIndex.js';
 import { searchableText } from './searchTerms.js';
@@ -214,17 +213,37 @@ export class SessionIndex {
 
   /** The events around `eventIds` from the log as last read (see Retriever.findEventNeighbours). */
   neighbours(eventIds: readonly string[], radius: number): SessionEvent[][] {
-    const windows: KeyedWindow[] = [];
-    for (const id of new Set(eventIds)) {
-      const at = this.entries.get(id)?.position;
-      if (at === undefined) continue;
-      const from = Math.max(0, at - radius);
-      const to = Math.min(this.order.length - 1, at + radius);
-      const keys: number[] = [];
-      for (let i = from; i <= to; i++) keys.push(i);
-      windows.push({ keys, events: keys.map((i) => this.order[i]!.event), next: to + 1 < this.order.length ? to + 1 : null });
+    // Positions are the log's: the neighbourhoods are ranges, merged where they overlap or touch (as
+    // mergeNeighbourWindows would), each run sliced once.
+    const at: number[] = [];
+    for (const id of eventIds) {
+      const p = this.entries.get(id)?.position;
+      if (p !== undefined) at.push(p);
     }
-    return mergeNeighbourWindows(windows);
+    at.sort((a, b) => a - b);
+    const runs: SessionEvent[][] = [];
+    const last = this.order.length - 1;
+    let from = -1;
+    let to = -2;
+    const flush = () => {
+      if (from < 0) return;
+      const run: SessionEvent[] = [];
+      for (let i = from; i <= to; i++) run.push(this.order[i]!.event);
+      runs.push(run);
+    };
+    for (const p of at) {
+      const lo = Math.max(0, p - radius);
+      const hi = Math.min(last, p + radius);
+      if (lo <= to + 1) {
+        if (hi > to) to = hi;
+        continue;
+      }
+      flush();
+      from = lo;
+      to = hi;
+    }
+    flush();
+    return runs;
   }
 
   /** Best first; equal scores newest first (the later position in the log). `accept` filters before `limit` is applied. */
