@@ -92,6 +92,9 @@ function timedRetriever(r: Retriever): Retriever {
       }
     },
   };
+  // Reads started ahead are timed as the store calls they make (ContextAssembler overlaps them with the window read).
+  const prepare = r.prepare;
+  if (prepare !== undefined) timed.prepare = (sessionId) => prepare.call(r, sessionId);
   const withNeighbours = r.retrieveWithNeighbours;
   if (withNeighbours !== undefined) {
     timed.retrieveWithNeighbours = async (request, radius) => {
