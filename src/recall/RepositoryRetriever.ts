@@ -3,7 +3,7 @@ import { isSearchableRepository, type EventSearchOptions, type ScoredEvent } fro
 import { isNeighbourSearchRepository } from '../repository/NeighbourSearchRepository.js';
 import {
   isEventNeighbourhoodRepository,
-  mergeNeighbourWindows,
+  positionalNeighbourRuns,
   requireNeighbourRequest,
 } from '../repository/EventNeighbourhoodRepository.js';
 import { EventFilter } from '../filter/EventFilter.js';
@@ -107,21 +107,8 @@ export class RepositoryRetriever implements Retriever {
     if (typeof this.fallback.findEventNeighbours === 'function') return this.fallback.findEventNeighbours(sessionId, ids, radius);
     const log = await this.repository.findEvents(sessionId, EventFilter.all());
     const at = new Map(log.map((e, i) => [e.id, i]));
-    return mergeNeighbourWindows(
-      ids.flatMap((id) => {
-        const p = at.get(id);
-        if (p === undefined) return [];
-        const keys: number[] = [];
-        for (let i = Math.max(0, p - radius); i <= Math.min(log.length - 1, p + radius); i++) keys.push(i);
-        return [
-          {
-            keys,
-            events: keys.map((i) => log[i]!),
-            next: keys[keys.length - 1]! + 1 < log.length ? keys[keys.length - 1]! + 1 : null,
-          },
-        ];
-      }),
-    );
+    const positions = ids.flatMap((id) => at.get(id) ?? []);
+    return positionalNeighbourRuns(positions, radius, log.length, (i) => log[i]!);
   }
 
   /** A request naming a user may only search that user's session. */

@@ -1,5 +1,6 @@
 import type { EventLogState } from '../repository/SessionRepository.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { positionalNeighbourRuns } from '../repository/EventNeighbourhoodRepository.js';
 import { formatRecallDate } from './recallBlock.js';
 import { InvertedIndex, type Bm25Parameters } from './InvertedIndex.js';
 import { searchableText } from './searchTerms.js';
@@ -213,37 +214,12 @@ export class SessionIndex {
 
   /** The events around `eventIds` from the log as last read (see Retriever.findEventNeighbours). */
   neighbours(eventIds: readonly string[], radius: number): SessionEvent[][] {
-    // Positions are the log's: the neighbourhoods are ranges, merged where they overlap or touch (as
-    // mergeNeighbourWindows would), each run sliced once.
-    const at: number[] = [];
+    const positions: number[] = [];
     for (const id of eventIds) {
       const p = this.entries.get(id)?.position;
-      if (p !== undefined) at.push(p);
+      if (p !== undefined) positions.push(p);
     }
-    at.sort((a, b) => a - b);
-    const runs: SessionEvent[][] = [];
-    const last = this.order.length - 1;
-    let from = -1;
-    let to = -2;
-    const flush = () => {
-      if (from < 0) return;
-      const run: SessionEvent[] = [];
-      for (let i = from; i <= to; i++) run.push(this.order[i]!.event);
-      runs.push(run);
-    };
-    for (const p of at) {
-      const lo = Math.max(0, p - radius);
-      const hi = Math.min(last, p + radius);
-      if (lo <= to + 1) {
-        if (hi > to) to = hi;
-        continue;
-      }
-      flush();
-      from = lo;
-      to = hi;
-    }
-    flush();
-    return runs;
+    return positionalNeighbourRuns(positions, radius, this.order.length, (i) => this.order[i]!.event);
   }
 
   /** Best first; equal scores newest first (the later position in the log). `accept` filters before `limit` is applied. */

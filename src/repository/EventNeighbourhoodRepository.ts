@@ -75,3 +75,29 @@ export function mergeNeighbourWindows(windows: readonly KeyedWindow[]): SessionE
   if (run.length > 0) runs.push(run);
   return runs;
 }
+
+/**
+ * The runs around `positions` in a log whose events are at positions 0 to `length - 1` (`eventAt`): the ranges
+ * of `radius` either side, merged where they overlap or touch (as mergeNeighbourWindows merges windows), each run
+ * read once. For a log held by position, where no window needs to be built per hit.
+ */
+export function positionalNeighbourRuns(
+  positions: readonly number[],
+  radius: number,
+  length: number,
+  eventAt: (position: number) => SessionEvent,
+): SessionEvent[][] {
+  const ranges: Array<[number, number]> = [];
+  for (const p of [...positions].sort((a, b) => a - b)) {
+    const lo = Math.max(0, p - radius);
+    const hi = Math.min(length - 1, p + radius);
+    const last = ranges[ranges.length - 1];
+    if (last !== undefined && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else ranges.push([lo, hi]);
+  }
+  return ranges.map(([lo, hi]) => {
+    const run: SessionEvent[] = [];
+    for (let i = lo; i <= hi; i++) run.push(eventAt(i));
+    return run;
+  });
+}

@@ -78,6 +78,9 @@ describe('neighbours by position (findEventNeighbours) on every backend', functi
       const readers: Record<string, () => Retriever> = {
         RepositoryRetriever: () => new RepositoryRetriever({ repository: backend.repository(), sessionService: service }),
         Bm25Retriever: () => new Bm25Retriever({ sessionService: service }),
+        // A fallback that reads no neighbours: on a store without positional reads, the whole log is read once.
+        'RepositoryRetriever without a neighbour-reading fallback': () =>
+          new RepositoryRetriever({ repository: backend.repository(), fallback: { retrieve: async () => [] } }),
       };
       for (const [name, create] of Object.entries(readers)) {
         it(`${name} returns the runs the whole log defines, for any ids and radius`, async function () {
