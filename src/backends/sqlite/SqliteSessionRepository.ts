@@ -88,6 +88,7 @@ import {
   type SeqRange,
 } from './search.js';
 import { SqliteCompactions } from './compactions.js';
+import { WordProbeCache } from './WordProbeCache.js';
 import {
   COMPACTION_RECORD_SCHEMA_VERSION,
   requireRecordOf,
@@ -231,6 +232,8 @@ export class SqliteSessionRepository
   private readTx: Database.Transaction<(run: () => unknown) => unknown> | undefined;
   /** Per session: its event count (up to BOUNDED_SEARCH_EVENTS + 1) and its last seq when counted (isLargeSession). */
   private readonly sessionSizes = new Map<string, { hi: number; events: number }>();
+  /** What the word probes of bounded searches found, kept while it holds (WordProbeCache). */
+  private readonly wordProbes = new WordProbeCache(RARE_WORD_EVENTS);
   private readonly boundedSearchEvents: number;
   private rewriteStatements: SqliteEventRewrites | undefined;
   private retentionStatements: SqliteRetention | undefined;
@@ -283,6 +286,10 @@ export class SqliteSessionRepository
       this.db.function(JS_LOWER_FUNCTION, { deterministic: true }, (value: unknown) =>
         typeof value === 'string' ? value.toLowerCase() : null,
       );
+      this.db.function(INDEX_CHANGED_FUNCTION, () => {
+        this.wordProbes.changed();
+        return null;
+      });
     } catch (error) {
       this.db.close();
       throw error;
@@ -542,6 +549,8 @@ export class SqliteSessionRepository
     if (typeof sessionId !== 'string' || typeof query !== 'string') return [];
     const terms = searchTerms(query, true);
     if (terms.length === 0) return [];
+    // Before the snapshot: a commit by another connection after this read changes it by the next search.
+    const stamp = o.scope === 'session' ? (this.statement('PRAGMA data_version').pluck().get() as number) : 0;
     // One read transaction: the owner check, the range and every widened attempt see the same snapshot (a
     // compaction in another process between them could otherwise move rows past the range read).
     return this.inReadTransaction((): ScoredEvent[] => {
@@ -554,7 +563,7 @@ export class SqliteSessionRepository
       ) as { lo: number | null; hi: number | null } | undefined;
       if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
       const seqs = { lo: range.lo, hi: range.hi };
-      const bound = o.scope === 'session' ? this.searchBound(sessionId, terms, seqs) : null;
+      const bound = o.scope === 'session' ? this.searchBound(sessionId, terms, seqs, stamp) : null;
       const run = (window: number | null, b: SearchBound | null) => {
         const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs, b);
         return this.statement(search.sql).all(search.params) as RankedRow[];
@@ -582,13 +591,15 @@ export class SqliteSessionRepository
    * bounded (see SearchBound). A session of no more than `boundedSearchEvents` events is searched unbounded: no
    * probe is run.
    */
-  private searchBound(sessionId: string, terms: readonly string[], range: SeqRange): SearchBound | null {
+  private searchBound(sessionId: string, terms: readonly string[], range: SeqRange, stamp: number): SearchBound | null {
     if (!this.isLargeSession(sessionId, range.hi)) return null;
     const probe = this.statement(buildWordProbe(this.tables));
-    const rare = terms.filter((term) => {
-      const params = { match: ftsMatchExpression([term]), lo: range.lo, hi: range.hi, cap: RARE_WORD_EVENTS + 1 };
-      return (probe.get(params) as { n: number }).n <= RARE_WORD_EVENTS;
-    });
+    const rare = terms.filter((term) =>
+      this.wordProbes.isRare(sessionId, range, stamp, term, () => {
+        const params = { match: ftsMatchExpression([term]), lo: range.lo, hi: range.hi, cap: RARE_WORD_EVENTS + 1 };
+        return (probe.get(params) as { n: number }).n;
+      }),
+    );
     if (rare.length === terms.length) return null;
     return rare.length > 0 ? { rare } : { recent: RECENT_MATCHES };
   }
@@ -976,12 +987,30 @@ export class SqliteSessionRepository
       }
       // Before the first delete: FTS5 removes a deleted row's words only if secure-delete is on when it deletes.
       if (this.secureDelete) forgetDeletedWords(this.db, this.tables.fts, false);
+      this.watchIndexChanges();
     }
     return this.statements;
   }
 
   private migrateNow(): number[] {
-    return migrateSqlite(this.db, this.tables, this.path, this.logger);
+    const applied = migrateSqlite(this.db, this.tables, this.path, this.logger);
+    // A migration may rebuild the full-text index or the events table (dropping the triggers of watchIndexChanges).
+    this.wordProbes.clear();
+    if (this.statements !== undefined) this.watchIndexChanges();
+    return applied;
+  }
+
+  /**
+   * TEMP triggers (this connection's own, never in the file) telling the word probe cache that an event row was
+   * deleted or its text rewritten, whichever statement did it (a cascade from a session's delete included).
+   */
+  private watchIndexChanges(): void {
+    const e = this.tables.events;
+    this.db.exec(`
+      CREATE TEMP TRIGGER IF NOT EXISTS ${e}_probes_on_delete AFTER DELETE ON main.${e} BEGIN SELECT ${INDEX_CHANGED_FUNCTION}(); END;
+      CREATE TEMP TRIGGER IF NOT EXISTS ${e}_probes_on_update AFTER UPDATE OF text, data ON main.${e}
+        BEGIN SELECT ${INDEX_CHANGED_FUNCTION}(); END;
+    `);
   }
 
   private prepare(): Statements {
@@ -1142,6 +1171,8 @@ function toParams(sessionId: string, stored: StoredEvent): EventParams {
 
 /** Sessions whose size a repository keeps for isLargeSession (then it forgets them all and counts again). */
 const SESSION_SIZES_KEPT = 10_000;
+/** The SQL function the TEMP triggers of watchIndexChanges call. */
+const INDEX_CHANGED_FUNCTION = 'session_compaction_index_changed';
 
 /** A search's row: the event, its seq (log order) and its score. */
 type RankedRow = EventRow & { seq: number; score: number };

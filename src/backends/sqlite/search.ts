@@ -144,10 +144,14 @@ export function buildSqliteSearch(
     // The newest matches first, straight from FTS5's rowid order; `bm25()` runs only for the rows the join keeps,
     // and the scan stops at the bound.
     params.recent = bound.recent;
-    const sql = `SELECT * FROM (SELECT ${COLUMNS}, e.seq AS seq, -bm25(${t.fts}) AS score
-      FROM ${t.fts} f CROSS JOIN ${t.events} e ON e.seq = f.rowid
-      WHERE ${t.fts} MATCH @match${inRange} AND ${where.join(' AND ')}
-      ORDER BY f.rowid DESC LIMIT @recent) ORDER BY score DESC, seq LIMIT @limit`;
+    const sql = `SELECT ${COLUMNS}, e.seq AS seq, k.score AS score FROM (
+      SELECT seq, score FROM (SELECT f.rowid AS seq, -bm25(${t.fts}) AS score
+        FROM ${t.fts} f CROSS JOIN ${t.events} e ON e.seq = f.rowid
+        WHERE ${t.fts} MATCH @match${inRange} AND ${where.join(' AND ')}
+        ORDER BY f.rowid DESC LIMIT @recent)
+      ORDER BY score DESC, seq LIMIT @limit
+    ) k CROSS JOIN ${t.events} e ON e.seq = k.seq
+    ORDER BY k.score DESC, k.seq`;
     return { sql, params };
   }
   let ranked: string;
@@ -177,10 +181,12 @@ export function buildSqliteSearch(
   }
   // CROSS JOIN fixes the order (SQLite's planner never reorders it): the ranked rowids drive, each looks up its
   // row by primary key. Left to itself the planner prefers scanning the session's events through its index.
-  const sql = `${prefix}SELECT ${COLUMNS}, e.seq AS seq, -m.rank AS score
-    FROM (${ranked}) m CROSS JOIN ${t.events} e ON e.seq = m.seq
-    WHERE ${where.join(' AND ')}
-    ORDER BY m.rank, e.seq
-    LIMIT @limit`;
+  const sql = `${prefix}SELECT ${COLUMNS}, e.seq AS seq, -k.rank AS score FROM (
+      SELECT m.seq AS seq, m.rank AS rank FROM (${ranked}) m CROSS JOIN ${t.events} e ON e.seq = m.seq
+      WHERE ${where.join(' AND ')}
+      ORDER BY m.rank, m.seq
+      LIMIT @limit
+    ) k CROSS JOIN ${t.events} e ON e.seq = k.seq
+    ORDER BY k.rank, k.seq`;
   return { sql, params };
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from 'session-compaction';
+import { EventFilter, Messages, Session, SessionEvent, SqliteSessionRepository, createDefaultLogger } from 'session-compaction';
 import { sqliteTables } from '../../../src/backends/sqlite/schema.js';
 import { RARE_WORD_EVENTS, RECENT_MATCHES, buildSqliteSearch } from '../../../src/backends/sqlite/search.js';
 import { resolveEventSearchOptions, searchTerms } from '../../../src/repository/eventSearch.js';
@@ -209,5 +209,111 @@ describe('SQLite session search bounded by common words', function () {
     } finally {
       await repo.close();
     }
+  });
+  describe('word probes kept between searches', function () {
+    const walrus = (n: number) => Array.from({ length: n }, () => 'walrus walrus walrus');
+    const filler = (i: number) => Array.from({ length: 8 }, (_, k) => `filler${(i + k) % 97}`).join(' ');
+    const zebras = Array.from(
+      { length: 50 },
+      (_, i) => `zebra ${Array.from({ length: 199 }, (_, k) => `filler${(i + k) % 97}`).join(' ')}`,
+    );
+    const events = (sessionId: string, prefix: string, texts: readonly string[]) =>
+      texts.map((text, i) => SessionEvent.create({ sessionId, id: `${prefix}${i}`, message: Messages.user(text) }));
+
+    /**
+     * Session 's': 450 "walrus" events (rare: fewer than the bound), 2,000 fillers, 50 long "zebra" events; with
+     * `interleaved`, session 'x''s 100 "walrus" events are written between its own, inside the rows its search ranks.
+     */
+    async function walrusStore(interleaved: boolean): Promise<{ path: string; repo: SqliteSessionRepository }> {
+      const path = join(dir, `db-${n++}.db`);
+      const repo = new SqliteSessionRepository({ path, logger, boundedSearchEvents: 0 });
+      await repo.save(Session.create({ id: 's', userId: 'u' }));
+      await repo.save(Session.create({ id: 'x', userId: 'u' }));
+      await repo.appendEvents('s', events('s', 'w', walrus(450)));
+      if (interleaved) await repo.appendEvents('x', events('x', 'w', walrus(100)));
+      await repo.appendEvents(
+        's',
+        events(
+          's',
+          'f',
+          Array.from({ length: 2_000 }, (_, i) => filler(i)),
+        ),
+      );
+      await repo.appendEvents('s', events('s', 'z', zebras));
+      return { path, repo };
+    }
+
+    /** The answer of a repository that has probed nothing yet, on the same file. */
+    async function fresh(path: string, query: string): Promise<Hit[]> {
+      const repo = new SqliteSessionRepository({ path, logger, boundedSearchEvents: 0 });
+      try {
+        return await bounded(repo, query, 10);
+      } finally {
+        await repo.close();
+      }
+    }
+
+    const zebraFirst = (hits: readonly Hit[]) => hits.length === 10 && hits.every((h) => h.id.startsWith('z'));
+    const walrusFirst = (hits: readonly Hit[]) => hits.length === 10 && hits.every((h) => h.id.startsWith('w'));
+
+    it('a word kept as rare is probed again once appended events may have made it common', async function () {
+      const { path, repo } = await walrusStore(false);
+      try {
+        // Both words rare: the unbounded answer, the short "walrus" events first.
+        expect(walrusFirst(await bounded(repo, 'walrus zebra', 10))).to.equal(true);
+        await repo.appendEvents('s', events('s', 'v', walrus(100)));
+        // 550 "walrus" events now: common, so only the events holding "zebra" are ranked.
+        const after = await bounded(repo, 'walrus zebra', 10);
+        expect(zebraFirst(after)).to.equal(true);
+        expectSameHits(after, await fresh(path, 'walrus zebra'));
+      } finally {
+        await repo.close();
+      }
+    });
+
+    it('a word kept as common is probed again after events holding it are deleted (a session deleted, its events by cascade)', async function () {
+      const { path, repo } = await walrusStore(true);
+      try {
+        expect(zebraFirst(await bounded(repo, 'walrus zebra', 10))).to.equal(true);
+        await repo.delete('x');
+        const after = await bounded(repo, 'walrus zebra', 10);
+        expect(walrusFirst(after)).to.equal(true);
+        expectSameHits(after, await fresh(path, 'walrus zebra'));
+      } finally {
+        await repo.close();
+      }
+    });
+
+    it('a word kept as common is probed again after events holding it are rewritten', async function () {
+      const { path, repo } = await walrusStore(false);
+      try {
+        await repo.appendEvents('s', events('s', 'v', walrus(100)));
+        expect(zebraFirst(await bounded(repo, 'walrus zebra', 10))).to.equal(true);
+        const rewritten = (await repo.findEvents('s', EventFilter.all()))
+          .filter((e) => e.id.startsWith('v'))
+          .map((e) => SessionEvent.create({ sessionId: 's', id: e.id, timestamp: e.timestamp, message: Messages.user('otter') }));
+        expect(await repo.rewriteEvents('s', rewritten, await repo.getEventVersion('s'))).to.equal(true);
+        const after = await bounded(repo, 'walrus zebra', 10);
+        expect(walrusFirst(after)).to.equal(true);
+        expectSameHits(after, await fresh(path, 'walrus zebra'));
+      } finally {
+        await repo.close();
+      }
+    });
+
+    it('a word kept as common is probed again after another connection deleted events holding it', async function () {
+      const { path, repo } = await walrusStore(true);
+      const other = new SqliteSessionRepository({ path, logger, boundedSearchEvents: 0 });
+      try {
+        expect(zebraFirst(await bounded(repo, 'walrus zebra', 10))).to.equal(true);
+        await other.delete('x');
+        const after = await bounded(repo, 'walrus zebra', 10);
+        expect(walrusFirst(after)).to.equal(true);
+        expectSameHits(after, await fresh(path, 'walrus zebra'));
+      } finally {
+        await other.close();
+        await repo.close();
+      }
+    });
   });
 });
