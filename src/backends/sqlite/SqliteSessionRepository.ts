@@ -472,9 +472,11 @@ export class SqliteSessionRepository
     const f = filter ?? EventFilter.all();
     const query = buildEventQuery(this.tables.events, id, f);
     if (query === null) return [];
-    const rows = this.statement(query.sql).all(...query.params) as EventRow[];
+    const rows = this.statement(query.sql)
+      .raw(true)
+      .all(...query.params) as unknown[][];
     if (query.reverse) rows.reverse();
-    const events = rows.map(fromRow);
+    const events = rows.map((r) => tupleToEvent(r, 0));
     const textTest = query.textTest;
     if (textTest === undefined) return events;
     return applyEventWindow(
@@ -512,27 +514,31 @@ export class SqliteSessionRepository
         if (last !== undefined && b.lo <= last[1]) last[1] = Math.max(last[1], b.hi);
         else ranges.push([b.lo, b.hi]);
       }
-      const rows = this.statement(buildRangeRowsQuery(this.tables.events)).all({
-        ranges: JSON.stringify(ranges),
-        sessionId,
-      }) as Array<EventRow & { seq: number }>;
-      if (rows.some((r, i) => i > 0 && r.seq < rows[i - 1]!.seq)) rows.sort((x, y) => x.seq - y.seq);
-      const events = rows.map(fromRow);
+      // Rows as arrays (seq, then EVENT_COLUMNS): better-sqlite3 then builds no object per row, about half of this
+      // statement's time for the ~300 rows of recall's neighbourhoods (docs/recall.md).
+      const tuples = this.statement(buildRangeRowsQuery(this.tables.events))
+        .raw(true)
+        .all({ ranges: JSON.stringify(ranges), sessionId }) as unknown[][];
+      if (tuples.some((r, i) => i > 0 && (r[0] as number) < (tuples[i - 1]![0] as number))) {
+        tuples.sort((x, y) => (x[0] as number) - (y[0] as number));
+      }
+      const seqs = tuples.map((r) => r[0] as number);
+      const events = tuples.map((r) => tupleToEvent(r, 1));
       const windows: KeyedWindow[] = [];
       let from = 0;
       for (const { anchor, lo, hi } of bounds) {
         // Bounds in order of `lo`: each starts at or after the previous one's start.
-        while (from < rows.length && rows[from]!.seq < lo) from++;
+        while (from < seqs.length && seqs[from]! < lo) from++;
         let to = from;
-        while (to < rows.length && rows[to]!.seq <= hi) to++;
+        while (to < seqs.length && seqs[to]! <= hi) to++;
         // Rows before the event, then the event and `radius` after it; one more, when read, is the next event's seq.
         let end = from;
-        while (end < to && rows[end]!.seq < anchor) end++;
+        while (end < to && seqs[end]! < anchor) end++;
         end = Math.min(to, end + radius + 1);
         windows.push({
-          keys: rows.slice(from, end).map((r) => r.seq),
+          keys: seqs.slice(from, end),
           events: events.slice(from, end),
-          next: end < to ? rows[end]!.seq : null,
+          next: end < to ? seqs[end]! : null,
         });
       }
       return mergeNeighbourWindows(windows);
@@ -1192,4 +1198,23 @@ function bestOf(a: readonly RankedRow[], b: readonly RankedRow[], limit: number)
 
 function fromRow(row: EventRow): SessionEvent {
   return decodeEvent({ ...row, synthetic: row.synthetic === 1, archived: row.archived === 1 });
+}
+
+/**
+ * An event from a row read as an array (a statement in `raw` mode: better-sqlite3 builds no object per row), its
+ * EVENT_COLUMNS from index `at` on.
+ */
+function tupleToEvent(row: readonly unknown[], at: number): SessionEvent {
+  return decodeEvent({
+    sessionId: row[at] as string,
+    id: row[at + 1] as string,
+    timestamp: row[at + 2] as number,
+    messageType: row[at + 3] as StoredEvent['messageType'],
+    text: row[at + 4] as string | null,
+    data: row[at + 5] as string | null,
+    synthetic: row[at + 6] === 1,
+    archived: row[at + 7] === 1,
+    branch: row[at + 8] as string | null,
+    metadata: row[at + 9] as string,
+  });
 }
