@@ -698,8 +698,14 @@ export class PostgresSessionRepository
     for (const row of rows) (Number(row[0]) === 0 ? ranked : around).push(row);
     // searchEvents' order: best first, ties in log order.
     ranked.sort((a, b) => Number(b[1]) - Number(a[1]) || Number(a[4]) - Number(b[4]));
-    const hits = ranked.map((row) => ({ event: tupleToEvent(row, 5), score: Number(row[1]) }));
-    return { hits, neighbours: neighbourRuns(around, 2, radius, sessionId) };
+    const decoded = new Map<number, SessionEvent>();
+    const neighbours = neighbourRuns(around, 2, radius, sessionId, decoded);
+    // A hit of this session came without its columns: it is the first event of its own neighbourhood.
+    const hits = ranked.map((row) => ({
+      event: row[5] === null ? ownHit(decoded, Number(row[4])) : tupleToEvent(row, 5),
+      score: Number(row[1]),
+    }));
+    return { hits, neighbours };
   }
 
   async compactEvents(
@@ -1248,7 +1254,21 @@ function statementName(text: string): string {
  * kind 1 rows): from column `at` on, the hit's rank, the part (0 before it, 1 from it on), the seq, then the
  * event's columns. An event in several neighbourhoods is decoded once.
  */
-function neighbourRuns(rows: readonly Tuple[], at: number, radius: number, sessionId: string): SessionEvent[][] {
+/** The event of a hit read with its neighbourhood (searchEventsWithNeighbours). */
+function ownHit(decoded: ReadonlyMap<number, SessionEvent>, seq: number): SessionEvent {
+  const event = decoded.get(seq);
+  if (event === undefined) throw new IllegalStateError(`search hit at seq ${seq} came without its neighbourhood`);
+  return event;
+}
+
+/** `decoded`: where the events are kept by seq, each decoded once. */
+function neighbourRuns(
+  rows: readonly Tuple[],
+  at: number,
+  radius: number,
+  sessionId: string,
+  decoded: Map<number, SessionEvent> = new Map(),
+): SessionEvent[][] {
   const byHit = new Map<string, { before: Tuple[]; from: Tuple[] }>();
   for (const row of rows) {
     const ord = String(row[at]);
@@ -1257,7 +1277,6 @@ function neighbourRuns(rows: readonly Tuple[], at: number, radius: number, sessi
     (Number(row[at + 1]) === 0 ? hit.before : hit.from).push(row);
   }
   const seq = (row: Tuple) => Number(row[at + 2]);
-  const decoded = new Map<number, SessionEvent>();
   const event = (row: Tuple) => {
     let e = decoded.get(seq(row));
     if (e === undefined) decoded.set(seq(row), (e = tupleToEvent(row, at + 3, sessionId)));

@@ -132,10 +132,13 @@ export function buildSearchQuery(
   // With the neighbourhoods of the hits in the session (`$1`), read as findEventNeighbours reads them, in the
   // same statement: kind 0 rows are the hits (score set), kind 1 rows the neighbourhoods (ord: the hit's rank).
   // Unordered: sorting the wide rows cost the server more than ordering the hits costs the client.
+  // A hit of the session is the first row of its own neighbourhood: its kind 0 row leaves the event's columns null
+  // (the client takes the event from there), so the wide row is neither sent nor parsed twice. A hit of another
+  // session (a search across the user's sessions) has no neighbourhood here and comes whole.
   const r = bind(radius);
   const sql = `${ctes}
-    SELECT 0 AS kind, r.score, NULL::int8 AS ord, NULL::int AS part, r.seq, ${eventColumns('e.')}
-    FROM ranked r JOIN ${t.events} e ON e.seq = r.seq
+    SELECT 0 AS kind, r.score, NULL::int8 AS ord, NULL::int AS part, r.seq, ${eventColumns('o.')}
+    FROM ranked r JOIN ${t.events} e ON e.seq = r.seq LEFT JOIN ${t.events} o ON o.seq = e.seq AND e.session_id <> $1
     UNION ALL
     SELECT 1, NULL::float8, h.ord, w.* FROM (
       SELECT r.seq, row_number() OVER (ORDER BY r.score DESC, r.seq) AS ord
