@@ -301,6 +301,66 @@ describe('SQLite session search bounded by common words', function () {
       }
     });
 
+    it('with probes kept, every search answers as a repository that probes afresh, whatever writes come between (property)', async function () {
+      this.timeout(60_000);
+      // Writes that move "walrus" (450 events of 's', 100 more of 'x' between them when interleaved) across the bound.
+      const word = fc.constantFrom('walrus', 'walrus', 'zebra', 'otter');
+      const k = fc.integer({ min: 1, max: 120 });
+      const op = fc.oneof(
+        fc.record({ kind: fc.constant('append' as const), session: fc.constantFrom('s', 's', 'x'), word, k }),
+        fc.record({ kind: fc.constant('deleteX' as const), other: fc.boolean() }),
+        fc.record({ kind: fc.constant('rewrite' as const), from: fc.integer({ min: 0, max: 500 }), k }),
+        fc.record({ kind: fc.constant('otherAppend' as const), word, k }),
+      );
+      // "walrus" with the long "zebra" events: the bounded and the unbounded answers differ.
+      const query = fc.subarray(['zebra', 'otter', 'filler3']).map((w) => ['walrus', ...w].join(' '));
+      let next = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.boolean(),
+          fc.array(fc.tuple(op, query), { minLength: 1, maxLength: 6 }),
+          async (interleaved, steps) => {
+            const { path, repo } = await walrusStore(interleaved);
+            const other = new SqliteSessionRepository({ path, logger, boundedSearchEvents: 0 });
+            const add = (r: SqliteSessionRepository, session: string, text: string, k: number) =>
+              r.appendEvents(
+                session,
+                events(
+                  session,
+                  `p${next++}-`,
+                  Array.from({ length: k }, () => text),
+                ),
+              );
+            try {
+              for (const [step, q] of steps) {
+                // A search before the write: its probes are what the write must not leave standing wrongly.
+                await bounded(repo, q, 10);
+                if (step.kind === 'append') await add(repo, step.session, `${step.word} ${step.word}`, step.k);
+                else if (step.kind === 'otherAppend') await add(other, 's', `${step.word} ${step.word}`, step.k);
+                else if (step.kind === 'deleteX') {
+                  await (step.other ? other : repo).delete('x');
+                  await repo.save(Session.create({ id: 'x', userId: 'u' }));
+                } else {
+                  const log = await repo.findEvents('s', EventFilter.all());
+                  const rewritten = log
+                    .slice(step.from, step.from + step.k)
+                    .map((e) =>
+                      SessionEvent.create({ sessionId: 's', id: e.id, timestamp: e.timestamp, message: Messages.user('otter') }),
+                    );
+                  await repo.rewriteEvents('s', rewritten, await repo.getEventVersion('s'));
+                }
+                expectSameHits(await bounded(repo, q, 10), await fresh(path, q));
+              }
+            } finally {
+              await other.close();
+              await repo.close();
+            }
+          },
+        ),
+        { numRuns: 40 },
+      );
+    });
+
     it('a word kept as common is probed again after another connection deleted events holding it', async function () {
       const { path, repo } = await walrusStore(true);
       const other = new SqliteSessionRepository({ path, logger, boundedSearchEvents: 0 });
