@@ -1249,11 +1249,6 @@ function statementName(text: string): string {
   return name;
 }
 
-/**
- * The runs of findEventNeighbours from the rows of a neighbourhood read (buildNeighbourQuery, or the search's
- * kind 1 rows): from column `at` on, the hit's rank, the part (0 before it, 1 from it on), the seq, then the
- * event's columns. An event in several neighbourhoods is decoded once.
- */
 /** The event of a hit read with its neighbourhood (searchEventsWithNeighbours). */
 function ownHit(decoded: ReadonlyMap<number, SessionEvent>, seq: number): SessionEvent {
   const event = decoded.get(seq);
@@ -1261,7 +1256,11 @@ function ownHit(decoded: ReadonlyMap<number, SessionEvent>, seq: number): Sessio
   return event;
 }
 
-/** `decoded`: where the events are kept by seq, each decoded once. */
+/**
+ * The runs of findEventNeighbours from the rows of a neighbourhood read (buildNeighbourQuery, or the search's
+ * kind 1 rows): from column `at` on, the hit's rank, the part (0 before it, 1 from it on), the seq, then the
+ * event's columns. An event in several neighbourhoods is decoded once, and kept in `decoded` by its seq.
+ */
 function neighbourRuns(
   rows: readonly Tuple[],
   at: number,

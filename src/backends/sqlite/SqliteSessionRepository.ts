@@ -287,7 +287,7 @@ export class SqliteSessionRepository
         typeof value === 'string' ? value.toLowerCase() : null,
       );
       this.db.function(INDEX_CHANGED_FUNCTION, () => {
-        this.wordProbes.changed();
+        this.wordProbes.clear();
         return null;
       });
     } catch (error) {

@@ -20,8 +20,8 @@ interface SessionProbes {
  * (docs/recall.md).
  *
  * Rows only ever join the index above the range's last seq (seqs are AUTOINCREMENT: never reused, every insert takes
- * a new highest one). So while no row was deleted or had its text rewritten on this connection (`changed`, called by
- * a TEMP trigger) and no other connection committed (`stamp`, PRAGMA data_version), and the range still starts where
+ * a new highest one). So while no row was deleted or had its text rewritten on this connection (a TEMP trigger calls
+ * `clear`) and no other connection committed (`stamp`, PRAGMA data_version), and the range still starts where
  * it did:
  * - a common word (more than `rare` rows) is still common however far the range grew;
  * - a word with n rows has at most n + (hi' - hi) now: still rare while that is at most `rare`.
@@ -33,12 +33,10 @@ export class WordProbeCache {
 
   constructor(private readonly rare: number) {}
 
-  /** A row of the index was deleted or its text rewritten (on this connection): nothing kept holds any more. */
-  changed(): void {
-    this.sessions.clear();
-  }
-
-  /** Everything is probed again (a migration may have rebuilt the index). */
+  /**
+   * Everything is probed again: a row of the index was deleted or its text rewritten on this connection, or a
+   * migration may have rebuilt the index.
+   */
   clear(): void {
     this.sessions.clear();
   }

@@ -181,6 +181,8 @@ export function buildSqliteSearch(
   }
   // CROSS JOIN fixes the order (SQLite's planner never reorders it): the ranked rowids drive, each looks up its
   // row by primary key. Left to itself the planner prefers scanning the session's events through its index.
+  // The seqs are sorted with their ranks alone and the wide rows joined again for the answer: sorting whole rows
+  // cost ~0.2 ms of a bounded statement's ~1.9 at 100,000 events (~320 rows ranked; CHANGELOG, issue 27).
   const sql = `${prefix}SELECT ${COLUMNS}, e.seq AS seq, -k.rank AS score FROM (
       SELECT m.seq AS seq, m.rank AS rank FROM (${ranked}) m CROSS JOIN ${t.events} e ON e.seq = m.seq
       WHERE ${where.join(' AND ')}
