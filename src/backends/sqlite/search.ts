@@ -170,7 +170,10 @@ export function buildSqliteSearch(
     prefix = `WITH r AS MATERIALIZED (${scored('@rare')}), c AS MATERIALIZED (${scored('@withCommon')}) `;
     // Rounded: two events the unbounded search scores equal must tie here too (and go in log order), whatever
     // another order of the sum leaves in the last bits.
-    ranked = `SELECT r.seq AS seq, round(coalesce(c.rank, r.rank), ${SCORE_DECIMALS}) AS rank FROM r LEFT JOIN c ON c.seq = r.seq`;
+    // Sorted before the join, and kept a subquery (LIMIT -1 is no limit, but a subquery with one is never flattened
+    // into the join): the join then walks the ranked seqs best first and stops at `limit` kept rows, a row lookup
+    // for each of those instead of for every row ranked (~320 at 100,000 LoCoMo events; 1.24 → 1.05 ms a statement).
+    ranked = `SELECT r.seq AS seq, round(coalesce(c.rank, r.rank), ${SCORE_DECIMALS}) AS rank FROM r LEFT JOIN c ON c.seq = r.seq ORDER BY rank, seq LIMIT -1`;
     delete params.match;
   } else {
     ranked = `SELECT f.rowid AS seq, bm25(${t.fts}) AS rank FROM ${t.fts} f WHERE ${t.fts} MATCH @match${inRange}`;
