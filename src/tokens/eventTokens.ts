@@ -27,7 +27,8 @@ function fingerprint(text: string): number {
 
 /**
  * estimate(formatEvent(event)) — with the reasoning when the estimator `countsReasoning` — memoised per estimator and (session id, event id), so that compacting a
- * long session again costs only its new events. Every trigger and strategy counts through here.
+ * long session again costs only its new events, and by text for texts of up to TEXT_TOKEN_CACHE_CHARS characters, so
+ * that a copy under another id is not counted again. Every trigger and strategy counts through here.
  */
 export function estimateEventTokens(event: SessionEvent, estimator: TokenCountEstimator): number {
   let objects = byObject.get(estimator);
@@ -86,10 +87,46 @@ function countThroughMemo(event: SessionEvent, estimator: TokenCountEstimator): 
   const hash = fingerprint(text);
   const hit = cache.get(key);
   if (hit !== undefined && hit.length === text.length && hit.hash === hash) return hit.tokens;
-  const tokens = estimator.estimate(text);
+  const tokens = countByText(text, estimator);
   // Least recently inserted goes first; re-inserting a hit is not worth its cost on this hot path.
   if (cache.size >= EVENT_TOKEN_CACHE_SIZE) evictOldest(cache);
   cache.set(key, { length: text.length, hash, tokens });
+  return tokens;
+}
+
+/** Texts of up to this many characters are also remembered by their text (see countByText). */
+export const TEXT_TOKEN_CACHE_CHARS = 4_000;
+/** At most this many texts, and TEXT_TOKEN_CACHE_TOTAL_CHARS characters, per estimator; cleared when full. */
+export const TEXT_TOKEN_CACHE_SIZE = 10_000;
+/** ~4 MB of text at most (two bytes a character). */
+export const TEXT_TOKEN_CACHE_TOTAL_CHARS = 2_000_000;
+
+interface TextMemo {
+  counts: Map<string, number>;
+  chars: number;
+}
+const textMemos = new WeakMap<TokenCountEstimator, TextMemo>();
+
+/**
+ * The count of a rendered event the per-event memo did not have, remembered by its text too: the same text under
+ * another id is not tokenised again — a fork's copies (another session id), a tool output or message repeated in
+ * the log, recall quoting repeats of a message from a large archive. The count is the estimator's for that exact
+ * text, so a hit is exact. Bounded by entries and characters, and cleared when full (recent texts are the likely
+ * repeats; a clear costs recounting them once).
+ */
+function countByText(text: string, estimator: TokenCountEstimator): number {
+  if (text.length > TEXT_TOKEN_CACHE_CHARS) return estimator.estimate(text);
+  let memo = textMemos.get(estimator);
+  if (memo === undefined) textMemos.set(estimator, (memo = { counts: new Map(), chars: 0 }));
+  let tokens = memo.counts.get(text);
+  if (tokens !== undefined) return tokens;
+  tokens = estimator.estimate(text);
+  if (memo.counts.size >= TEXT_TOKEN_CACHE_SIZE || memo.chars + text.length > TEXT_TOKEN_CACHE_TOTAL_CHARS) {
+    memo.counts.clear();
+    memo.chars = 0;
+  }
+  memo.counts.set(text, tokens);
+  memo.chars += text.length;
   return tokens;
 }
 

@@ -3,6 +3,11 @@ import { Messages, SessionEvent, formatEvent, type TokenCountEstimator } from 's
 import { estimateEventTokens, estimateEventsTokens } from 'session-compaction/spi';
 import { A, CharEstimator, TC, U } from '../support/fixtures.js';
 
+/** TEXT_TOKEN_CACHE_CHARS, TEXT_TOKEN_CACHE_SIZE and TEXT_TOKEN_CACHE_TOTAL_CHARS of src/tokens/eventTokens.ts (not public names). */
+const TEXT_MEMO_CHARS = 4_000;
+const TEXT_MEMO_SIZE = 10_000;
+const TEXT_MEMO_TOTAL_CHARS = 2_000_000;
+
 class CountingEstimator implements TokenCountEstimator {
   readonly seen: string[] = [];
   estimate(text: string): number {
@@ -41,13 +46,67 @@ describe('estimateEventTokens', function () {
     expect(est.seen).to.deep.equal(['User: short', 'User: a much longer text']);
   });
 
-  it('the memo is per (sessionId, id): the same id in two sessions is two entries', function () {
+  it('the memo is per (sessionId, id): the same id in two sessions with different texts is two entries', function () {
     const est = new CountingEstimator();
     const a = SessionEvent.create({ sessionId: 's1', id: 'e', message: Messages.user('x') });
-    const b = SessionEvent.create({ sessionId: 's2', id: 'e', message: Messages.user('x') });
-    estimateEventTokens(a, est);
-    estimateEventTokens(b, est);
+    const b = SessionEvent.create({ sessionId: 's2', id: 'e', message: Messages.user('yy') });
+    expect(estimateEventTokens(a, est)).to.equal('User: x'.length);
+    expect(estimateEventTokens(b, est)).to.equal('User: yy'.length);
+    expect(estimateEventTokens(a, est)).to.equal('User: x'.length);
+    expect(est.seen).to.deep.equal(['User: x', 'User: yy']);
+  });
+
+  it("a fork's copy (another session, the same id and text) is not tokenised again", function () {
+    const est = new CountingEstimator();
+    const original = SessionEvent.create({ sessionId: 'source', id: 'e1', message: Messages.user('forked words') });
+    const copy = SessionEvent.create({ sessionId: 'fork', id: 'e1', message: Messages.user('forked words') });
+    expect(estimateEventTokens(original, est)).to.equal('User: forked words'.length);
+    expect(estimateEventTokens(copy, est)).to.equal('User: forked words'.length);
+    expect(est.seen).to.deep.equal(['User: forked words']);
+  });
+
+  it('a message repeated under another id is counted once; the same words from another role are counted for themselves', function () {
+    const est = new CountingEstimator();
+    const say = (id: string, role: 'user' | 'assistant') =>
+      SessionEvent.create({ sessionId: 's', id, message: role === 'user' ? Messages.user('ok') : Messages.assistant('ok') });
+    estimateEventTokens(say('a', 'user'), est);
+    estimateEventTokens(say('b', 'user'), est);
+    estimateEventTokens(say('c', 'assistant'), est);
+    expect(est.seen).to.deep.equal(['User: ok', 'Assistant: ok']);
+  });
+
+  it(`a text longer than ${TEXT_MEMO_CHARS} characters is remembered per event only: a copy under another id is counted again`, function () {
+    const est = new CountingEstimator();
+    const long = 'w'.repeat(TEXT_MEMO_CHARS);
+    estimateEventTokens(SessionEvent.create({ sessionId: 's', id: 'a', message: Messages.user(long) }), est);
+    estimateEventTokens(SessionEvent.create({ sessionId: 's', id: 'b', message: Messages.user(long) }), est);
     expect(est.seen).to.have.length(2);
+  });
+
+  it(`the memo by text holds at most ${TEXT_MEMO_SIZE} texts: past that it starts again, and an older text is counted again`, function () {
+    const est = new CountingEstimator();
+    const event = (id: string, text: string) => SessionEvent.create({ sessionId: 's', id, message: Messages.user(text) });
+    estimateEventTokens(event('first', 'the first text'), est);
+    for (let i = 0; i < TEXT_MEMO_SIZE; i++) estimateEventTokens(event(`e${i}`, `text ${i}`), est);
+    const counted = est.seen.length;
+    // The newest texts were kept after the clear; the first one was not.
+    estimateEventTokens(event('again-newest', `text ${TEXT_MEMO_SIZE - 1}`), est);
+    expect(est.seen).to.have.length(counted);
+    estimateEventTokens(event('again-first', 'the first text'), est);
+    expect(est.seen).to.have.length(counted + 1);
+  });
+
+  it(`the memo by text holds at most ${TEXT_MEMO_TOTAL_CHARS.toLocaleString('en')} characters: past that it starts again`, function () {
+    const est = new CountingEstimator();
+    const event = (id: string, text: string) => SessionEvent.create({ sessionId: 's', id, message: Messages.user(text) });
+    estimateEventTokens(event('first', 'the first text'), est);
+    const size = TEXT_MEMO_CHARS - 10;
+    const texts = Math.ceil(TEXT_MEMO_TOTAL_CHARS / size);
+    for (let i = 0; i < texts; i++) estimateEventTokens(event(`e${i}`, `${i} `.padEnd(size, 'x')), est);
+    expect(texts).to.be.lessThan(TEXT_MEMO_SIZE);
+    const counted = est.seen.length;
+    estimateEventTokens(event('again-first', 'the first text'), est);
+    expect(est.seen).to.have.length(counted + 1);
   });
 
   it('the memo is per estimator: another estimator counts for itself', function () {
