@@ -146,6 +146,8 @@ interface Timing {
   search50: number;
   /** Wall time of the call without its search statements, p50: what the issue says may not grow with the archive. */
   rest50: number;
+  /** Every call's wall time, in call order (call i of each contender was measured next to the others' call i). */
+  walls: number[];
 }
 
 /** Wall milliseconds spent in the repository's search methods so far (see timeSearches). */
@@ -208,8 +210,10 @@ async function timedSideBySide(calls: number, runs: ReadonlyArray<(i: number) =>
     }
   }
   return samples.map(({ wall, cpu, search, rest }) => {
+    const walls = [...wall];
     for (const list of [wall, cpu, search, rest]) list.sort((a, b) => a - b);
     return {
+      walls,
       p50: quantile(wall, 0.5),
       p95: quantile(wall, 0.95),
       cpu50: quantile(cpu, 0.5),
@@ -217,6 +221,41 @@ async function timedSideBySide(calls: number, runs: ReadonlyArray<(i: number) =>
       rest50: quantile(rest, 0.5),
     };
   });
+}
+
+/** Resamples drawn for a ratio's interval (see ratioInterval). */
+const RESAMPLES = 2_000;
+
+/**
+ * The 95 % interval of p50(large) ÷ p50(small) by the bootstrap: turns drawn with replacement, each turn's two
+ * sizes together (they ran next to each other), RESAMPLES times, from a fixed seed. It says how far the same run
+ * could have landed from its ratio by chance, so a ratio near a target is read as near it.
+ */
+function ratioInterval(small: readonly number[], large: readonly number[]): [number, number] {
+  let seed = 0x2f6b1d3;
+  // mulberry32: a small seeded generator, so the interval is the same for the same samples.
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const n = Math.min(small.length, large.length);
+  const ratios: number[] = [];
+  const a = new Array<number>(n);
+  const b = new Array<number>(n);
+  for (let r = 0; r < RESAMPLES; r++) {
+    for (let i = 0; i < n; i++) {
+      const k = Math.floor(random() * n);
+      a[i] = small[k]!;
+      b[i] = large[k]!;
+    }
+    a.sort((x, y) => x - y);
+    b.sort((x, y) => x - y);
+    ratios.push(quantile(b, 0.5) / quantile(a, 0.5));
+  }
+  ratios.sort((x, y) => x - y);
+  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
 }
 
 /**
@@ -395,6 +434,8 @@ if (turnRows.length > 0) {
     'one by one (the order reversed every other turn), so both are measured under the same load.',
     'Recall: `RepositoryRetriever` (push-down on SQLite and PostgreSQL,',
     'in-process BM25 on memory and Redis), default settings (40 hits, 2 neighbours).',
+    `The ratio's interval: turns resampled with replacement (both sizes of a turn together), ${RESAMPLES.toLocaleString('en-US')} times; 95 % of`,
+    "the resampled ratios fall in it. It is how far this run's ratio could have landed by chance, not the spread between runs.",
     '',
     '| backend | archived | with recall p50 (ms) | p95 (ms) | CPU p50 (ms) | without recall p50 (ms) | p95 (ms) | CPU p50 (ms) | first turn with recall (ms) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -406,8 +447,8 @@ if (turnRows.length > 0) {
   }
   lines.push(
     '',
-    '| backend | with recall: large ÷ small (wall p50) | (CPU p50) | its search p50, small → large (ms) | the rest of the turn: large ÷ small (wall p50) | without recall: large ÷ small (wall p50) | (CPU p50) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| backend | with recall: large ÷ small (wall p50) | its 95 % interval (bootstrap) | (CPU p50) | its search p50, small → large (ms) | the rest of the turn: large ÷ small (wall p50) | without recall: large ÷ small (wall p50) | (CPU p50) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const name of BACKENDS) {
     const small = turnRows.find((r) => r.backend === name && r.size === SMALL);
@@ -415,8 +456,9 @@ if (turnRows.length > 0) {
     if (small === undefined || large === undefined) continue;
     // The in-process retrievers rank in JS: no store search to time apart.
     const pushedDown = small.withRecall.search50 > 0 || large.withRecall.search50 > 0;
+    const [lo, hi] = ratioInterval(small.withRecall.walls, large.withRecall.walls);
     lines.push(
-      `| ${name} | ${(large.withRecall.p50 / small.withRecall.p50).toFixed(2)}× | ${(large.withRecall.cpu50 / small.withRecall.cpu50).toFixed(2)}× | ${pushedDown ? `${ms(small.withRecall.search50)} → ${ms(large.withRecall.search50)}` : '— (in process, part of the rest)'} | ${(large.withRecall.rest50 / small.withRecall.rest50).toFixed(2)}× | ${(large.without.p50 / small.without.p50).toFixed(2)}× | ${(large.without.cpu50 / small.without.cpu50).toFixed(2)}× |`,
+      `| ${name} | ${(large.withRecall.p50 / small.withRecall.p50).toFixed(2)}× | ${lo.toFixed(2)}–${hi.toFixed(2)}× | ${(large.withRecall.cpu50 / small.withRecall.cpu50).toFixed(2)}× | ${pushedDown ? `${ms(small.withRecall.search50)} → ${ms(large.withRecall.search50)}` : '— (in process, part of the rest)'} | ${(large.withRecall.rest50 / small.withRecall.rest50).toFixed(2)}× | ${(large.without.p50 / small.without.p50).toFixed(2)}× | ${(large.without.cpu50 / small.without.cpu50).toFixed(2)}× |`,
     );
   }
   lines.push('');
