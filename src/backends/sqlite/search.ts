@@ -157,9 +157,10 @@ export function buildSqliteSearch(
   let ranked: string;
   let prefix = '';
   if (bound !== null) {
-    // The rows holding a rare word, and those of them holding a common one too; each is scanned once. `bm25()` reads the whole doclist of every phrase for its statistics: scoring
-    // `(rare) AND (all)` and taking `rare` off again, as before, read the rare words' three times (2.4 ms against
-    // 1.6 ms per search at 100,000 LoCoMo events, docs/recall.md).
+    // The rows holding a rare word, and those of them holding a common one too; each is scanned once. `bm25()`
+    // reads the whole doclist of every phrase for its statistics: scoring `(rare) AND (all)` and taking `rare` off
+    // again, as before, read the rare words' three times (2.4 ms against 1.6 ms per search at 100,000 LoCoMo
+    // events, docs/recall.md).
     const rare = ftsMatchExpression(bound.rare);
     const common = ftsMatchExpression(terms.filter((term) => !bound.rare.includes(term)));
     params.rare = rare;
