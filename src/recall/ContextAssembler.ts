@@ -13,6 +13,7 @@ import {
   defaultTokenCountEstimator,
   startsApartFromLineBreak,
 } from '../tokens/TiktokenTokenCountEstimator.js';
+import { TextTokenMemo } from '../tokens/TextTokenMemo.js';
 import type { TokenCountEstimator } from '../tokens/TokenCountEstimator.js';
 import { visibleTo } from './access.js';
 import { fitNewest, shortenText, type Costed } from './fitToBudget.js';
@@ -192,19 +193,17 @@ const NEIGHBOURED_HITS = 8;
  * chat turn; a longer one, such as a tool output, is counted once per request), at most LINE_TOKENS_KEPT of them,
  * cleared when full: at most ~8 MB per estimator.
  */
-const LINE_TOKENS = new WeakMap<TokenCountEstimator, Map<string, number>>();
 const LINE_TOKENS_KEPT = 4_096;
 const LINE_TOKENS_CHARS = 1_000;
+const LINE_TOKENS = new TextTokenMemo({ entries: LINE_TOKENS_KEPT, chars: LINE_TOKENS_KEPT * LINE_TOKENS_CHARS });
 
 /** `request`: the counts of this request's longer lines, which are not kept beyond it. */
 function lineTokens(estimator: TokenCountEstimator, line: string, request: Map<string, number>): number {
-  let counts = line.length > LINE_TOKENS_CHARS ? request : LINE_TOKENS.get(estimator);
-  if (counts === undefined) LINE_TOKENS.set(estimator, (counts = new Map()));
-  let tokens = counts.get(line);
-  if (tokens === undefined) {
-    if (counts.size >= LINE_TOKENS_KEPT) counts.clear();
-    counts.set(line, (tokens = estimator.estimate(`${line}\n`)));
+  if (line.length <= LINE_TOKENS_CHARS) {
+    return LINE_TOKENS.get(estimator, line) ?? LINE_TOKENS.set(estimator, line, estimator.estimate(`${line}\n`));
   }
+  let tokens = request.get(line);
+  if (tokens === undefined) request.set(line, (tokens = estimator.estimate(`${line}\n`)));
   return tokens;
 }
 

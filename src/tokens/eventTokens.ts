@@ -1,5 +1,6 @@
 import { formatEvent } from '../session/formatEvent.js';
 import type { SessionEvent } from '../session/SessionEvent.js';
+import { TextTokenMemo } from './TextTokenMemo.js';
 import type { TokenCountEstimator } from './TokenCountEstimator.js';
 
 /** Events remembered per estimator; at ~100 bytes an entry this bounds the memo to a few MB. */
@@ -101,33 +102,17 @@ export const TEXT_TOKEN_CACHE_SIZE = 10_000;
 /** ~4 MB of text at most (two bytes a character). */
 export const TEXT_TOKEN_CACHE_TOTAL_CHARS = 2_000_000;
 
-interface TextMemo {
-  counts: Map<string, number>;
-  chars: number;
-}
-const textMemos = new WeakMap<TokenCountEstimator, TextMemo>();
+const byText = new TextTokenMemo({ entries: TEXT_TOKEN_CACHE_SIZE, chars: TEXT_TOKEN_CACHE_TOTAL_CHARS });
 
 /**
  * The count of a rendered event the per-event memo did not have, remembered by its text too: the same text under
  * another id is not tokenised again — a fork's copies (another session id), a tool output or message repeated in
  * the log, recall quoting repeats of a message from a large archive. The count is the estimator's for that exact
- * text, so a hit is exact. Bounded by entries and characters, and cleared when full (recent texts are the likely
- * repeats; a clear costs recounting them once).
+ * text, so a hit is exact.
  */
 function countByText(text: string, estimator: TokenCountEstimator): number {
   if (text.length > TEXT_TOKEN_CACHE_CHARS) return estimator.estimate(text);
-  let memo = textMemos.get(estimator);
-  if (memo === undefined) textMemos.set(estimator, (memo = { counts: new Map(), chars: 0 }));
-  let tokens = memo.counts.get(text);
-  if (tokens !== undefined) return tokens;
-  tokens = estimator.estimate(text);
-  if (memo.counts.size >= TEXT_TOKEN_CACHE_SIZE || memo.chars + text.length > TEXT_TOKEN_CACHE_TOTAL_CHARS) {
-    memo.counts.clear();
-    memo.chars = 0;
-  }
-  memo.counts.set(text, tokens);
-  memo.chars += text.length;
-  return tokens;
+  return byText.get(estimator, text) ?? byText.set(estimator, text, estimator.estimate(text));
 }
 
 export function estimateEventsTokens(events: readonly SessionEvent[], estimator: TokenCountEstimator): number {
