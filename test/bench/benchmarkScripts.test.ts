@@ -43,6 +43,12 @@ describe('bench: the benchmark scripts', function () {
     outcomes = new Map(lines.map((o) => [o.file, o]));
   });
 
+  it('every script is listed in benchmarks/README.md, so a reader finds what each one measures', () => {
+    const readme = readFileSync(path.join(BENCHMARKS, 'README.md'), 'utf8');
+    const unlisted = scripts.map((f) => path.basename(f)).filter((name) => !readme.includes(`| \`${name}\``));
+    expect(unlisted).to.deep.equal([]);
+  });
+
   for (const file of scripts) {
     it(`${path.basename(file)} --help prints its header comment, naming the script, and exits 0 before any work`, () => {
       const outcome = outcomes.get(file);
