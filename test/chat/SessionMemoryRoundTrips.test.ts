@@ -96,8 +96,9 @@ describe('SessionMemory storage round trips per chat turn', function () {
     await recalling.call({ sessionId: 's', messages: [user('what was the first question')] });
     expect(counted.calls).to.deep.equal([
       ...['findById', 'findEvents', 'appendEvent'],
-      // Nothing archived matches, so no neighbourhood is read; the session is not looked up again.
-      'searchEvents',
+      // The search reads its hits' neighbourhoods in the same read (none here: nothing archived matches); the
+      // session is not looked up again.
+      'searchEventsWithNeighbours',
       ...['appendEvent', 'updateSessionMetadata'],
     ]);
   });

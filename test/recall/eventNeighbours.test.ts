@@ -112,11 +112,11 @@ describe('neighbours by position (findEventNeighbours) on every backend', functi
         });
       }
 
-      it('RepositoryRetriever.retrieveWithNeighbours returns what retrieve then findEventNeighbours do (in one statement on PostgreSQL)', async function () {
+      it('RepositoryRetriever.retrieveWithNeighbours returns what retrieve then findEventNeighbours do (in one read on PostgreSQL and SQLite)', async function () {
         const repository = backend.repository();
         const retriever = new RepositoryRetriever({ repository, sessionService: service });
         const fused = isNeighbourSearchRepository(repository);
-        expect(fused).to.equal(backend.name === 'postgres');
+        expect(fused).to.equal(backend.name === 'postgres' || backend.name === 'sqlite');
         await fc.assert(
           fc.asyncProperty(
             fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 4 }),

@@ -9,7 +9,7 @@ import { decodeEvent, encodeEvent, type StoredEvent } from '../../repository/eve
 import { decodeSession, readableSessions } from '../../repository/sessionCodec.js';
 import { MASKED_FROM, redactionScopeOf, type RedactionScopeRepository } from '../../repository/RedactionScopeRepository.js';
 import { pageLimit, requireEventsOf } from '../../repository/appendEventsSupport.js';
-import { resolveEventSearchOptions, searchTerms } from '../../repository/eventSearch.js';
+import { resolveEventSearchOptions, searchTerms, type ResolvedEventSearch } from '../../repository/eventSearch.js';
 import type { SessionRepository } from '../../repository/SessionRepository.js';
 import type { AtomicInsertRepository } from '../../repository/AtomicInsertRepository.js';
 import type { BatchAppendRepository } from '../../repository/BatchAppendRepository.js';
@@ -42,6 +42,7 @@ import {
 } from '../../repository/RetentionRepository.js';
 import { useWriteAheadLog } from './writeAheadLog.js';
 import type { EventSearchOptions, ScoredEvent, SearchableRepository } from '../../repository/SearchableRepository.js';
+import type { NeighbourSearchRepository, ScoredEventsWithNeighbours } from '../../repository/NeighbourSearchRepository.js';
 import type { StorageReclaimingRepository } from '../../repository/StorageReclaimingRepository.js';
 import { SqliteUserErasureMarks } from './userErasureMarks.js';
 import { SqliteErasure } from './erasure.js';
@@ -204,6 +205,7 @@ export class SqliteSessionRepository
     SessionListingRepository,
     SearchableRepository,
     EventNeighbourhoodRepository,
+    NeighbourSearchRepository,
     ErasureRepository,
     EventRewritingRepository,
     RetentionRepository,
@@ -504,49 +506,59 @@ export class SqliteSessionRepository
     this.ready();
     const ids = requireNeighbourRequest(eventIds, radius);
     if (typeof sessionId !== 'string' || ids.length === 0) return [];
-    return this.inReadTransaction((): SessionEvent[][] => {
-      const bounds = this.statement(buildNeighbourBoundsQuery(this.tables.events)).all({
-        ids: JSON.stringify(ids),
-        sessionId,
-        radius,
-      }) as Array<{ anchor: number; lo: number; hi: number }>;
-      if (bounds.length === 0) return [];
-      bounds.sort((x, y) => x.lo - y.lo);
-      const ranges: Array<[number, number]> = [];
-      for (const b of bounds) {
-        const last = ranges[ranges.length - 1];
-        if (last !== undefined && b.lo <= last[1]) last[1] = Math.max(last[1], b.hi);
-        else ranges.push([b.lo, b.hi]);
-      }
-      // Rows as arrays (seq, then EVENT_COLUMNS): better-sqlite3 then builds no object per row, about half of this
-      // statement's time for the ~300 rows of recall's neighbourhoods (docs/recall.md).
-      const tuples = this.statement(buildRangeRowsQuery(this.tables.events))
-        .raw(true)
-        .all({ ranges: JSON.stringify(ranges), sessionId }) as unknown[][];
-      if (tuples.some((r, i) => i > 0 && (r[0] as number) < (tuples[i - 1]![0] as number))) {
-        tuples.sort((x, y) => (x[0] as number) - (y[0] as number));
-      }
-      const seqs = tuples.map((r) => r[0] as number);
-      const events = tuples.map((r) => tupleToEvent(r, 1));
-      const windows: KeyedWindow[] = [];
-      let from = 0;
-      for (const { anchor, lo, hi } of bounds) {
-        // Bounds in order of `lo`: each starts at or after the previous one's start.
-        while (from < seqs.length && seqs[from]! < lo) from++;
-        let to = from;
-        while (to < seqs.length && seqs[to]! <= hi) to++;
-        // Rows before the event, then the event and `radius` after it; one more, when read, is the next event's seq.
-        let end = from;
-        while (end < to && seqs[end]! < anchor) end++;
-        end = Math.min(to, end + radius + 1);
-        windows.push({
-          keys: seqs.slice(from, end),
-          events: events.slice(from, end),
-          next: end < to ? seqs[end]! : null,
-        });
-      }
-      return mergeNeighbourWindows(windows);
-    });
+    return this.inReadTransaction(() => this.neighbourRuns(sessionId, radius, { by: 'id', keys: ids }));
+  }
+
+  /**
+   * The neighbourhoods of session `sessionId`'s events named by id, or by seq (each one of the session's), in the
+   * caller's read transaction: see findEventNeighbours.
+   */
+  private neighbourRuns(
+    sessionId: string,
+    radius: number,
+    anchors: { by: 'id'; keys: readonly string[] } | { by: 'seq'; keys: readonly number[] },
+  ): SessionEvent[][] {
+    const bounds = this.statement(buildNeighbourBoundsQuery(this.tables.events, anchors.by)).all({
+      [anchors.by === 'id' ? 'ids' : 'seqs']: JSON.stringify(anchors.keys),
+      sessionId,
+      radius,
+    }) as Array<{ anchor: number; lo: number; hi: number }>;
+    if (bounds.length === 0) return [];
+    bounds.sort((x, y) => x.lo - y.lo);
+    const ranges: Array<[number, number]> = [];
+    for (const b of bounds) {
+      const last = ranges[ranges.length - 1];
+      if (last !== undefined && b.lo <= last[1]) last[1] = Math.max(last[1], b.hi);
+      else ranges.push([b.lo, b.hi]);
+    }
+    // Rows as arrays (seq, then EVENT_COLUMNS): better-sqlite3 then builds no object per row, about half of this
+    // statement's time for the ~300 rows of recall's neighbourhoods (docs/recall.md).
+    const tuples = this.statement(buildRangeRowsQuery(this.tables.events))
+      .raw(true)
+      .all({ ranges: JSON.stringify(ranges), sessionId }) as unknown[][];
+    if (tuples.some((r, i) => i > 0 && (r[0] as number) < (tuples[i - 1]![0] as number))) {
+      tuples.sort((x, y) => (x[0] as number) - (y[0] as number));
+    }
+    const seqs = tuples.map((r) => r[0] as number);
+    // Decoded when a window takes it, once: the row after a neighbourhood, read only for its seq, never is.
+    const decoded: Array<SessionEvent | undefined> = new Array(tuples.length);
+    const eventAt = (i: number) => (decoded[i] ??= tupleToEvent(tuples[i]!, 1));
+    const windows: KeyedWindow[] = [];
+    let from = 0;
+    for (const { anchor, lo, hi } of bounds) {
+      // Bounds in order of `lo`: each starts at or after the previous one's start.
+      while (from < seqs.length && seqs[from]! < lo) from++;
+      let to = from;
+      while (to < seqs.length && seqs[to]! <= hi) to++;
+      // Rows before the event, then the event and `radius` after it; one more, when read, is the next event's seq.
+      let end = from;
+      while (end < to && seqs[end]! < anchor) end++;
+      end = Math.min(to, end + radius + 1);
+      const events: SessionEvent[] = [];
+      for (let i = from; i < end; i++) events.push(eventAt(i));
+      windows.push({ keys: seqs.slice(from, end), events, next: end < to ? seqs[end]! : null });
+    }
+    return mergeNeighbourWindows(windows);
   }
 
   /**
@@ -554,47 +566,86 @@ export class SqliteSessionRepository
    * Any of the query's words may match; see `SessionRepository.searchEvents`.
    */
   async searchEvents(sessionId: string, query: string, options?: EventSearchOptions): Promise<ScoredEvent[]> {
-    const st = this.ready();
-    const o = resolveEventSearchOptions(options);
-    if (typeof sessionId !== 'string' || typeof query !== 'string') return [];
-    const terms = searchTerms(query, true);
-    if (terms.length === 0) return [];
-    // Before the snapshot: a commit by another connection after this read changes it by the next search.
-    const stamp = o.scope === 'session' ? (this.statement('PRAGMA data_version').pluck().get() as number) : 0;
+    const search = this.prepareSearch(sessionId, query, options);
+    if (search === null) return [];
     // One read transaction: the owner check, the range and every widened attempt see the same snapshot (a
     // compaction in another process between them could otherwise move rows past the range read).
-    return this.inReadTransaction((): ScoredEvent[] => {
-      const owner = st.findById.get(sessionId) as SessionRow | undefined;
-      if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
-      // Only the index rows between the first and last event the search may return are ranked: a search in one
-      // session does not pay for a large session written before or after it in the same file.
-      const range = this.statement(buildSeqRangeQuery(this.tables, o.scope)).get(
-        o.scope === 'session' ? { sessionId } : { userId: o.userId! },
-      ) as { lo: number | null; hi: number | null } | undefined;
-      if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
-      const seqs = { lo: range.lo, hi: range.hi };
-      const bound = o.scope === 'session' ? this.searchBound(sessionId, terms, seqs, stamp) : null;
-      const run = (window: number | null, b: SearchBound | null) => {
-        const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs, b);
-        return this.statement(search.sql).raw(true).all(search.params) as RankedRow[];
-      };
-      const hits = (rows: readonly RankedRow[]) =>
-        rows.map((row) => ({ event: tupleToEvent(row, 0), score: row[RANKED_SCORE] as number }));
-      if (bound !== null && 'recent' in bound) return hits(run(null, bound));
-      // The best matches of that range first, widened only when the join's rules leave too few of them: a store
-      // of one session answers from the first window, sessions written interleaved pay more attempts. A bounded
-      // search ranks a bounded set whatever the window, and every attempt would rank it again: no window.
-      let window: number | null = bound === null ? o.limit * SEARCH_WINDOW_FACTOR : null;
-      for (let attempt = 0; ; attempt++) {
-        if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
-        const rows = run(window, bound);
-        // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer
-        // (with a bound, together with the most recent matches: see SearchBound).
-        if (rows.length >= o.limit) return hits(rows);
-        if (window === null) return hits(bound === null ? rows : bestOf(rows, run(null, { recent: RECENT_MATCHES }), o.limit));
-        window *= SEARCH_WINDOW_GROWTH;
-      }
+    return this.inReadTransaction(() => rankedHits(search.run()));
+  }
+
+  /**
+   * `searchEvents`, and the neighbourhoods of its hits in session `sessionId` read in the same read transaction:
+   * the search has just ranked them by `seq`, so their bounds are read by position, without looking their ids up
+   * again, and the assembler's separate neighbourhood call (another transaction) is saved.
+   */
+  async searchEventsWithNeighbours(
+    sessionId: string,
+    query: string,
+    options: EventSearchOptions | undefined,
+    radius: number,
+  ): Promise<ScoredEventsWithNeighbours> {
+    requireNeighbourRequest([], radius);
+    const search = this.prepareSearch(sessionId, query, options);
+    if (search === null) return { hits: [], neighbours: [] };
+    return this.inReadTransaction((): ScoredEventsWithNeighbours => {
+      const rows = search.run();
+      const seqs = rows.filter((row) => row[0] === sessionId).map((row) => row[RANKED_SEQ] as number);
+      const neighbours = seqs.length === 0 ? [] : this.neighbourRuns(sessionId, radius, { by: 'seq', keys: seqs });
+      return { hits: rankedHits(rows), neighbours };
     });
+  }
+
+  /**
+   * A search's checks and options, and the statements that run it (inside the caller's read transaction): null when
+   * it can find nothing (no words, arguments of the wrong type).
+   */
+  private prepareSearch(sessionId: string, query: string, options?: EventSearchOptions): { run: () => RankedRow[] } | null {
+    const st = this.ready();
+    const o = resolveEventSearchOptions(options);
+    if (typeof sessionId !== 'string' || typeof query !== 'string') return null;
+    const terms = searchTerms(query, true);
+    if (terms.length === 0) return null;
+    // Before the snapshot: a commit by another connection after this read changes it by the next search.
+    const stamp = o.scope === 'session' ? (this.statement('PRAGMA data_version').pluck().get() as number) : 0;
+    return { run: () => this.searchRows(st, sessionId, terms, o, stamp) };
+  }
+
+  /** The ranked rows of a search (see buildSqliteSearch), in the caller's read transaction. */
+  private searchRows(
+    st: Statements,
+    sessionId: string,
+    terms: readonly string[],
+    o: ResolvedEventSearch,
+    stamp: number,
+  ): RankedRow[] {
+    const owner = st.findById.get(sessionId) as SessionRow | undefined;
+    if (owner === undefined || (o.userId !== undefined && owner.userId !== o.userId)) return [];
+    // Only the index rows between the first and last event the search may return are ranked: a search in one
+    // session does not pay for a large session written before or after it in the same file.
+    const range = this.statement(buildSeqRangeQuery(this.tables, o.scope)).get(
+      o.scope === 'session' ? { sessionId } : { userId: o.userId! },
+    ) as { lo: number | null; hi: number | null } | undefined;
+    if (range?.lo === null || range?.lo === undefined || range.hi === null) return [];
+    const seqs = { lo: range.lo, hi: range.hi };
+    const bound = o.scope === 'session' ? this.searchBound(sessionId, terms, seqs, stamp) : null;
+    const run = (window: number | null, b: SearchBound | null) => {
+      const search = buildSqliteSearch(this.tables, sessionId, terms, o, window, seqs, b);
+      return this.statement(search.sql).raw(true).all(search.params) as RankedRow[];
+    };
+    if (bound !== null && 'recent' in bound) return run(null, bound);
+    // The best matches of that range first, widened only when the join's rules leave too few of them: a store
+    // of one session answers from the first window, sessions written interleaved pay more attempts. A bounded
+    // search ranks a bounded set whatever the window, and every attempt would rank it again: no window.
+    let window: number | null = bound === null ? o.limit * SEARCH_WINDOW_FACTOR : null;
+    for (let attempt = 0; ; attempt++) {
+      if (attempt === SEARCH_WINDOWED_ATTEMPTS) window = null;
+      const rows = run(window, bound);
+      // Fewer than `limit` from a window may mean the window cut matches off; from no window, it is the answer
+      // (with a bound, together with the most recent matches: see SearchBound).
+      if (rows.length >= o.limit) return rows;
+      if (window === null) return bound === null ? rows : bestOf(rows, run(null, { recent: RECENT_MATCHES }), o.limit);
+      window *= SEARCH_WINDOW_GROWTH;
+    }
   }
 
   /**
@@ -1196,6 +1247,11 @@ const RANKED_SCORE = 11;
  * The best `limit` of two ranked answers, each event once: higher score first, scores equal to SCORE_DECIMALS
  * in log order — the order of every bounded answer.
  */
+/** A search's rows as its hits. */
+function rankedHits(rows: readonly RankedRow[]): ScoredEvent[] {
+  return rows.map((row) => ({ event: tupleToEvent(row, 0), score: row[RANKED_SCORE] as number }));
+}
+
 function bestOf(a: readonly RankedRow[], b: readonly RankedRow[], limit: number): RankedRow[] {
   const seen = new Set<number>();
   const scale = 10 ** SCORE_DECIMALS;

@@ -110,12 +110,17 @@ function sqlLimit(n: number): number {
  * The caller merges overlapping bounds, then reads the rows with buildRangeRowsQuery, so an event in several
  * neighbourhoods (about a third of the rows for recall's hits) is read once.
  * A statement per event (three range scans each) cost ~3× as much: with ~70 hits, each statement's own overhead in
- * better-sqlite3 outweighed its rows.
+ * better-sqlite3 outweighed its rows. `by: 'seq'` takes the events' seqs (`@seqs`, each one of the session's)
+ * instead of their ids.
  */
-export function buildNeighbourBoundsQuery(table: string): string {
+export function buildNeighbourBoundsQuery(table: string, by: 'id' | 'seq' = 'id'): string {
+  // By seq (`@seqs`, the session's own, as a search that just ranked them knows them): no lookup of the ids.
+  const anchors =
+    by === 'id'
+      ? `SELECT x.seq AS anchor FROM json_each(@ids) j CROSS JOIN ${table} x WHERE x.session_id = @sessionId AND x.id = j.value`
+      : 'SELECT j.value AS anchor FROM json_each(@seqs) j';
   return `WITH a AS MATERIALIZED (
-      SELECT x.seq AS anchor FROM json_each(@ids) j CROSS JOIN ${table} x
-      WHERE x.session_id = @sessionId AND x.id = j.value
+      ${anchors}
     )
     SELECT anchor,
       coalesce((SELECT min(seq) FROM (SELECT seq FROM ${table} WHERE session_id = @sessionId AND seq < a.anchor

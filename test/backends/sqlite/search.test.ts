@@ -164,6 +164,49 @@ describe('SqliteSessionRepository full-text search', function () {
     await repo.close();
   });
 
+  it("a search with neighbourhoods returns searchEvents' hits and the runs around the searched session's hits only", async function () {
+    const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+    for (const [id, owner] of [
+      ['a', 'u'],
+      ['between', 'v'],
+      ['b', 'u'],
+    ] as const) {
+      await repo.save(Session.create({ id, userId: owner }));
+      const texts = ['kiwi one', 'plain', 'kiwi two', 'more plain', 'last', 'far away', 'kiwi three'];
+      await repo.appendEvents(
+        id,
+        texts.map((text, i) => user(id, `${id}-${i}`, text)),
+      );
+    }
+    for (const scope of ['session', 'user'] as const) {
+      const options = { scope, userId: 'u', includeActive: true, limit: 10 };
+      const together = await repo.searchEventsWithNeighbours('a', 'kiwi', options, 1);
+      expect(together.hits).to.deep.equal(await repo.searchEvents('a', 'kiwi', options));
+      expect(new Set(together.hits.map((h) => h.event.sessionId))).to.deep.equal(new Set(scope === 'user' ? ['a', 'b'] : ['a']));
+      expect(together.neighbours.map((run) => run.map((e) => e.id))).to.deep.equal([
+        ['a-0', 'a-1', 'a-2', 'a-3'],
+        ['a-5', 'a-6'],
+      ]);
+    }
+    expect(await repo.searchEventsWithNeighbours('a', 'kiwi', { scope: 'user', userId: 'v' }, 1)).to.deep.equal({
+      hits: [],
+      neighbours: [],
+    });
+    await repo.close();
+  });
+
+  it('a search with neighbourhoods refuses a radius that findEventNeighbours refuses, before it searches', async function () {
+    const repo = new SqliteSessionRepository({ path: ':memory:', logger });
+    await repo.save(Session.create({ id: 'a', userId: 'u' }));
+    for (const radius of [-1, 1.5, Number.NaN, 1_000_000]) {
+      await repo.searchEventsWithNeighbours('a', 'kiwi', undefined, radius).then(
+        () => expect.fail(`radius ${radius} was accepted`),
+        (error: Error) => expect(error.name).to.equal('InvalidArgumentError'),
+      );
+    }
+    await repo.close();
+  });
+
   it('folds case and diacritics: "CAFE" finds "café"', async function () {
     const repo = new SqliteSessionRepository({ path: ':memory:', logger });
     await repo.save(Session.create({ id: 's', userId: 'u' }));
