@@ -421,9 +421,11 @@ for (let run = 0; run < RUNS; run++) {
     if (RUNS > 1) console.error(`${name} turns: run ${run + 1} of ${RUNS} done`);
   }
 }
+/** A backend's runs, lowest ratio first. */
+const runsOf = (name: string) => turnRuns.filter((r) => r.backend === name).sort((a, b) => a.ratio - b.ratio);
 /** Per backend, the run whose ratio is the median of its runs (the lower middle one of an even count). */
 const medianRuns = BACKENDS.flatMap((name) => {
-  const runs = turnRuns.filter((r) => r.backend === name).sort((a, b) => a.ratio - b.ratio);
+  const runs = runsOf(name);
   return runs.length === 0 ? [] : [runs[Math.floor((runs.length - 1) / 2)]!];
 });
 const turnRows: TurnRow[] = medianRuns.flatMap((r) => r.rows);
@@ -496,19 +498,17 @@ if (turnRows.length > 0) {
   lines.push('');
   if (RUNS > 1) {
     lines.push(
-      `| backend | with recall: large ÷ small (wall p50), each of the ${RUNS} runs in order | median | range |`,
+      `| backend | with recall: large ÷ small (wall p50), each of the ${RUNS} runs in order | median (the lower middle of an even count) | range |`,
       '|---|---|---:|---:|',
     );
     for (const name of BACKENDS) {
-      const ratios = turnRuns.filter((r) => r.backend === name).map((r) => r.ratio);
-      if (ratios.length === 0) continue;
-      const sorted = [...ratios].sort((a, b) => a - b);
-      const mid =
-        sorted.length % 2 === 1
-          ? sorted[(sorted.length - 1) / 2]!
-          : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+      const sorted = runsOf(name).map((r) => r.ratio);
+      if (sorted.length === 0) continue;
+      const inOrder = turnRuns.filter((r) => r.backend === name).map((r) => `${r.ratio.toFixed(2)}×`);
+      // The median run's ratio: the same run the tables above show.
+      const mid = sorted[Math.floor((sorted.length - 1) / 2)]!;
       lines.push(
-        `| ${name} | ${ratios.map((x) => `${x.toFixed(2)}×`).join(', ')} | ${mid.toFixed(2)}× | ${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}× |`,
+        `| ${name} | ${inOrder.join(', ')} | ${mid.toFixed(2)}× | ${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}× |`,
       );
     }
     lines.push('');

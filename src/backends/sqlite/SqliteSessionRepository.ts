@@ -589,7 +589,7 @@ export class SqliteSessionRepository
     if (search === null) return { hits: [], neighbours: [] };
     return this.inReadTransaction((): ScoredEventsWithNeighbours => {
       const rows = search.run();
-      const seqs = rows.filter((row) => row[0] === sessionId).map((row) => row[RANKED_SEQ] as number);
+      const seqs = rows.filter((row) => row[RANKED_SESSION_ID] === sessionId).map((row) => row[RANKED_SEQ] as number);
       const neighbours = seqs.length === 0 ? [] : this.neighbourRuns(sessionId, radius, { by: 'seq', keys: seqs });
       return { hits: rankedHits(rows), neighbours };
     });
@@ -1240,6 +1240,8 @@ const INDEX_CHANGED_FUNCTION = 'session_compaction_index_changed';
 
 /** A search's row, read as an array: the event's EVENT_COLUMNS, then its seq (log order) and its score. */
 type RankedRow = readonly unknown[];
+/** EVENT_COLUMNS come first: the session id is the first of them. */
+const RANKED_SESSION_ID = 0;
 const RANKED_SEQ = 10;
 const RANKED_SCORE = 11;
 
